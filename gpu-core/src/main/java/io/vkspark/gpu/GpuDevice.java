@@ -1,0 +1,64 @@
+package io.vkspark.gpu;
+
+import io.vkspark.gpu.internal.VulkanDevice;
+import io.vkspark.gpu.internal.VulkanInstance;
+import java.util.List;
+
+/**
+ * One Vulkan device opened for compute: instance, physical and logical device, a compute queue,
+ * the VMA allocator, the shader compiler and the pipeline cache. A Spark executor holds one.
+ *
+ * <p>Thread-safe: buffers, kernels and recordings may be created and replayed from many threads;
+ * submissions to the queue are serialized. {@link #close()} waits for the device, closes every
+ * object still open (logging how many) and destroys the device; it is idempotent, and any use
+ * afterwards is a {@code CLOSED} error.
+ *
+ * <pre>{@code
+ * try (GpuDevice device = GpuDevice.open(DeviceOptions.defaults());
+ *      Kernel k = device.load(program)) {
+ *   List<ByteBuffer> out = k.dispatch(List.of(x), Groups.of(16));
+ * }
+ * }</pre>
+ */
+public interface GpuDevice extends AutoCloseable {
+  /**
+   * Opens the device {@code options} select.
+   *
+   * @throws GpuException NO_VULKAN when no loader or driver is installed, NO_DEVICE when nothing
+   *     matches the selector
+   */
+  static GpuDevice open(DeviceOptions options) {
+    return VulkanDevice.open(options);
+  }
+
+  /** Every Vulkan device on this machine, in Vulkan's order (opens and closes an instance). */
+  static List<DeviceInfo> list() {
+    return VulkanInstance.listDevices();
+  }
+
+  DeviceInfo info();
+
+  DeviceOptions options();
+
+  /** Allocates a buffer of {@code bytes} bytes for {@code role}. */
+  GpuBuffer createBuffer(long bytes, BufferRole role);
+
+  /** Compiles (or takes from the caches) and loads a program. */
+  Kernel load(Program program);
+
+  /** Records several dispatch steps into one command buffer. */
+  PrerecordedDispatch prerecord(List<DispatchStep> steps);
+
+  DeviceCounters counters();
+
+  /** Errors the validation layer reported so far (0 without validation). */
+  long validationErrors();
+
+  /** The validation layer's error and warning messages so far (bounded). */
+  List<String> validationMessages();
+
+  boolean isClosed();
+
+  @Override
+  void close();
+}

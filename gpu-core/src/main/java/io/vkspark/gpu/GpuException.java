@@ -1,0 +1,77 @@
+package io.vkspark.gpu;
+
+import java.util.Objects;
+
+/**
+ * The one exception vkspark throws: unchecked, so it crosses Spark's lambdas, and carrying a
+ * stable {@link Code} that callers and tests can match on instead of parsing text.
+ *
+ * <p>Every message says what happened, with the numbers involved, and ends with {@code Fix: ...}
+ * telling the reader what to change. The constructor enforces that shape.
+ */
+public final class GpuException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** Stable error codes; their names never change once released. */
+  public enum Code {
+    /** No Vulkan loader or no driver on this machine. */
+    NO_VULKAN,
+    /** Vulkan works but no device matches the request. */
+    NO_DEVICE,
+    /** A Vulkan call returned an error. */
+    VULKAN,
+    /** The device is out of memory (or a buffer exceeds a device limit). */
+    OUT_OF_MEMORY,
+    /** The device was lost (driver reset, hang, crash). */
+    DEVICE_LOST,
+    /** GLSL did not compile. */
+    COMPILE,
+    /** Buffers passed to a dispatch do not match the program's declarations. */
+    BINDING,
+    /** A size computation overflowed or exceeded a limit. */
+    SIZE,
+    /** The object was already closed. */
+    CLOSED,
+    /** A replay was requested while the previous one is still running. */
+    IN_FLIGHT,
+    /** A caller passed an invalid argument (names, types, configuration). */
+    INVALID_ARGUMENT,
+    /** A type or feature is not supported on this device or by vkspark. */
+    UNSUPPORTED,
+    /** Waiting for the device took longer than allowed. */
+    TIMEOUT
+  }
+
+  private final Code code;
+
+  /**
+   * @param code stable code
+   * @param message what happened, ending with {@code Fix: ...}
+   * @throws IllegalArgumentException if the message has no {@code Fix:} part
+   */
+  public GpuException(Code code, String message) {
+    this(code, message, null);
+  }
+
+  public GpuException(Code code, String message, Throwable cause) {
+    super(checked(message), cause);
+    this.code = Objects.requireNonNull(code, "code");
+  }
+
+  /** Builds {@code "<what> Fix: <fix>"}. */
+  public static GpuException of(Code code, String what, String fix) {
+    return new GpuException(code, what + " Fix: " + fix);
+  }
+
+  public Code code() {
+    return code;
+  }
+
+  private static String checked(String message) {
+    Objects.requireNonNull(message, "message");
+    if (!message.contains("Fix: ")) {
+      throw new IllegalArgumentException("GpuException message must end with 'Fix: ...': " + message);
+    }
+    return message;
+  }
+}

@@ -1,0 +1,50 @@
+package io.vkspark.gpu;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * A command buffer recorded once (uploads of staged inputs, output clears, binds, direct or
+ * indirect dispatches, barriers, readback copies) and replayed any number of times.
+ *
+ * <p>Unlike wgpu's single-submit command buffers, Vulkan allows resubmission once the fence has
+ * signalled, so a replay costs one {@code vkQueueSubmit}. Between replays the caller rewrites the
+ * inputs and the parameter buffer through their host views. One replay may be in flight at a
+ * time: {@link #replay()} while one runs is an {@code IN_FLIGHT} error; use several recordings
+ * (each with its own buffers) to overlap batches.
+ *
+ * <p>A recording is used by one thread at a time.
+ */
+public interface PrerecordedDispatch extends AutoCloseable {
+  /** Submits the recording. */
+  void replay();
+
+  /** Waits for the last replay; outputs stay in their buffers. */
+  TimedDispatch await();
+
+  /** {@link #replay()} then {@link #await()}. */
+  TimedDispatch run();
+
+  boolean isInFlight();
+
+  /** Number of completed replays. */
+  long replays();
+
+  /** Reads output {@code index} (whole buffer) into a new little-endian buffer. */
+  ByteBuffer readOutput(int index);
+
+  /**
+   * Reads output {@code index} into caller storage: clears {@code out}, fills it from position 0
+   * and flips it, reusing its memory.
+   */
+  void readOutputInto(int index, ByteBuffer out);
+
+  /** The output buffers, in the order of the recorded steps and their output declarations. */
+  List<GpuBuffer> outputs();
+
+  boolean isClosed();
+
+  /** Waits for a replay in flight, then releases the command buffer, fence and owned buffers. */
+  @Override
+  void close();
+}

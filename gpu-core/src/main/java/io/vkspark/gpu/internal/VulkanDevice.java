@@ -1,0 +1,367 @@
+package io.vkspark.gpu.internal;
+
+import static org.lwjgl.system.MemoryStack.stackPush;
+import static org.lwjgl.util.vma.Vma.*;
+import static org.lwjgl.vulkan.VK10.*;
+import static org.lwjgl.vulkan.VK12.VK_API_VERSION_1_2;
+
+import io.vkspark.gpu.BufferRole;
+import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.gpu.DeviceFeatures;
+import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.DispatchStep;
+import io.vkspark.gpu.GpuBuffer;
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.Program;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
+import org.lwjgl.util.vma.VmaAllocatorCreateInfo;
+import org.lwjgl.util.vma.VmaVulkanFunctions;
+import org.lwjgl.vulkan.VkCommandPoolCreateInfo;
+import org.lwjgl.vulkan.VkDevice;
+import org.lwjgl.vulkan.VkDeviceCreateInfo;
+import org.lwjgl.vulkan.VkDeviceQueueCreateInfo;
+import org.lwjgl.vulkan.VkPhysicalDeviceFeatures2;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan11Features;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan12Features;
+import org.lwjgl.vulkan.VkPipelineCacheCreateInfo;
+import org.lwjgl.vulkan.VkQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The Vulkan implementation of {@link GpuDevice}; see there for the contract. */
+public final class VulkanDevice implements GpuDevice {
+  private static final Logger LOG = LoggerFactory.getLogger(VulkanDevice.class);
+
+  /** Something the device owns and closes at the latest when it closes itself. */
+  interface Child {
+    /** Lower closes first: recordings before kernels before buffers. */
+    int closeOrder();
+
+    void close();
+  }
+
+  private final DeviceOptions options;
+  private final VulkanInstance instance;
+  private final DeviceInfo info;
+  final VkDevice handle;
+  final VkQueue queue;
+  final long allocator;
+  final long commandPool;
+  final long pipelineCache;
+  final int timestampValidBits;
+  final Counters counters = new Counters();
+  private final Path pipelineCacheFile;
+  private final Object queueLock = new Object();
+  final Object poolLock = new Object();
+  private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+  private final Set<Child> children = ConcurrentHashMap.newKeySet();
+  private final Set<VulkanKernel> kernels = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  private VulkanDevice(DeviceOptions options, VulkanInstance instance, VulkanInstance.Physical physical) {
+    this.options = options;
+    this.instance = instance;
+    this.timestampValidBits = physical.timestampValidBits();
+    DeviceFeatures has = physical.info().features();
+    DeviceFeatures enabled = new DeviceFeatures(has.shaderInt64(), has.shaderFloat64(), has.storage8Bit(),
+        has.storage16Bit(), has.robustBufferAccess() && options.robustBufferAccess(), has.hostQueryReset());
+    DeviceInfo p = physical.info();
+    this.info = new DeviceInfo(p.index(), p.name(), p.type(), p.uuid(), p.vendorId(), p.deviceId(),
+        p.apiVersion(), p.driver(), p.subgroupSize(), p.maxWorkgroupCountX(), p.maxWorkgroupSizeX(),
+        p.maxStorageBufferRange(), p.maxUniformBufferRange(), p.timestampPeriodNs(), enabled,
+        p.directHostWrites(), p.deviceLocalBytes());
+    try (MemoryStack stack = stackPush()) {
+      VkDeviceQueueCreateInfo.Buffer qci = VkDeviceQueueCreateInfo.calloc(1, stack)
+          .sType$Default()
+          .queueFamilyIndex(physical.queueFamily())
+          .pQueuePriorities(stack.floats(1f));
+      VkPhysicalDeviceVulkan12Features f12 = VkPhysicalDeviceVulkan12Features.calloc(stack).sType$Default()
+          .storageBuffer8BitAccess(enabled.storage8Bit())
+          .hostQueryReset(enabled.hostQueryReset());
+      VkPhysicalDeviceVulkan11Features f11 = VkPhysicalDeviceVulkan11Features.calloc(stack).sType$Default()
+          .storageBuffer16BitAccess(enabled.storage16Bit())
+          .pNext(f12.address());
+      VkPhysicalDeviceFeatures2 f = VkPhysicalDeviceFeatures2.calloc(stack).sType$Default().pNext(f11.address());
+      f.features()
+          .shaderInt64(enabled.shaderInt64())
+          .shaderFloat64(enabled.shaderFloat64())
+          .robustBufferAccess(enabled.robustBufferAccess());
+      VkDeviceCreateInfo ci = VkDeviceCreateInfo.calloc(stack).sType$Default()
+          .pNext(f.address())
+          .pQueueCreateInfos(qci);
+      PointerBuffer pp = stack.mallocPointer(1);
+      Vk.check(vkCreateDevice(physical.handle(), ci, null, pp), "vkCreateDevice");
+      this.handle = new VkDevice(pp.get(0), physical.handle(), ci, physical.apiVersion());
+      vkGetDeviceQueue(handle, physical.queueFamily(), 0, pp);
+      this.queue = new VkQueue(pp.get(0), handle);
+
+      VmaVulkanFunctions fns = VmaVulkanFunctions.calloc(stack).set(instance.handle, handle);
+      VmaAllocatorCreateInfo aci = VmaAllocatorCreateInfo.calloc(stack)
+          .physicalDevice(physical.handle())
+          .device(handle)
+          .instance(instance.handle)
+          .pVulkanFunctions(fns)
+          .vulkanApiVersion(VK_API_VERSION_1_2);
+      Vk.check(vmaCreateAllocator(aci, pp), "vmaCreateAllocator");
+      this.allocator = pp.get(0);
+
+      java.nio.LongBuffer pl = stack.mallocLong(1);
+      VkCommandPoolCreateInfo pci = VkCommandPoolCreateInfo.calloc(stack).sType$Default()
+          .queueFamilyIndex(physical.queueFamily());
+      Vk.check(vkCreateCommandPool(handle, pci, null, pl), "vkCreateCommandPool");
+      this.commandPool = pl.get(0);
+
+      this.pipelineCacheFile = options.shaderCacheDir() == null ? null
+          : options.shaderCacheDir().resolve(String.format("pipeline-%04x-%04x-%s.bin", p.vendorId(), p.deviceId(), p.uuid()));
+      this.pipelineCache = createPipelineCache(stack);
+    }
+  }
+
+  /** Opens the device {@code options} select; see {@link GpuDevice#open}. */
+  public static VulkanDevice open(DeviceOptions options) {
+    VulkanInstance instance = VulkanInstance.create(options.validation());
+    try {
+      List<VulkanInstance.Physical> all = instance.physicalDevices();
+      DeviceSelector.Choice choice = DeviceSelector.select(options.device(),
+          all.stream().map(VulkanInstance.Physical::info).toList());
+      VulkanInstance.Physical physical = all.get(choice.position());
+      VulkanDevice device = new VulkanDevice(options, instance, physical);
+      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; transfers: {}{}",
+          device.info.summary(), choice.reason(), device.info.features(), options.transfers(),
+          options.validation() ? "; validation on" : "");
+      return device;
+    } catch (RuntimeException e) {
+      instance.close();
+      throw e;
+    }
+  }
+
+  private long createPipelineCache(MemoryStack stack) {
+    ByteBuffer initial = null;
+    if (pipelineCacheFile != null && Files.isRegularFile(pipelineCacheFile)) {
+      try {
+        byte[] bytes = Files.readAllBytes(pipelineCacheFile);
+        initial = MemoryUtil.memAlloc(bytes.length).put(bytes).flip();
+      } catch (IOException e) {
+        LOG.warn("ignoring unreadable pipeline cache {}: {}", pipelineCacheFile, e.toString());
+      }
+    }
+    try {
+      VkPipelineCacheCreateInfo ci = VkPipelineCacheCreateInfo.calloc(stack).sType$Default();
+      if (initial != null) {
+        ci.pInitialData(initial);
+      }
+      java.nio.LongBuffer pl = stack.mallocLong(1);
+      int r = vkCreatePipelineCache(handle, ci, null, pl);
+      if (r != VK_SUCCESS && initial != null) {
+        LOG.warn("the driver refused the pipeline cache {} ({}); starting empty", pipelineCacheFile, Vk.resultName(r));
+        ci.pInitialData(null);
+        r = vkCreatePipelineCache(handle, ci, null, pl);
+      }
+      Vk.check(r, "vkCreatePipelineCache");
+      return pl.get(0);
+    } finally {
+      if (initial != null) {
+        MemoryUtil.memFree(initial);
+      }
+    }
+  }
+
+  private void savePipelineCache() {
+    if (pipelineCacheFile == null) {
+      return;
+    }
+    try (MemoryStack stack = stackPush()) {
+      PointerBuffer size = stack.mallocPointer(1);
+      if (vkGetPipelineCacheData(handle, pipelineCache, size, null) != VK_SUCCESS || size.get(0) == 0) {
+        return;
+      }
+      ByteBuffer data = MemoryUtil.memAlloc((int) size.get(0));
+      try {
+        Vk.check(vkGetPipelineCacheData(handle, pipelineCache, size, data), "vkGetPipelineCacheData");
+        data.limit((int) size.get(0));
+        byte[] bytes = new byte[data.remaining()];
+        data.get(bytes);
+        Files.createDirectories(pipelineCacheFile.getParent());
+        Path tmp = Files.createTempFile(pipelineCacheFile.getParent(), "pipeline", ".tmp");
+        Files.write(tmp, bytes);
+        Files.move(tmp, pipelineCacheFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } finally {
+        MemoryUtil.memFree(data);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("could not save the pipeline cache {}: {}", pipelineCacheFile, e.toString());
+    }
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------
+
+  /** Runs {@code body} while the device cannot close; fails with CLOSED once it has. */
+  <T> T use(String what, java.util.function.Supplier<T> body) {
+    ReentrantReadWriteLock.ReadLock lock = lifecycle.readLock();
+    lock.lock();
+    try {
+      ensureOpen(what);
+      return body.get();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void ensureOpen(String what) {
+    if (closed) {
+      throw GpuException.of(Code.CLOSED, what + " on Vulkan device '" + info.name() + "', which is closed.",
+          "open a new GpuDevice; objects of a closed device cannot be used.");
+    }
+  }
+
+  void adopt(Child child) {
+    children.add(child);
+  }
+
+  /**
+   * Closes a child once: the first call runs {@code destroy}, later calls do nothing. Safe while
+   * the device itself is closing (its thread holds the write lock, which admits readers).
+   */
+  void closeChild(Child child, Runnable destroy) {
+    ReentrantReadWriteLock.ReadLock lock = lifecycle.readLock();
+    lock.lock();
+    try {
+      if (children.remove(child)) {
+        destroy.run();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void submit(org.lwjgl.vulkan.VkSubmitInfo submit, long fence, String what) {
+    synchronized (queueLock) {
+      Vk.check(vkQueueSubmit(queue, submit, fence), "vkQueueSubmit (" + what + ")");
+    }
+    counters.dispatches.incrementAndGet();
+  }
+
+  /** Every cached descriptor set that names this allocation is freed (the buffer is going away). */
+  void forgetAllocation(long allocationId) {
+    for (VulkanKernel k : kernels) {
+      k.descriptors.evict(allocationId);
+    }
+  }
+
+  void registerKernel(VulkanKernel k) {
+    kernels.add(k);
+  }
+
+  void unregisterKernel(VulkanKernel k) {
+    kernels.remove(k);
+  }
+
+  // ---- GpuDevice --------------------------------------------------------------------------------
+
+  @Override
+  public DeviceInfo info() {
+    return info;
+  }
+
+  @Override
+  public DeviceOptions options() {
+    return options;
+  }
+
+  @Override
+  public GpuBuffer createBuffer(long bytes, BufferRole role) {
+    return use("creating a buffer", () -> VulkanBuffer.create(this, bytes, role));
+  }
+
+  @Override
+  public Kernel load(Program program) {
+    return use("loading program '" + program.name() + "'", () -> VulkanKernel.create(this, program));
+  }
+
+  @Override
+  public PrerecordedDispatch prerecord(List<DispatchStep> steps) {
+    return use("recording a dispatch", () -> VulkanDispatch.record(this, steps, List.of()));
+  }
+
+  @Override
+  public DeviceCounters counters() {
+    return counters.snapshot();
+  }
+
+  @Override
+  public long validationErrors() {
+    return instance.validationErrors();
+  }
+
+  @Override
+  public List<String> validationMessages() {
+    return instance.validationMessages();
+  }
+
+  @Override
+  public boolean isClosed() {
+    return closed;
+  }
+
+  @Override
+  public void close() {
+    ReentrantReadWriteLock.WriteLock lock = lifecycle.writeLock();
+    lock.lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      vkDeviceWaitIdle(handle);
+      List<Child> open = new ArrayList<>(children);
+      if (!open.isEmpty()) {
+        LOG.warn("closing Vulkan device '{}' with {} object(s) still open; closing them first", info.name(), open.size());
+        open.sort(Comparator.comparingInt(Child::closeOrder));
+        for (Child c : open) {
+          try {
+            c.close();
+          } catch (RuntimeException e) {
+            LOG.warn("closing {} failed: {}", c, e.toString());
+          }
+        }
+      }
+      savePipelineCache();
+      vkDestroyPipelineCache(handle, pipelineCache, null);
+      vkDestroyCommandPool(handle, commandPool, null);
+      vmaDestroyAllocator(allocator);
+      vkDestroyDevice(handle, null);
+      DeviceCounters c = counters.snapshot();
+      if (!c.nothingLive()) {
+        LOG.warn("Vulkan device '{}' closed with live objects: {}", info.name(), c);
+      }
+      instance.close();
+      LOG.info("vkspark closed Vulkan device '{}' after {} dispatches", info.name(), c.dispatchesSubmitted());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "GpuDevice[" + info.summary() + (closed ? ", closed" : "") + "]";
+  }
+}

@@ -1,0 +1,340 @@
+package io.vkspark.gpu.internal;
+
+import static org.lwjgl.system.MemoryStack.stackPush;
+import static org.lwjgl.vulkan.EXTDebugUtils.*;
+import static org.lwjgl.vulkan.EXTValidationFeatures.*;
+import static org.lwjgl.vulkan.VK10.*;
+import static org.lwjgl.vulkan.VK11.*;
+import static org.lwjgl.vulkan.VK12.*;
+
+import io.vkspark.gpu.DeviceFeatures;
+import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.DeviceType;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.vulkan.VK;
+import org.lwjgl.vulkan.VkApplicationInfo;
+import org.lwjgl.vulkan.VkDebugUtilsMessengerCallbackDataEXT;
+import org.lwjgl.vulkan.VkDebugUtilsMessengerCallbackEXT;
+import org.lwjgl.vulkan.VkDebugUtilsMessengerCreateInfoEXT;
+import org.lwjgl.vulkan.VkInstance;
+import org.lwjgl.vulkan.VkInstanceCreateInfo;
+import org.lwjgl.vulkan.VkLayerProperties;
+import org.lwjgl.vulkan.VkPhysicalDevice;
+import org.lwjgl.vulkan.VkPhysicalDeviceDriverProperties;
+import org.lwjgl.vulkan.VkPhysicalDeviceFeatures2;
+import org.lwjgl.vulkan.VkPhysicalDeviceIDProperties;
+import org.lwjgl.vulkan.VkPhysicalDeviceLimits;
+import org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties;
+import org.lwjgl.vulkan.VkPhysicalDeviceProperties2;
+import org.lwjgl.vulkan.VkPhysicalDeviceSubgroupProperties;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan11Features;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan12Features;
+import org.lwjgl.vulkan.VkQueueFamilyProperties;
+import org.lwjgl.vulkan.VkValidationFeaturesEXT;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Vulkan instance, its optional validation layer and debug messenger, and the physical devices
+ * it sees. Owned by one {@link VulkanDevice} (or opened briefly to list devices).
+ */
+public final class VulkanInstance implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(VulkanInstance.class);
+  static final String VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation";
+  private static final int MAX_MESSAGES = 200;
+  private static boolean loaded;
+
+  final VkInstance handle;
+  private final long messenger;
+  private final VkDebugUtilsMessengerCallbackEXT callback;
+  private final AtomicLong validationErrors = new AtomicLong();
+  private final List<String> messages = Collections.synchronizedList(new ArrayList<>());
+
+  /** A physical device with what vkspark needs to open it. */
+  record Physical(VkPhysicalDevice handle, DeviceInfo info, int queueFamily, int timestampValidBits,
+                  int apiVersion, long memoryTypesDeviceLocalHostVisible) {}
+
+  private VulkanInstance(boolean validation) {
+    load();
+    try (MemoryStack stack = stackPush()) {
+      List<String> layers = new ArrayList<>();
+      List<String> extensions = new ArrayList<>();
+      if (validation) {
+        if (!hasLayer(stack, VALIDATION_LAYER)) {
+          throw GpuException.of(Code.NO_VULKAN,
+              "validation was requested but the layer " + VALIDATION_LAYER + " is not installed.",
+              "install it (Debian: apt-get install vulkan-validationlayers) or open the device without validation.");
+        }
+        layers.add(VALIDATION_LAYER);
+        extensions.add(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      }
+      VkApplicationInfo app = VkApplicationInfo.calloc(stack)
+          .sType$Default()
+          .pApplicationName(stack.UTF8("vkspark"))
+          .applicationVersion(1)
+          .pEngineName(stack.UTF8("vkspark"))
+          .apiVersion(VK_API_VERSION_1_2);
+      VkInstanceCreateInfo ci = VkInstanceCreateInfo.calloc(stack)
+          .sType$Default()
+          .pApplicationInfo(app)
+          .ppEnabledLayerNames(strings(stack, layers))
+          .ppEnabledExtensionNames(strings(stack, extensions));
+      VkDebugUtilsMessengerCreateInfoEXT dci = null;
+      VkDebugUtilsMessengerCallbackEXT cb = null;
+      if (validation) {
+        cb = VkDebugUtilsMessengerCallbackEXT.create(this::onMessage);
+        dci = VkDebugUtilsMessengerCreateInfoEXT.calloc(stack)
+            .sType$Default()
+            .messageSeverity(VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT
+                | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+            .messageType(VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT
+                | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT
+                | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT)
+            .pfnUserCallback(cb);
+        // Synchronization validation catches missing barriers, the bug class replay invites.
+        VkValidationFeaturesEXT features = VkValidationFeaturesEXT.calloc(stack)
+            .sType$Default()
+            .pEnabledValidationFeatures(stack.ints(VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT));
+        dci.pNext(features.address());
+        ci.pNext(dci.address());
+      }
+      PointerBuffer pp = stack.mallocPointer(1);
+      int r = vkCreateInstance(ci, null, pp);
+      if (r != VK_SUCCESS) {
+        if (cb != null) {
+          cb.free();
+        }
+        throw Vk.error(r, "vkCreateInstance");
+      }
+      this.handle = new VkInstance(pp.get(0), ci);
+      this.callback = cb;
+      if (validation) {
+        java.nio.LongBuffer pm = stack.mallocLong(1);
+        dci.pNext(0);
+        Vk.check(vkCreateDebugUtilsMessengerEXT(handle, dci, null, pm), "vkCreateDebugUtilsMessengerEXT");
+        this.messenger = pm.get(0);
+      } else {
+        this.messenger = VK_NULL_HANDLE;
+      }
+    }
+  }
+
+  static VulkanInstance create(boolean validation) {
+    return new VulkanInstance(validation);
+  }
+
+  /** Lists devices with a short-lived instance. */
+  public static List<DeviceInfo> listDevices() {
+    try (VulkanInstance instance = new VulkanInstance(false)) {
+      return instance.physicalDevices().stream().map(Physical::info).toList();
+    }
+  }
+
+  private static synchronized void load() {
+    if (loaded) {
+      return;
+    }
+    try {
+      // VK's static initializer loads the loader itself unless explicit init is configured.
+      if (VK.getFunctionProvider() == null) {
+        VK.create();
+      }
+      loaded = true;
+    } catch (Throwable t) {
+      throw new GpuException(Code.NO_VULKAN,
+          "the Vulkan loader (libvulkan.so.1) could not be loaded: " + t.getMessage()
+              + ". Fix: install a Vulkan loader and driver (Debian: apt-get install libvulkan1 mesa-vulkan-drivers;"
+              + " on NVIDIA the driver's ICD plus libvulkan1), or run 'make test' which installs them.", t);
+    }
+  }
+
+  private int onMessage(int severity, int types, long pCallbackData, long userData) {
+    String msg = VkDebugUtilsMessengerCallbackDataEXT.create(pCallbackData).pMessageString();
+    boolean error = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0;
+    if (error) {
+      validationErrors.incrementAndGet();
+      LOG.error("Vulkan validation: {}", msg);
+    } else {
+      LOG.warn("Vulkan validation: {}", msg);
+    }
+    if (messages.size() < MAX_MESSAGES) {
+      messages.add((error ? "ERROR " : "WARNING ") + msg);
+    }
+    return VK_FALSE;
+  }
+
+  long validationErrors() {
+    return validationErrors.get();
+  }
+
+  List<String> validationMessages() {
+    synchronized (messages) {
+      return List.copyOf(messages);
+    }
+  }
+
+  private static boolean hasLayer(MemoryStack stack, String name) {
+    IntBuffer n = stack.mallocInt(1);
+    Vk.check(vkEnumerateInstanceLayerProperties(n, null), "vkEnumerateInstanceLayerProperties");
+    try (VkLayerProperties.Buffer props = VkLayerProperties.malloc(n.get(0))) {
+      Vk.check(vkEnumerateInstanceLayerProperties(n, props), "vkEnumerateInstanceLayerProperties");
+      for (VkLayerProperties p : props) {
+        if (p.layerNameString().equals(name)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static PointerBuffer strings(MemoryStack stack, List<String> values) {
+    if (values.isEmpty()) {
+      return null;
+    }
+    PointerBuffer p = stack.mallocPointer(values.size());
+    values.forEach(v -> p.put(stack.UTF8(v)));
+    return p.flip();
+  }
+
+  /** Every physical device that supports Vulkan 1.2 and has a compute queue, in Vulkan's order. */
+  List<Physical> physicalDevices() {
+    try (MemoryStack stack = stackPush()) {
+      IntBuffer n = stack.mallocInt(1);
+      Vk.check(vkEnumeratePhysicalDevices(handle, n, null), "vkEnumeratePhysicalDevices");
+      PointerBuffer pp = stack.mallocPointer(n.get(0));
+      Vk.check(vkEnumeratePhysicalDevices(handle, n, pp), "vkEnumeratePhysicalDevices");
+      List<Physical> out = new ArrayList<>();
+      for (int i = 0; i < pp.capacity(); i++) {
+        Physical p = describe(i, new VkPhysicalDevice(pp.get(i), handle));
+        if (p != null) {
+          out.add(p);
+        }
+      }
+      return out;
+    }
+  }
+
+  private static Physical describe(int index, VkPhysicalDevice pd) {
+    try (MemoryStack stack = stackPush()) {
+      VkPhysicalDeviceIDProperties id = VkPhysicalDeviceIDProperties.calloc(stack).sType$Default();
+      VkPhysicalDeviceSubgroupProperties subgroup = VkPhysicalDeviceSubgroupProperties.calloc(stack).sType$Default();
+      VkPhysicalDeviceDriverProperties driver = VkPhysicalDeviceDriverProperties.calloc(stack).sType$Default();
+      VkPhysicalDeviceProperties2 props = VkPhysicalDeviceProperties2.calloc(stack).sType$Default();
+      vkGetPhysicalDeviceProperties(pd, props.properties());
+      int api = props.properties().apiVersion();
+      String name = props.properties().deviceNameString();
+      if (VK_API_VERSION_MINOR(api) < 2 && VK_API_VERSION_MAJOR(api) == 1) {
+        LOG.info("skipping Vulkan device #{} '{}': Vulkan {} is older than the 1.2 vkspark needs", index, name, Vk.version(api));
+        return null;
+      }
+      props.pNext(id.address());
+      id.pNext(subgroup.address());
+      subgroup.pNext(driver.address());
+      vkGetPhysicalDeviceProperties2(pd, props);
+
+      VkPhysicalDeviceVulkan11Features f11 = VkPhysicalDeviceVulkan11Features.calloc(stack).sType$Default();
+      VkPhysicalDeviceVulkan12Features f12 = VkPhysicalDeviceVulkan12Features.calloc(stack).sType$Default();
+      VkPhysicalDeviceFeatures2 f = VkPhysicalDeviceFeatures2.calloc(stack).sType$Default().pNext(f11.address());
+      f11.pNext(f12.address());
+      vkGetPhysicalDeviceFeatures2(pd, f);
+      DeviceFeatures features = new DeviceFeatures(
+          f.features().shaderInt64(), f.features().shaderFloat64(),
+          f12.storageBuffer8BitAccess(), f11.storageBuffer16BitAccess(),
+          f.features().robustBufferAccess(), f12.hostQueryReset());
+
+      IntBuffer nq = stack.mallocInt(1);
+      vkGetPhysicalDeviceQueueFamilyProperties(pd, nq, null);
+      VkQueueFamilyProperties.Buffer qf = VkQueueFamilyProperties.malloc(nq.get(0), stack);
+      vkGetPhysicalDeviceQueueFamilyProperties(pd, nq, qf);
+      int family = -1;
+      int bits = -1;
+      for (int q = 0; q < qf.capacity(); q++) {
+        VkQueueFamilyProperties p = qf.get(q);
+        if ((p.queueFlags() & VK_QUEUE_COMPUTE_BIT) != 0 && p.timestampValidBits() > bits) {
+          family = q;
+          bits = p.timestampValidBits();
+        }
+      }
+      if (family < 0) {
+        LOG.info("skipping Vulkan device #{} '{}': no compute queue", index, name);
+        return null;
+      }
+
+      VkPhysicalDeviceMemoryProperties mem = VkPhysicalDeviceMemoryProperties.malloc(stack);
+      vkGetPhysicalDeviceMemoryProperties(pd, mem);
+      long deviceLocal = 0;
+      for (int h = 0; h < mem.memoryHeapCount(); h++) {
+        if ((mem.memoryHeaps(h).flags() & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0) {
+          deviceLocal = Math.max(deviceLocal, mem.memoryHeaps(h).size());
+        }
+      }
+      boolean direct = false;
+      long dlhvTypes = 0;
+      for (int t = 0; t < mem.memoryTypeCount(); t++) {
+        int flags = mem.memoryTypes(t).propertyFlags();
+        int want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+        if ((flags & want) == want) {
+          dlhvTypes |= 1L << t;
+          // A 256 MiB BAR window is not ReBAR: count only heaps as large as device memory.
+          if (mem.memoryHeaps(mem.memoryTypes(t).heapIndex()).size() >= deviceLocal) {
+            direct = true;
+          }
+        }
+      }
+
+      VkPhysicalDeviceLimits limits = props.properties().limits();
+      DeviceInfo info = new DeviceInfo(
+          index, name, type(props.properties().deviceType()), uuid(id.deviceUUID()),
+          props.properties().vendorID(), props.properties().deviceID(), Vk.version(api),
+          driver.driverNameString() + ": " + driver.driverInfoString(),
+          Math.max(1, subgroup.subgroupSize()),
+          limits.maxComputeWorkGroupCount(0), limits.maxComputeWorkGroupSize(0),
+          Integer.toUnsignedLong(limits.maxStorageBufferRange()),
+          Integer.toUnsignedLong(limits.maxUniformBufferRange()),
+          bits > 0 ? limits.timestampPeriod() : 0,
+          features, direct, deviceLocal);
+      return new Physical(pd, info, family, Math.max(bits, 0), api, dlhvTypes);
+    }
+  }
+
+  private static DeviceType type(int t) {
+    return switch (t) {
+      case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU -> DeviceType.DISCRETE_GPU;
+      case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU -> DeviceType.INTEGRATED_GPU;
+      case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU -> DeviceType.VIRTUAL_GPU;
+      case VK_PHYSICAL_DEVICE_TYPE_CPU -> DeviceType.CPU;
+      default -> DeviceType.OTHER;
+    };
+  }
+
+  static String uuid(ByteBuffer b) {
+    StringBuilder s = new StringBuilder(36);
+    for (int i = 0; i < 16; i++) {
+      if (i == 4 || i == 6 || i == 8 || i == 10) {
+        s.append('-');
+      }
+      s.append(String.format("%02x", b.get(b.position() + i) & 0xff));
+    }
+    return s.toString();
+  }
+
+  @Override
+  public void close() {
+    if (messenger != VK_NULL_HANDLE) {
+      vkDestroyDebugUtilsMessengerEXT(handle, messenger, null);
+    }
+    vkDestroyInstance(handle, null);
+    if (callback != null) {
+      callback.free();
+    }
+  }
+}
