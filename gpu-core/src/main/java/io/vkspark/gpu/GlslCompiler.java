@@ -69,7 +69,7 @@ public final class GlslCompiler {
     CompileResult r = compile(name, source, cacheDir);
     if (!r.ok()) {
       throw GpuException.of(GpuException.Code.COMPILE,
-          "GLSL program '" + name + "' does not compile: " + r.log().strip(),
+          "GLSL program '" + name.replaceFirst("\\.comp$", "") + "' does not compile: " + r.log().strip(),
           "correct the shader at the line shaderc names.");
     }
     return r.spirv().get();

@@ -60,7 +60,8 @@ public final class GpuException extends RuntimeException {
 
   /** Builds {@code "<what> Fix: <fix>"}. */
   public static GpuException of(Code code, String what, String fix) {
-    return new GpuException(code, what + " Fix: " + fix);
+    String w = what.strip();
+    return new GpuException(code, w + (w.endsWith(".") ? "" : ".") + " Fix: " + fix);
   }
 
   public Code code() {

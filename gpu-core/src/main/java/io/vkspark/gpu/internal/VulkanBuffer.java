@@ -233,7 +233,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   }
 
   private void checkRange(long offset, long bytes, String what) {
-    if (offset < 0 || bytes < 0 || Sizes.add(offset, bytes, what + " range") > byteLength) {
+    if (offset < 0 || bytes < 0 || bytes > byteLength || offset > byteLength - bytes) {
       throw GpuException.of(Code.SIZE, String.format(
           "%s of %,d bytes at offset %,d is outside buffer #%d of %,d bytes.", what, bytes, offset, id, byteLength),
           "create a larger buffer or split the data.");

@@ -59,7 +59,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
     byte[] spirv = program.spirvCode().orElseGet(() ->
         GlslCompiler.compileOrThrow(program.name() + ".comp", program.glslSource().orElseThrow(),
             device.options().shaderCacheDir()));
-    checkCapabilities(program, spirv, device.info().features());
+    SpirvCapabilities.check(program, spirv, device.info().features());
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' asks for workgroups of "
           + program.workgroupSize() + " but device '" + device.info().name() + "' allows at most "
@@ -133,41 +133,6 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
 
   static int descriptorType(BufferDecl d) {
     return d.kind().isParams() ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-  }
-
-  /** Refuses SPIR-V that needs a capability the device lacks, before the driver sees it. */
-  static void checkCapabilities(Program program, byte[] spirv, DeviceFeatures f) {
-    ByteBuffer words = ByteBuffer.wrap(spirv).order(ByteOrder.LITTLE_ENDIAN);
-    if (words.getInt(0) != 0x07230203) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "program '" + program.name() + "' is not SPIR-V (bad magic number).",
-          "pass a SPIR-V module or GLSL source.");
-    }
-    for (int i = 5 * 4; i + 4 <= spirv.length; ) {
-      int word = words.getInt(i);
-      int count = word >>> 16;
-      int opcode = word & 0xffff;
-      if (count == 0) {
-        break;
-      }
-      if (opcode == 17 && i + 8 <= spirv.length) { // OpCapability
-        int cap = words.getInt(i + 4);
-        String missing = switch (cap) {
-          case 10 -> f.shaderFloat64() ? null : "shaderFloat64 (double)";
-          case 11 -> f.shaderInt64() ? null : "shaderInt64 (64-bit integers)";
-          case 4448 -> f.storage8Bit() ? null : "storageBuffer8BitAccess";
-          case 4433 -> f.storage16Bit() ? null : "storageBuffer16BitAccess";
-          case 39 -> "shaderInt8 (8-bit arithmetic)";
-          default -> null;
-        };
-        if (missing != null) {
-          throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' needs " + missing
-              + ", which this device does not support.", "run it on a device that has it, or avoid that type.");
-        }
-      } else if (opcode == 54) { // OpFunction: capabilities come before any function
-        break;
-      }
-      i += count * 4;
-    }
   }
 
   void ensureOpen(String what) {

@@ -1,0 +1,184 @@
+package io.vkspark.gpu;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * Output buffers that keep their native allocations across batches (the seed's
+ * {@code replace_output_buffers_preserving_slots}). Slot {@code i} keeps its allocation (same
+ * native address) whenever the new bytes fit its capacity; a larger result replaces the
+ * allocation ("moved"); extra slots are appended, missing ones truncated and freed. Every
+ * replacement returns {@link ReplacementStats}, so steady-state reuse is measurable.
+ *
+ * <p>Slots are Arrow {@link ArrowBuf}s: the length of a slot is its {@code writerIndex}, so they
+ * load straight into Arrow vectors. Not thread-safe; one owner per task.
+ */
+public final class OutputSlots implements AutoCloseable {
+  private final BufferAllocator allocator;
+  private ArrowBuf[] slots = new ArrowBuf[0];
+  private int size;
+  private long tableGrowths;
+  private boolean closed;
+
+  public OutputSlots(BufferAllocator allocator) {
+    this.allocator = Objects.requireNonNull(allocator, "allocator");
+  }
+
+  /**
+   * Replaces the outputs with {@code incoming}, taking ownership of every incoming buffer (its
+   * bytes are {@code [0, writerIndex)}): bytes that fit a slot are copied into it and the incoming
+   * buffer is released; an oversized incoming buffer is moved into the slot without a copy.
+   */
+  public ReplacementStats replace(List<ArrowBuf> incoming) {
+    ensureOpen();
+    int total = incoming.size();
+    int previous = size;
+    reserve(total);
+    long incomingBytes = 0;
+    long copied = 0;
+    long moved = 0;
+    long appended = 0;
+    int reused = 0;
+    int movedSlots = 0;
+    int retained = Math.min(previous, total);
+    for (int i = 0; i < retained; i++) {
+      ArrowBuf in = incoming.get(i);
+      long n = in.writerIndex();
+      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
+      ArrowBuf slot = slots[i];
+      if (n <= slot.capacity()) {
+        slot.setBytes(0, in, 0, n);
+        slot.writerIndex(n);
+        in.close();
+        copied = Sizes.add(copied, n, "copied output bytes");
+        reused++;
+      } else {
+        slot.close();
+        slots[i] = in;
+        moved = Sizes.add(moved, n, "moved output bytes");
+        movedSlots++;
+      }
+    }
+    truncate(retained);
+    for (int i = retained; i < total; i++) {
+      ArrowBuf in = incoming.get(i);
+      long n = in.writerIndex();
+      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
+      appended = Sizes.add(appended, n, "appended output bytes");
+      slots[size++] = in;
+    }
+    return stats(total, previous, reused, movedSlots, incomingBytes, copied, moved, appended);
+  }
+
+  /**
+   * Prepares {@code lengths.length} slots of the given byte lengths for the caller to fill: a slot
+   * whose capacity fits keeps its allocation, a smaller one gets a new allocation (counted as
+   * moved), new slots are allocated (appended), extra slots are freed. After this call,
+   * {@link #slot(int)} has {@code writerIndex == lengths[i]} and undefined contents.
+   */
+  public ReplacementStats prepare(long[] lengths) {
+    ensureOpen();
+    int total = lengths.length;
+    int previous = size;
+    reserve(total);
+    long incomingBytes = 0;
+    long copied = 0;
+    long moved = 0;
+    long appended = 0;
+    int reused = 0;
+    int movedSlots = 0;
+    int retained = Math.min(previous, total);
+    for (int i = 0; i < retained; i++) {
+      long n = lengths[i];
+      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
+      if (n <= slots[i].capacity()) {
+        copied = Sizes.add(copied, n, "copied output bytes");
+        reused++;
+      } else {
+        ArrowBuf bigger = allocator.buffer(n);
+        slots[i].close();
+        slots[i] = bigger;
+        moved = Sizes.add(moved, n, "moved output bytes");
+        movedSlots++;
+      }
+      slots[i].writerIndex(n);
+    }
+    truncate(retained);
+    for (int i = retained; i < total; i++) {
+      long n = lengths[i];
+      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
+      appended = Sizes.add(appended, n, "appended output bytes");
+      ArrowBuf b = allocator.buffer(n);
+      b.writerIndex(n);
+      slots[size++] = b;
+    }
+    return stats(total, previous, reused, movedSlots, incomingBytes, copied, moved, appended);
+  }
+
+  private ReplacementStats stats(int total, int previous, int reused, int moved, long incoming, long copied,
+                                 long movedBytes, long appended) {
+    long capacity = 0;
+    for (int i = 0; i < size; i++) {
+      capacity = Sizes.add(capacity, slots[i].capacity(), "retained output capacity bytes");
+    }
+    return new ReplacementStats(
+        new SlotStats(total, reused, moved, Math.max(0, total - previous)),
+        new SlotByteStats(incoming, copied, movedBytes, appended, capacity));
+  }
+
+  /** Grows the slot table once to hold {@code total} slots, before any slot is appended. */
+  private void reserve(int total) {
+    if (total > slots.length) {
+      slots = Arrays.copyOf(slots, total);
+      tableGrowths++;
+    }
+  }
+
+  private void truncate(int keep) {
+    for (int i = keep; i < size; i++) {
+      slots[i].close();
+      slots[i] = null;
+    }
+    size = Math.min(size, keep);
+  }
+
+  /** The buffer of slot {@code i}; its length is its {@code writerIndex}. */
+  public ArrowBuf slot(int i) {
+    ensureOpen();
+    Objects.checkIndex(i, size);
+    return slots[i];
+  }
+
+  public int size() {
+    return size;
+  }
+
+  /** Slots the table holds without growing. */
+  public int tableCapacity() {
+    return slots.length;
+  }
+
+  /** How often the slot table grew (once per replacement at most). */
+  public long tableGrowths() {
+    return tableGrowths;
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw GpuException.of(GpuException.Code.CLOSED, "output slots used after close().",
+          "create new OutputSlots; closed slots have released their memory.");
+    }
+  }
+
+  /** Releases every slot's allocation. Idempotent. */
+  @Override
+  public void close() {
+    if (!closed) {
+      truncate(0);
+      closed = true;
+    }
+  }
+}
