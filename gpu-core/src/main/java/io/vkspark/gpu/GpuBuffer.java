@@ -31,6 +31,12 @@ public interface GpuBuffer extends AutoCloseable {
    */
   long hostAddress();
 
+  /**
+   * Declares that the caller wrote {@code [offset, offset + bytes)} through {@link #hostAddress()}:
+   * flushes the range where the memory is not host-coherent, and counts the bytes.
+   */
+  void flush(long offset, long bytes);
+
   /** Copies {@code src}'s remaining bytes to {@code offset} of the host view. */
   void write(long offset, ByteBuffer src);
 

@@ -199,6 +199,16 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   }
 
   @Override
+  public void flush(long offset, long bytes) {
+    ensureOpen("flushing");
+    checkRange(offset, bytes, "flush");
+    if (bytes > 0) {
+      vmaFlushAllocation(device.allocator, hostAllocation, offset, bytes);
+      device.counters.bytesWritten.addAndGet(bytes);
+    }
+  }
+
+  @Override
   public void read(long offset, ByteBuffer dst) {
     read(offset, MemoryUtil.memAddress(requireDirect(dst)), dst.remaining());
   }

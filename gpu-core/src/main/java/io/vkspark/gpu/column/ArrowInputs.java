@@ -1,0 +1,77 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.FieldVector;
+
+/** {@link InputColumn}s over Arrow vectors: one bulk copy per buffer, validity a word at a time. */
+public final class ArrowInputs {
+  private ArrowInputs() {}
+
+  /**
+   * Adapts {@code vector} as a column of {@code type}.
+   *
+   * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
+   */
+  public static InputColumn of(FieldVector vector, SqlType type) {
+    if (!(vector instanceof BaseFixedWidthVector fixed) || !vector.getField().getType().equals(type.arrowType())) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
+          + vector.getField().getType() + " but the GPU UDF argument is " + type.sqlName() + " (" + type.arrowType() + ").",
+          "pass a vector of the argument's Arrow type, or cast the column in SQL.");
+    }
+    return new Column(fixed, type);
+  }
+
+  private record Column(BaseFixedWidthVector vector, SqlType type) implements InputColumn {
+    @Override
+    public int rows() {
+      return vector.getValueCount();
+    }
+
+    @Override
+    public void copyValues(int start, int count, long dst) {
+      ArrowBuf data = vector.getDataBuffer();
+      if (type.isBitPacked()) {
+        copyBits(data, start, count, dst);
+      } else {
+        MemoryUtil.copyMemory(data.memoryAddress() + (long) start * type.byteWidth(), dst, (long) count * type.byteWidth());
+      }
+    }
+
+    @Override
+    public boolean hasNulls() {
+      return vector.getNullCount() > 0;
+    }
+
+    @Override
+    public void andValidity(long dst, int rows) {
+      andBits(vector.getValidityBuffer(), rows, dst);
+    }
+  }
+
+  /** Copies {@code count} bits starting at bit {@code start} (a multiple of 64) to bit 0 of dst. */
+  static void copyBits(ArrowBuf src, int start, int count, long dst) {
+    if (start % 64 != 0) {
+      throw new IllegalArgumentException("bit copies start at a multiple of 64, not " + start);
+    }
+    MemoryUtil.copyMemory(src.memoryAddress() + start / 8, dst, (count + 7) / 8);
+  }
+
+  /** dst &= src over {@code rows} bits: whole 64-bit words, then the tail bytes. */
+  static void andBits(ArrowBuf src, int rows, long dst) {
+    long srcAddress = src.memoryAddress();
+    int words = rows >>> 6;
+    for (int w = 0; w < words; w++) {
+      long off = 8L * w;
+      MemoryUtil.putLong(dst + off, MemoryUtil.getLong(dst + off) & MemoryUtil.getLong(srcAddress + off));
+    }
+    int tailBytes = ((rows & 63) + 7) >>> 3;
+    for (int b = 0; b < tailBytes; b++) {
+      long off = 8L * words + b;
+      MemoryUtil.putByte(dst + off, (byte) (MemoryUtil.getByte(dst + off) & MemoryUtil.getByte(srcAddress + off)));
+    }
+  }
+}

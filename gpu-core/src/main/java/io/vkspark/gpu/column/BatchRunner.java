@@ -1,0 +1,227 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.Groups;
+import io.vkspark.gpu.OutputSlots;
+import io.vkspark.gpu.ReplacementStats;
+import io.vkspark.gpu.TimedDispatch;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+
+/**
+ * Runs column kernels over a stream of batches of varying size on one device. For each batch it
+ * copies each argument column into GPU input memory with one bulk copy, sets the row count,
+ * replays the pre-recorded indirect dispatch, and reads each result into an Arrow vector whose
+ * buffers are reused from the previous batch ({@link OutputSlots}: after the first batch, equal or
+ * smaller batches reuse every slot). Batches above capacity run in several dispatches.
+ *
+ * <p>Null semantics are strict: a row with any null argument has a null result. The result's
+ * validity is the AND of its arguments' validity, computed on the host a 64-bit word at a time,
+ * and skipped for columns without nulls.
+ *
+ * <p>The returned vectors belong to the runner and stay valid until the next {@link #run} or
+ * {@link #close()}. One runner serves one task (one thread).
+ */
+public final class BatchRunner implements AutoCloseable {
+  private final ColumnRuntime runtime;
+  private final List<KernelCall> calls;
+  private final List<SqlType> inputTypes;
+  private final int capacity;
+  private final int workgroupSize;
+  private final int maxGroupsX;
+  private final OutputSlots slots;
+  private final List<FieldVector> results = new ArrayList<>();
+  private final ArrowBuf params;
+  private final long[] lengths;
+  private BufferSet set;
+  private BatchStats stats = BatchStats.ZERO;
+  private boolean closed;
+
+  BatchRunner(ColumnRuntime runtime, List<KernelCall> calls, List<SqlType> inputTypes, int capacity, BufferAllocator allocator) {
+    this.runtime = runtime;
+    this.calls = calls;
+    this.inputTypes = inputTypes;
+    this.capacity = capacity;
+    DeviceInfo info = runtime.device().info();
+    this.workgroupSize = ColumnKernel.workgroupSize(info);
+    this.maxGroupsX = info.maxWorkgroupCountX();
+    this.slots = new OutputSlots(allocator);
+    this.lengths = new long[2 * calls.size()];
+    this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
+    for (KernelCall call : calls) {
+      SqlType t = call.kernel().signature().result();
+      results.add(new Field(call.kernel().signature().name(), FieldType.nullable(t.arrowType()), null).createVector(allocator));
+    }
+  }
+
+  /** Rows per dispatch. */
+  public int capacity() {
+    return capacity;
+  }
+
+  public List<KernelCall> calls() {
+    return calls;
+  }
+
+  /**
+   * Evaluates every call over {@code rows} rows of {@code inputs}.
+   *
+   * @return one vector per call, in call order, owned by this runner
+   */
+  public List<FieldVector> run(List<InputColumn> inputs, int rows) {
+    if (closed) {
+      throw GpuException.of(Code.CLOSED, "batch runner used after close().", "create a new runner.");
+    }
+    check(inputs, rows);
+    long t0 = System.nanoTime();
+    for (int i = 0; i < calls.size(); i++) {
+      lengths[2 * i] = SqlType.BOOLEAN.bytesFor(rows);
+      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().bytesFor(rows);
+    }
+    ReplacementStats slotStats = slots.prepare(lengths);
+    long[] nullCounts = new long[calls.size()];
+    for (int i = 0; i < calls.size(); i++) {
+      nullCounts[i] = validity(calls.get(i), inputs, slots.slot(2 * i), rows);
+    }
+    long hostNs = System.nanoTime() - t0;
+    long uploaded = 0;
+    long read = 0;
+    long deviceNs = 0;
+    long waitNs = 0;
+    long dispatches = 0;
+    if (rows > 0) {
+      if (set == null) {
+        set = runtime.acquire(new BufferSet.Key(calls, inputTypes, capacity));
+      }
+      for (int start = 0; start < rows; start += capacity) {
+        int n = Math.min(capacity, rows - start);
+        long h0 = System.nanoTime();
+        for (int c = 0; c < set.inputs.length; c++) {
+          if (set.inputs[c] != null) {
+            long bytes = inputTypes.get(c).bytesFor(n);
+            inputs.get(c).copyValues(start, n, set.inputs[c].hostAddress());
+            set.inputs[c].flush(0, bytes);
+            uploaded += bytes;
+          }
+        }
+        Groups g = Groups.covering(n, workgroupSize, maxGroupsX);
+        params.setInt(0, n);
+        params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
+        params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
+        params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
+        set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
+        hostNs += System.nanoTime() - h0;
+        TimedDispatch t = set.dispatch.run();
+        dispatches++;
+        waitNs += t.waitNs();
+        deviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
+        long h1 = System.nanoTime();
+        for (int i = 0; i < calls.size(); i++) {
+          SqlType type = calls.get(i).kernel().signature().result();
+          ArrowBuf data = slots.slot(2 * i + 1);
+          long offset = type.isBitPacked() ? start / 8 : (long) start * type.byteWidth();
+          long bytes = type.isBitPacked() ? (n + 7) / 8 : (long) n * type.byteWidth();
+          set.outputs[i].read(0, data.memoryAddress() + offset, bytes);
+          read += bytes;
+        }
+        hostNs += System.nanoTime() - h1;
+      }
+    }
+    long h2 = System.nanoTime();
+    for (int i = 0; i < calls.size(); i++) {
+      results.get(i).loadFieldBuffers(new ArrowFieldNode(rows, nullCounts[i]), List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
+    }
+    hostNs += System.nanoTime() - h2;
+    stats = stats.plus(new BatchStats(1, rows, dispatches, uploaded, read, deviceNs, waitNs, hostNs, slotStats));
+    return results;
+  }
+
+  private void check(List<InputColumn> inputs, int rows) {
+    if (inputs.size() != inputTypes.size()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "batch has " + inputs.size() + " columns but the runner expects "
+          + inputTypes.size() + ".", "pass the columns the runner was created with, in order.");
+    }
+    for (int c = 0; c < inputs.size(); c++) {
+      InputColumn in = inputs.get(c);
+      if (in.type() != inputTypes.get(c) || in.rows() < rows) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "column " + c + " is " + in.type().sqlName() + " with " + in.rows()
+            + " rows; expected " + inputTypes.get(c).sqlName() + " with at least " + rows + ".",
+            "pass columns of the runner's types holding every row of the batch.");
+      }
+    }
+    if (rows < 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "batch of " + rows + " rows.", "pass 0 or more rows.");
+    }
+  }
+
+  /** Writes the AND of the call's argument validity into {@code dst}; returns the null count. */
+  private static long validity(KernelCall call, List<InputColumn> inputs, ArrowBuf dst, int rows) {
+    long bytes = SqlType.BOOLEAN.bytesFor(rows);
+    long address = dst.memoryAddress();
+    MemoryUtil.setMemory(address, bytes, (byte) 0xff);
+    boolean any = false;
+    int[] cols = call.argColumns();
+    for (int a = 0; a < cols.length; a++) {
+      if (indexOf(cols, cols[a]) == a && inputs.get(cols[a]).hasNulls()) {
+        inputs.get(cols[a]).andValidity(address, rows);
+        any = true;
+      }
+    }
+    if (!any) {
+      return 0;
+    }
+    // Clear the bits past the last row so the count (and Arrow) see only real rows.
+    int tail = rows & 63;
+    if (tail != 0) {
+      long last = address + 8L * (rows >>> 6);
+      MemoryUtil.putLong(last, MemoryUtil.getLong(last) & ((1L << tail) - 1));
+    }
+    long valid = 0;
+    for (long w = 0; w < bytes; w += 8) {
+      valid += Long.bitCount(MemoryUtil.getLong(address + w));
+    }
+    return rows - valid;
+  }
+
+  private static int indexOf(int[] a, int v) {
+    for (int i = 0; i < a.length; i++) {
+      if (a[i] == v) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Totals over every batch so far. */
+  public BatchStats stats() {
+    return stats;
+  }
+
+  /** Returns the buffer set to the runtime's pool and frees the result vectors. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (set != null) {
+      if (set.dispatch.isInFlight()) {
+        set.dispatch.await();
+      }
+      runtime.release(set);
+      set = null;
+    }
+    results.forEach(FieldVector::close);
+    slots.close();
+    params.close();
+  }
+}

@@ -1,0 +1,167 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.Kernel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.BufferAllocator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Column kernels on one device: loaded kernels and a pool of {@link BufferSet}s shared by every
+ * {@link BatchRunner} on that device, so the second partition of a query loads and records
+ * nothing new. A Spark executor holds one. Thread-safe.
+ */
+public final class ColumnRuntime implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ColumnRuntime.class);
+
+  private final GpuDevice device;
+  private final Map<String, Kernel> kernels = new ConcurrentHashMap<>();
+  private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
+  private final List<BufferSet> all = new ArrayList<>();
+  private final AtomicLong setsCreated = new AtomicLong();
+  private final AtomicLong setsReused = new AtomicLong();
+  private boolean closed;
+
+  public ColumnRuntime(GpuDevice device) {
+    this.device = device;
+  }
+
+  public GpuDevice device() {
+    return device;
+  }
+
+  /**
+   * A runner for {@code calls} over batches whose columns have {@code inputTypes}, with buffers
+   * for {@code capacityRows} rows (rounded up to a multiple of 64 and capped by the device's
+   * storage-buffer limit; larger batches are split).
+   *
+   * @throws GpuException UNSUPPORTED when a kernel needs a feature the device lacks
+   */
+  public BatchRunner runner(List<KernelCall> calls, List<SqlType> inputTypes, int capacityRows, BufferAllocator allocator) {
+    if (calls.isEmpty()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "a batch runner needs at least one kernel call.", "pass one or more KernelCalls.");
+    }
+    for (KernelCall call : calls) {
+      call.check(inputTypes);
+      call.kernel().unsupportedOn(device.info()).ifPresent(reason -> {
+        throw GpuException.of(Code.UNSUPPORTED, "GPU UDF '" + call.kernel().signature().name() + "' cannot run on '"
+            + device.info().name() + "': " + reason, "run it on a device with that feature, or let it fall back to the CPU.");
+      });
+    }
+    return new BatchRunner(this, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows), allocator);
+  }
+
+  /** Rows per buffer: the request rounded up to 64, within maxStorageBufferRange for the widest column. */
+  int capacity(List<KernelCall> calls, List<SqlType> inputTypes, int requested) {
+    if (requested <= 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "batch capacity " + requested + " is not positive.",
+          "use a positive number of rows per batch (spark.vkspark.batchRows), e.g. 1048576.");
+    }
+    int widest = 1;
+    for (SqlType t : inputTypes) {
+      widest = Math.max(widest, t.byteWidth());
+    }
+    for (KernelCall c : calls) {
+      widest = Math.max(widest, c.kernel().signature().result().byteWidth());
+    }
+    long limit = Math.min(device.info().maxStorageBufferRange() - 64, Integer.MAX_VALUE) / widest;
+    long rows = Math.min(((long) requested + 63) / 64 * 64, limit / 64 * 64);
+    return (int) rows;
+  }
+
+  Kernel kernel(ColumnKernel k) {
+    return kernels.computeIfAbsent(k.id() + "@" + ColumnKernel.workgroupSize(device.info()),
+        id -> device.load(k.program(ColumnKernel.workgroupSize(device.info()))));
+  }
+
+  synchronized BufferSet acquire(BufferSet.Key key) {
+    ensureOpen();
+    Deque<BufferSet> free = idle.get(key);
+    if (free != null && !free.isEmpty()) {
+      setsReused.incrementAndGet();
+      return free.pop();
+    }
+    Map<ColumnKernel, Kernel> loaded = new HashMap<>();
+    for (KernelCall c : key.calls()) {
+      loaded.put(c.kernel(), kernel(c.kernel()));
+    }
+    BufferSet set = BufferSet.create(device, key, loaded);
+    all.add(set);
+    setsCreated.incrementAndGet();
+    LOG.debug("recorded buffer set #{} for {} at {} rows ({} bytes)", all.size(), key.calls(), key.capacity(), set.deviceBytes);
+    return set;
+  }
+
+  synchronized void release(BufferSet set) {
+    if (closed) {
+      return;
+    }
+    idle.computeIfAbsent(set.key, k -> new ArrayDeque<>()).push(set);
+  }
+
+  /** Buffer sets recorded so far. */
+  public long bufferSetsCreated() {
+    return setsCreated.get();
+  }
+
+  /** Buffer sets taken from the pool instead of recorded. */
+  public long bufferSetsReused() {
+    return setsReused.get();
+  }
+
+  /** Device memory held by buffer sets, in use or pooled. */
+  public synchronized long deviceBytesHeld() {
+    long bytes = 0;
+    for (BufferSet s : all) {
+      bytes += s.deviceBytes;
+    }
+    return bytes;
+  }
+
+  /** Frees pooled buffer sets (e.g. when memory is short); sets in use are not touched. */
+  public synchronized int trim() {
+    int n = 0;
+    for (Deque<BufferSet> free : idle.values()) {
+      for (BufferSet s : free) {
+        s.close();
+        all.remove(s);
+        n++;
+      }
+      free.clear();
+    }
+    return n;
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw GpuException.of(Code.CLOSED, "the column runtime of '" + device.info().name() + "' is closed.",
+          "create a new ColumnRuntime on an open device.");
+    }
+  }
+
+  /** Closes every buffer set and kernel; the device stays open. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (BufferSet s : all) {
+      s.close();
+    }
+    all.clear();
+    idle.clear();
+    kernels.values().forEach(Kernel::close);
+    kernels.clear();
+  }
+}

@@ -1,0 +1,52 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A kernel applied to columns of a batch: argument {@code i} reads input column
+ * {@code argColumns[i]}. Several calls over one batch share the uploads of the columns they read.
+ */
+public record KernelCall(ColumnKernel kernel, int[] argColumns) {
+  public KernelCall {
+    Objects.requireNonNull(kernel, "kernel");
+    argColumns = argColumns.clone();
+    if (argColumns.length != kernel.signature().args().size()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + kernel.signature().name() + "' takes "
+          + kernel.signature().args().size() + " arguments but " + argColumns.length + " columns were given.",
+          "pass one column per argument.");
+    }
+  }
+
+  /** Checks that every argument column exists and has the argument's type. */
+  void check(List<SqlType> inputTypes) {
+    for (int i = 0; i < argColumns.length; i++) {
+      int c = argColumns[i];
+      SqlType want = kernel.signature().args().get(i).type();
+      if (c < 0 || c >= inputTypes.size() || inputTypes.get(c) != want) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " ('" + kernel.signature().args().get(i).name()
+            + "') of GPU UDF '" + kernel.signature().name() + "' is " + want.sqlName() + " but reads column " + c
+            + (c >= 0 && c < inputTypes.size() ? " of type " + inputTypes.get(c).sqlName() : " of " + inputTypes.size()) + ".",
+            "cast the column to " + want.sqlName() + " or pass a column of that type.");
+      }
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof KernelCall k && k.kernel.id().equals(kernel.id()) && Arrays.equals(k.argColumns, argColumns);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * kernel.id().hashCode() + Arrays.hashCode(argColumns);
+  }
+
+  @Override
+  public String toString() {
+    return kernel.signature().name() + Arrays.toString(argColumns);
+  }
+}

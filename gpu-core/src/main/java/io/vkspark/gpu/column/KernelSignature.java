@@ -1,0 +1,96 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * The typed signature of a GPU UDF: its name, named arguments and result type. Argument names
+ * become GLSL parameter names, so they must be identifiers that GLSL does not reserve.
+ */
+public record KernelSignature(String name, List<Arg> args, SqlType result) {
+  /** One argument: the name the body uses, and its type. */
+  public record Arg(String name, SqlType type) {
+    public Arg {
+      Objects.requireNonNull(type, "type");
+    }
+  }
+
+  /** Most arguments a signature may have (Spark's Java UDFs go to UDF22). */
+  public static final int MAX_ARGS = 22;
+
+  private static final Pattern IDENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  /** GLSL 4.50 keywords and reserved words, plus names the generated code uses. */
+  static final Set<String> RESERVED = Set.of(
+      "attribute", "const", "uniform", "varying", "buffer", "shared", "coherent", "volatile", "restrict",
+      "readonly", "writeonly", "atomic_uint", "layout", "centroid", "flat", "smooth", "noperspective", "patch",
+      "sample", "break", "continue", "do", "for", "while", "switch", "case", "default", "if", "else", "subroutine",
+      "in", "out", "inout", "float", "double", "int", "void", "bool", "true", "false", "invariant", "precise",
+      "discard", "return", "mat2", "mat3", "mat4", "dmat2", "dmat3", "dmat4", "vec2", "vec3", "vec4", "ivec2",
+      "ivec3", "ivec4", "bvec2", "bvec3", "bvec4", "dvec2", "dvec3", "dvec4", "uint", "uvec2", "uvec3", "uvec4",
+      "lowp", "mediump", "highp", "precision", "struct", "common", "partition", "active", "asm", "class", "union",
+      "enum", "typedef", "template", "this", "resource", "goto", "inline", "noinline", "public", "static",
+      "extern", "external", "interface", "long", "short", "half", "fixed", "unsigned", "superp", "input",
+      "output", "hvec2", "hvec3", "hvec4", "fvec2", "fvec3", "fvec4", "filter", "sizeof", "cast", "namespace",
+      "using", "main", "int64_t", "uint64_t", "int8_t", "uint8_t", "int16_t", "uint16_t", "float64_t",
+      "float32_t", "row", "rows");
+
+  public KernelSignature {
+    if (name == null || !IDENT.matcher(name).matches()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF name '" + name + "' is not an identifier.",
+          "name UDFs with letters, digits and '_', starting with a letter, as in SQL: black_scholes.");
+    }
+    Objects.requireNonNull(result, "result type of GPU UDF '" + name + "'");
+    args = List.copyOf(args);
+    if (args.size() > MAX_ARGS) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' has " + args.size() + " arguments.",
+          "use at most " + MAX_ARGS + ".");
+    }
+    Set<String> seen = new HashSet<>();
+    for (Arg a : args) {
+      String n = a.name();
+      String problem = n == null || !IDENT.matcher(n).matches() ? "is not an identifier"
+          : RESERVED.contains(n) ? "is a GLSL reserved word"
+          : n.startsWith("gl_") || n.startsWith("vk_") ? "starts with a reserved prefix (gl_ or vk_)"
+          : n.contains("__") ? "contains '__', which GLSL reserves"
+          : !seen.add(n) ? "is used twice"
+          : null;
+      if (problem != null) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "argument name '" + n + "' of GPU UDF '" + name + "' " + problem + ".",
+            "rename the argument, e.g. to " + suggestion(n) + ".");
+      }
+    }
+  }
+
+  public static KernelSignature of(String name, SqlType result, Arg... args) {
+    return new KernelSignature(name, List.of(args), result);
+  }
+
+  public static Arg arg(String name, SqlType type) {
+    return new Arg(name, type);
+  }
+
+  public List<SqlType> argTypes() {
+    return args.stream().map(Arg::type).toList();
+  }
+
+  private static String suggestion(String n) {
+    String s = n == null ? "" : n.replaceAll("[^A-Za-z0-9_]", "_").replaceAll("__+", "_").replaceFirst("^(gl_|vk_)", "");
+    if (s.isEmpty() || !Character.isLetter(s.charAt(0))) {
+      s = "a" + s;
+    }
+    return RESERVED.contains(s) ? s + "_value" : s;
+  }
+
+  @Override
+  public String toString() {
+    return name + "(" + args.stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
+        + ") -> " + result.sqlName();
+  }
+}

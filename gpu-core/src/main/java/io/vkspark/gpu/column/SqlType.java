@@ -1,0 +1,91 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.stream.Collectors;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+
+/**
+ * The column types a GPU UDF can take and return, with their Arrow layout and GLSL type. Values
+ * keep Arrow's in-memory layout on the GPU: fixed-width little-endian, booleans bit-packed.
+ */
+public enum SqlType {
+  INT("int", "int", 4, new ArrowType.Int(32, true)),
+  BIGINT("bigint", "int64_t", 8, new ArrowType.Int(64, true)),
+  FLOAT("float", "float", 4, new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
+  DOUBLE("double", "double", 8, new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+  /** Bit-packed, least significant bit first, as Arrow stores it. */
+  BOOLEAN("boolean", "bool", 0, ArrowType.Bool.INSTANCE),
+  /** Days since 1970-01-01 (Arrow DateDay). */
+  DATE("date", "int", 4, new ArrowType.Date(DateUnit.DAY)),
+  /** Microseconds since the epoch, UTC (Arrow Timestamp(MICROSECOND, "UTC"), Spark's TimestampType). */
+  TIMESTAMP("timestamp", "int64_t", 8, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"));
+
+  private final String sqlName;
+  private final String glsl;
+  private final int byteWidth;
+  private final ArrowType arrowType;
+
+  SqlType(String sqlName, String glsl, int byteWidth, ArrowType arrowType) {
+    this.sqlName = sqlName;
+    this.glsl = glsl;
+    this.byteWidth = byteWidth;
+    this.arrowType = arrowType;
+  }
+
+  /** The SQL name, e.g. {@code bigint}. */
+  public String sqlName() {
+    return sqlName;
+  }
+
+  /** The GLSL type a kernel body sees. */
+  public String glsl() {
+    return glsl;
+  }
+
+  /** Bytes per value; 0 for bit-packed booleans. */
+  public int byteWidth() {
+    return byteWidth;
+  }
+
+  public boolean isBitPacked() {
+    return byteWidth == 0;
+  }
+
+  public ArrowType arrowType() {
+    return arrowType;
+  }
+
+  /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans). */
+  String bufferElement() {
+    return isBitPacked() ? "uint" : glsl;
+  }
+
+  /** Bytes that hold {@code rows} values: whole 64-bit words for bits, so word-at-a-time code stays in bounds. */
+  public long bytesFor(long rows) {
+    if (isBitPacked()) {
+      return ((rows + 63) >>> 6) << 3;
+    }
+    return io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
+  }
+
+  /** Parses a SQL type name (case-insensitive; synonyms such as {@code integer}, {@code long}). */
+  public static SqlType parse(String name) {
+    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+    return switch (n) {
+      case "int", "integer", "int32" -> INT;
+      case "bigint", "long", "int64" -> BIGINT;
+      case "float", "real", "float32" -> FLOAT;
+      case "double", "float64", "double precision" -> DOUBLE;
+      case "boolean", "bool" -> BOOLEAN;
+      case "date" -> DATE;
+      case "timestamp", "timestamp_ltz" -> TIMESTAMP;
+      default -> throw GpuException.of(GpuException.Code.UNSUPPORTED, "type '" + name + "' is not supported by GPU UDFs.",
+          "use one of " + Arrays.stream(values()).map(SqlType::sqlName).collect(Collectors.joining(", ")) + ".");
+    };
+  }
+}

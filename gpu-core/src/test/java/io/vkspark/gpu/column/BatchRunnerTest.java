@@ -1,0 +1,311 @@
+package io.vkspark.gpu.column;
+
+import static io.vkspark.gpu.column.KernelSignature.arg;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.SlotStats;
+import io.vkspark.gpu.TransferMode;
+import java.util.List;
+import java.util.Random;
+import java.util.function.BiFunction;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Arrow batches through GPU kernels on lavapipe, every result checked against the CPU. */
+final class BatchRunnerTest {
+  private static GpuDevice device;
+  private static ColumnRuntime runtime;
+  private BufferAllocator allocator;
+
+  @BeforeAll
+  static void open() {
+    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true)
+        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
+    runtime = new ColumnRuntime(device);
+  }
+
+  @AfterAll
+  static void close() {
+    runtime.close();
+    var c = device.counters();
+    device.close();
+    assertTrue(c.nothingLive(), c.toString());
+    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
+  }
+
+  @BeforeEach
+  void allocator() {
+    allocator = new RootAllocator();
+  }
+
+  @AfterEach
+  void noLeaks() {
+    assertEquals(0, allocator.getAllocatedMemory(), "Arrow memory leaked");
+    allocator.close();
+  }
+
+  /** A kernel over two columns of one type, with its CPU reference (null in -> null out). */
+  record Case(SqlType in, SqlType out, String body, BiFunction<Object, Object, Object> cpu) {}
+
+  static Case caseFor(SqlType t) {
+    return switch (t) {
+      case INT -> new Case(t, SqlType.INT, "a * 3 + b", (a, b) -> (Integer) a * 3 + (Integer) b);
+      case BIGINT -> new Case(t, SqlType.BIGINT, "a * 3l - b", (a, b) -> (Long) a * 3L - (Long) b);
+      case FLOAT -> new Case(t, SqlType.FLOAT, "2.5 * a + b", (a, b) -> 2.5f * (Float) a + (Float) b);
+      case DOUBLE -> new Case(t, SqlType.DOUBLE, "a * b + sqrt(abs(a))",
+          (a, b) -> (Double) a * (Double) b + Math.sqrt(Math.abs((Double) a)));
+      case BOOLEAN -> new Case(t, SqlType.BOOLEAN, "a != b", (a, b) -> !a.equals(b));
+      case DATE -> new Case(t, SqlType.BOOLEAN, "a < b + 30", (a, b) -> (Integer) a < (Integer) b + 30);
+      case TIMESTAMP -> new Case(t, SqlType.TIMESTAMP, "max(a, b) + 3600000000l",
+          (a, b) -> Math.max((Long) a, (Long) b) + 3_600_000_000L);
+    };
+  }
+
+  static ColumnKernel kernel(Case c) {
+    return ColumnKernel.compile(KernelSignature.of("k_" + c.in().sqlName(), c.out(), arg("a", c.in()), arg("b", c.in())),
+        c.body(), java.nio.file.Path.of("target", "shader-cache"));
+  }
+
+  Object random(SqlType t, Random r) {
+    return switch (t) {
+      case INT, DATE -> r.nextInt(2_000_001) - 1_000_000;
+      case BIGINT -> r.nextLong() >> 2;
+      case TIMESTAMP -> r.nextLong() >> 8;
+      case FLOAT -> (r.nextFloat() - 0.5f) * 2000f;
+      case DOUBLE -> (r.nextDouble() - 0.5) * 1e6;
+      case BOOLEAN -> r.nextBoolean();
+    };
+  }
+
+  FieldVector vector(SqlType t, Object[] values, String name) {
+    FieldVector v = new Field(name, FieldType.nullable(t.arrowType()), null).createVector(allocator);
+    v.setInitialCapacity(values.length);
+    v.allocateNew();
+    for (int i = 0; i < values.length; i++) {
+      Object x = values[i];
+      if (x == null) {
+        v.setNull(i);
+        continue;
+      }
+      switch (t) {
+        case INT -> ((IntVector) v).set(i, (Integer) x);
+        case DATE -> ((DateDayVector) v).set(i, (Integer) x);
+        case BIGINT -> ((BigIntVector) v).set(i, (Long) x);
+        case TIMESTAMP -> ((TimeStampMicroTZVector) v).set(i, (Long) x);
+        case FLOAT -> ((Float4Vector) v).set(i, (Float) x);
+        case DOUBLE -> ((Float8Vector) v).set(i, (Double) x);
+        case BOOLEAN -> ((BitVector) v).set(i, (Boolean) x ? 1 : 0);
+      }
+    }
+    v.setValueCount(values.length);
+    return v;
+  }
+
+  static Object get(FieldVector v, int i) {
+    if (v.isNull(i)) {
+      return null;
+    }
+    return v instanceof BitVector b ? (Object) (b.get(i) != 0) : v.getObject(i);
+  }
+
+  static void assertClose(SqlType t, Object expected, Object actual, String where) {
+    if (expected == null || actual == null) {
+      assertEquals(expected, actual, where);
+      return;
+    }
+    switch (t) {
+      case FLOAT -> {
+        float e = (Float) expected;
+        float a = (Float) actual;
+        assertTrue(Math.abs(e - a) <= 2 * Math.ulp(e), where + ": " + a + " != " + e);
+      }
+      case DOUBLE -> {
+        double e = (Double) expected;
+        double a = (Double) actual;
+        assertTrue(Math.abs(e - a) <= 4 * Math.ulp(e), where + ": " + a + " != " + e);
+      }
+      case DATE -> assertEquals(expected, actual, where);
+      default -> assertEquals(expected, actual, where);
+    }
+  }
+
+  /** Runs one batch of random data and checks every row against the CPU reference. */
+  void runAndCheck(BatchRunner runner, Case c, int rows, double nullFraction, Random r) {
+    Object[] a = new Object[rows];
+    Object[] b = new Object[rows];
+    for (int i = 0; i < rows; i++) {
+      a[i] = r.nextDouble() < nullFraction ? null : random(c.in(), r);
+      b[i] = r.nextDouble() < nullFraction ? null : random(c.in(), r);
+    }
+    try (FieldVector va = vector(c.in(), a, "a"); FieldVector vb = vector(c.in(), b, "b")) {
+      List<FieldVector> out = runner.run(List.of(ArrowInputs.of(va, c.in()), ArrowInputs.of(vb, c.in())), rows);
+      FieldVector result = out.get(0);
+      assertEquals(rows, result.getValueCount());
+      int nulls = 0;
+      for (int i = 0; i < rows; i++) {
+        Object expected = a[i] == null || b[i] == null ? null : c.cpu().apply(a[i], b[i]);
+        nulls += expected == null ? 1 : 0;
+        Object actual = c.out() == SqlType.TIMESTAMP && !result.isNull(i)
+            ? ((TimeStampMicroTZVector) result).get(i) : get(result, i);
+        assertClose(c.out(), expected, actual, c.in() + " rows=" + rows + " row " + i);
+      }
+      assertEquals(nulls, result.getNullCount());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(SqlType.class)
+  void everyType_withAndWithoutNulls_matchesCpu(SqlType type) {
+    Case c = caseFor(type);
+    ColumnKernel k = kernel(c);
+    Random r = new Random(type.ordinal());
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})), List.of(type, type), 1000, allocator)) {
+      assertEquals(1024, runner.capacity(), "capacity rounds up to a multiple of 64");
+      for (double nulls : new double[] {0, 0.1, 1.0}) {
+        for (int rows : new int[] {1000, 1, 0, 777, 1024, 1025, 3 * 1024, 2 * 1024 + 63}) {
+          runAndCheck(runner, c, rows, nulls, r);
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(TransferMode.class)
+  void randomSizesUpTo3xCapacity_onBothTransferPaths(TransferMode mode) {
+    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
+        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
+    try (ColumnRuntime rt = new ColumnRuntime(d)) {
+      Random r = new Random(11);
+      for (SqlType type : List.of(SqlType.DOUBLE, SqlType.BOOLEAN, SqlType.INT)) {
+        Case c = caseFor(type);
+        try (BatchRunner runner = rt.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type), 512, allocator)) {
+          for (int i = 0; i < 12; i++) {
+            runAndCheck(runner, c, r.nextInt(3 * 512 + 1), r.nextDouble() < 0.5 ? 0 : 0.2, r);
+          }
+        }
+      }
+    } finally {
+      var counters = d.counters();
+      d.close();
+      assertTrue(counters.nothingLive(), counters.toString());
+      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
+    }
+  }
+
+  @Test
+  void outputSlots_areReusedAfterTheFirstBatch() {
+    Case c = caseFor(SqlType.DOUBLE);
+    Random r = new Random(3);
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, allocator)) {
+      runAndCheck(runner, c, 4096, 0.1, r);
+      SlotStats first = runner.stats().slots().slots();
+      assertEquals(new SlotStats(2, 0, 0, 2), first, "the first batch appends a validity and a data slot");
+      int[] later = {4096, 100, 4000, 1, 0, 4096};
+      for (int rows : later) {
+        runAndCheck(runner, c, rows, 0.1, r);
+      }
+      SlotStats after = runner.stats().slots().slots();
+      assertEquals(0, after.movedSlots(), "equal or smaller batches never reallocate");
+      assertEquals(2, after.appendedSlots());
+      assertEquals(2L * later.length, after.reusedSlots(), "every later batch reuses both slots");
+      runAndCheck(runner, c, 3 * 4096, 0.1, r); // larger: both slots move to bigger allocations
+      assertEquals(2, runner.stats().slots().slots().movedSlots());
+      runAndCheck(runner, c, 3 * 4096, 0.1, r); // and are reused from then on
+      assertEquals(2, runner.stats().slots().slots().movedSlots());
+      assertEquals(2L * later.length + 2, runner.stats().slots().slots().reusedSlots());
+    }
+  }
+
+  @Test
+  void severalKernelsOverOneBatch_shareUploads() {
+    ColumnKernel sum = ColumnKernel.compile(KernelSignature.of("sum", SqlType.DOUBLE,
+        arg("x", SqlType.DOUBLE), arg("y", SqlType.DOUBLE)), "x + y");
+    ColumnKernel pos = ColumnKernel.compile(KernelSignature.of("pos", SqlType.BOOLEAN, arg("x", SqlType.DOUBLE)), "x > 0.0");
+    ColumnKernel twice = ColumnKernel.compile(KernelSignature.of("twice", SqlType.INT, arg("n", SqlType.INT)), "2 * n");
+    List<SqlType> types = List.of(SqlType.DOUBLE, SqlType.INT, SqlType.DOUBLE);
+    List<KernelCall> calls = List.of(new KernelCall(sum, new int[] {0, 2}), new KernelCall(pos, new int[] {2}),
+        new KernelCall(twice, new int[] {1}));
+    Random r = new Random(5);
+    int rows = 5000;
+    Object[] x = new Object[rows];
+    Object[] n = new Object[rows];
+    Object[] y = new Object[rows];
+    for (int i = 0; i < rows; i++) {
+      x[i] = i % 7 == 0 ? null : r.nextGaussian();
+      n[i] = i % 11 == 0 ? null : r.nextInt(1000);
+      y[i] = r.nextGaussian();
+    }
+    long dispatches = device.counters().dispatchesSubmitted();
+    try (BatchRunner runner = runtime.runner(calls, types, 8192, allocator);
+         FieldVector vx = vector(SqlType.DOUBLE, x, "x"); FieldVector vn = vector(SqlType.INT, n, "n");
+         FieldVector vy = vector(SqlType.DOUBLE, y, "y")) {
+      List<FieldVector> out = runner.run(List.of(ArrowInputs.of(vx, SqlType.DOUBLE), ArrowInputs.of(vn, SqlType.INT),
+          ArrowInputs.of(vy, SqlType.DOUBLE)), rows);
+      assertEquals(dispatches + 1, device.counters().dispatchesSubmitted(), "three kernels, one submission");
+      assertEquals((8L + 4 + 8) * rows, runner.stats().bytesUploaded(),
+          "each column uploaded once, though column 2 feeds two kernels");
+      for (int i = 0; i < rows; i++) {
+        assertEquals(x[i] == null ? null : (Double) x[i] + (Double) y[i], get(out.get(0), i), "sum " + i);
+        assertEquals((Double) y[i] > 0, get(out.get(1), i), "pos " + i);
+        assertEquals(n[i] == null ? null : 2 * (Integer) n[i], get(out.get(2), i), "twice " + i);
+      }
+    }
+  }
+
+  @Test
+  void secondRunner_takesThePooledBufferSet_andRecordsNothing() {
+    Case c = caseFor(SqlType.FLOAT);
+    ColumnKernel k = kernel(c);
+    Random r = new Random(9);
+    List<KernelCall> calls = List.of(new KernelCall(k, new int[] {0, 1}));
+    try (BatchRunner first = runtime.runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, allocator)) {
+      runAndCheck(first, c, 2000, 0.05, r);
+    }
+    long recorded = device.counters().commandBuffersCreated();
+    long buffers = device.counters().buffersCreated();
+    long sets = runtime.bufferSetsCreated();
+    try (BatchRunner second = runtime.runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, allocator)) {
+      for (int i = 0; i < 5; i++) {
+        runAndCheck(second, c, r.nextInt(5000), 0.05, r);
+      }
+    }
+    assertEquals(recorded, device.counters().commandBuffersCreated(), "no new command buffers");
+    assertEquals(buffers, device.counters().buffersCreated(), "no new buffers");
+    assertEquals(sets, runtime.bufferSetsCreated());
+    assertTrue(runtime.bufferSetsReused() > 0);
+  }
+
+  @Test
+  void wrongInputs_areRefusedWithFix() {
+    Case c = caseFor(SqlType.INT);
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 64, allocator);
+         FieldVector d = vector(SqlType.DOUBLE, new Object[] {1.0}, "d")) {
+      GpuException e = assertThrows(GpuException.class, () -> runner.run(List.of(ArrowInputs.of(d, SqlType.DOUBLE)), 1));
+      assertTrue(e.getMessage().contains("batch has 1 columns but the runner expects 2"), e.getMessage());
+      e = assertThrows(GpuException.class, () -> ArrowInputs.of(d, SqlType.INT));
+      assertTrue(e.getMessage().contains("has type FloatingPoint(DOUBLE) but the GPU UDF argument is int"), e.getMessage());
+    }
+  }
+}
