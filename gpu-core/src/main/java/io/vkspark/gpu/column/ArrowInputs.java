@@ -17,12 +17,21 @@ public final class ArrowInputs {
    * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
    */
   public static InputColumn of(FieldVector vector, SqlType type) {
-    if (!(vector instanceof BaseFixedWidthVector fixed) || !vector.getField().getType().equals(type.arrowType())) {
+    if (!(vector instanceof BaseFixedWidthVector fixed) || !sameLayout(vector.getField().getType(), type.arrowType())) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
           + vector.getField().getType() + " but the GPU UDF argument is " + type.sqlName() + " (" + type.arrowType() + ").",
           "pass a vector of the argument's Arrow type, or cast the column in SQL.");
     }
     return new Column(fixed, type);
+  }
+
+  /** Same type, where a timestamp's time zone does not matter: the values are UTC microseconds either way. */
+  static boolean sameLayout(org.apache.arrow.vector.types.pojo.ArrowType actual, org.apache.arrow.vector.types.pojo.ArrowType want) {
+    if (actual instanceof org.apache.arrow.vector.types.pojo.ArrowType.Timestamp a
+        && want instanceof org.apache.arrow.vector.types.pojo.ArrowType.Timestamp w) {
+      return a.getUnit() == w.getUnit() && (a.getTimezone() == null) == (w.getTimezone() == null);
+    }
+    return actual.equals(want);
   }
 
   private record Column(BaseFixedWidthVector vector, SqlType type) implements InputColumn {

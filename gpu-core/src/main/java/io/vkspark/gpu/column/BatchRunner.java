@@ -201,6 +201,18 @@ public final class BatchRunner implements AutoCloseable {
     return -1;
   }
 
+  /**
+   * Returns the GPU buffers to the runtime's pool until the next {@link #run}. A runner that only
+   * holds them while it runs lets a few buffer sets serve many tasks, bounding device memory by the
+   * number of tasks on the GPU at once rather than by the number of tasks.
+   */
+  public void releaseBuffers() {
+    if (set != null && !set.dispatch.isInFlight()) {
+      runtime.release(set);
+      set = null;
+    }
+  }
+
   /** Totals over every batch so far. */
   public BatchStats stats() {
     return stats;

@@ -39,7 +39,8 @@ import java.util.stream.Collectors;
  * independent: the workgroup size is a specialization constant chosen per device. Immutable and
  * thread-safe.
  */
-public final class ColumnKernel {
+public final class ColumnKernel implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
   /** Binding of the parameter buffer: {@code uint rows} at byte 0, the group counts at byte 16. */
   public static final int PARAMS_BINDING = 0;
   /** Byte offset of the {@code VkDispatchIndirectCommand} in the parameter buffer. */
@@ -51,6 +52,7 @@ public final class ColumnKernel {
   private static final Pattern USES_DOUBLE = Pattern.compile("\\bdouble\\b|\\bdvec[234]\\b|[0-9.]lf\\b|[0-9.]LF\\b");
   private static final String MATH_RESOURCE = "/io/vkspark/gpu/glsl/vkmath.glsl";
   private static volatile String mathLibrary;
+
 
   private final KernelSignature signature;
   private final String body;

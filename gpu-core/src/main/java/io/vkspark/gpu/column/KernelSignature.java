@@ -13,9 +13,9 @@ import java.util.stream.Collectors;
  * The typed signature of a GPU UDF: its name, named arguments and result type. Argument names
  * become GLSL parameter names, so they must be identifiers that GLSL does not reserve.
  */
-public record KernelSignature(String name, List<Arg> args, SqlType result) {
+public record KernelSignature(String name, List<Arg> args, SqlType result) implements java.io.Serializable {
   /** One argument: the name the body uses, and its type. */
-  public record Arg(String name, SqlType type) {
+  public record Arg(String name, SqlType type) implements java.io.Serializable {
     public Arg {
       Objects.requireNonNull(type, "type");
     }
@@ -47,7 +47,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) {
           "name UDFs with letters, digits and '_', starting with a letter, as in SQL: black_scholes.");
     }
     Objects.requireNonNull(result, "result type of GPU UDF '" + name + "'");
-    args = List.copyOf(args);
+    args = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
     if (args.size() > MAX_ARGS) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' has " + args.size() + " arguments.",
           "use at most " + MAX_ARGS + ".");

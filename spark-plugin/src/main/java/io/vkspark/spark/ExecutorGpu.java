@@ -1,0 +1,101 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.ColumnRuntime;
+import java.util.Optional;
+import java.util.concurrent.Semaphore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The executor's one Vulkan device, its column runtime and the semaphore that bounds concurrent
+ * GPU tasks. Opened by the executor plugin ({@link VkSparkPlugin}), or on first use where the
+ * plugin did not run; when the device cannot be opened, the reason is kept so every GPU UDF can
+ * fall back to the CPU saying why, while the executor keeps running.
+ */
+public final class ExecutorGpu {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorGpu.class);
+  private static ExecutorGpu current;
+  private static String unavailable;
+  private static boolean initialized;
+
+  private final GpuDevice device;
+  private final ColumnRuntime runtime;
+  private final Semaphore semaphore;
+  private final String executorId;
+
+  private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
+    this.device = device;
+    this.runtime = new ColumnRuntime(device);
+    this.semaphore = new Semaphore(concurrentTasks, true);
+    this.executorId = executorId;
+  }
+
+  /**
+   * Opens the device once per JVM. {@code gpuAddress} is Spark's {@code gpu} resource address for
+   * this executor, when one is assigned; it selects the device instead of
+   * {@code spark.vkspark.device}.
+   */
+  public static synchronized void init(VkConf conf, String executorId, String gpuAddress) {
+    if (initialized) {
+      return;
+    }
+    initialized = true;
+    String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
+    try {
+      GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
+      current = new ExecutorGpu(device, conf.concurrentGpuTasks(), executorId);
+      LOG.info("vkspark executor {} uses Vulkan device {} ({} concurrent GPU tasks)", executorId,
+          device.info().summary(), conf.concurrentGpuTasks());
+    } catch (GpuException | LinkageError e) {
+      unavailable = e.getMessage();
+      LOG.warn("vkspark executor {} has no usable Vulkan device; GPU UDFs will run on the CPU: {}", executorId, unavailable);
+    }
+  }
+
+  /** The device of this JVM, opening it with {@code conf} if nothing has yet. */
+  public static synchronized Optional<ExecutorGpu> get(VkConf conf, String executorId) {
+    if (!initialized) {
+      init(conf, executorId, null);
+    }
+    return Optional.ofNullable(current);
+  }
+
+  /** The device of this JVM, if one is open (does not open one). */
+  public static synchronized Optional<ExecutorGpu> current() {
+    return Optional.ofNullable(current);
+  }
+
+  /** Why no device is open, if opening failed. */
+  public static synchronized Optional<String> unavailableReason() {
+    return Optional.ofNullable(unavailable);
+  }
+
+  /** Closes the device (executor shutdown); a later {@link #get} opens a new one. */
+  public static synchronized void shutdown() {
+    if (current != null) {
+      try {
+        current.runtime.close();
+      } finally {
+        current.device.close();
+        LOG.info("vkspark executor {} closed its Vulkan device", current.executorId);
+        current = null;
+      }
+    }
+    unavailable = null;
+    initialized = false;
+  }
+
+  public GpuDevice device() {
+    return device;
+  }
+
+  public ColumnRuntime runtime() {
+    return runtime;
+  }
+
+  public Semaphore semaphore() {
+    return semaphore;
+  }
+}

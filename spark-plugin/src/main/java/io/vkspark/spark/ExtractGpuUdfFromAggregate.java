@@ -1,0 +1,118 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import scala.Option;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Moves GPU UDF calls that feed aggregate functions (and grouping keys) into a projection under
+ * the aggregate, where the physical rule can put them on the GPU: {@code SUM(f(a))} becomes
+ * {@code SUM(x)} over {@code SELECT f(a) AS x}. Spark does the same for Python UDFs
+ * ({@code ExtractPythonUDFFromAggregate}); it runs after operator optimization, so the projection
+ * is not collapsed back into the aggregate.
+ */
+final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
+  @Override
+  public LogicalPlan apply(LogicalPlan plan) {
+    return plan.transformUp(new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
+      @Override
+      public boolean isDefinedAt(LogicalPlan p) {
+        return p instanceof Aggregate a && !candidates(a).isEmpty();
+      }
+
+      @Override
+      public LogicalPlan apply(LogicalPlan p) {
+        return rewrite((Aggregate) p);
+      }
+    });
+  }
+
+  /** GPU UDF calls over the aggregate's input: under aggregate functions, or grouping keys. */
+  private static Map<Expression, ScalaUDF> candidates(Aggregate a) {
+    Map<Expression, ScalaUDF> found = new LinkedHashMap<>();
+    var input = a.child().outputSet();
+    for (Expression e : Scala.list(a.aggregateExpressions()).stream().map(x -> (Expression) x).toList()) {
+      e.foreach(node -> {
+        if (node instanceof AggregateExpression agg) {
+          agg.foreach(x -> {
+            if (x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
+              found.putIfAbsent(u.canonicalized(), u);
+            }
+            return BoxedUnit.UNIT;
+          });
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    for (Expression g : Scala.list(a.groupingExpressions())) {
+      g.foreach(x -> {
+        if (x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
+          found.putIfAbsent(u.canonicalized(), u);
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    return found;
+  }
+
+  private static LogicalPlan rewrite(Aggregate a) {
+    Map<Expression, ScalaUDF> calls = candidates(a);
+    Map<Expression, Attribute> columns = new LinkedHashMap<>();
+    List<NamedExpression> projectList = new ArrayList<>(Scala.list(a.child().output()));
+    int i = 0;
+    for (Map.Entry<Expression, ScalaUDF> e : calls.entrySet()) {
+      Alias alias = new Alias(e.getValue(), GpuPlanner.name(e.getValue()) + "_" + i++, NamedExpression$.MODULE$.newExprId(),
+          Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
+      projectList.add(alias);
+      columns.put(e.getKey(), alias.toAttribute());
+    }
+    Project project = new Project(Scala.seq(projectList), a.child());
+    AbstractPartialFunction<Expression, Expression> replace = new AbstractPartialFunction<>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof ScalaUDF && columns.containsKey(x.canonicalized());
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        return columns.get(x.canonicalized());
+      }
+    };
+    List<Expression> grouping = Scala.list(a.groupingExpressions()).stream().map(g -> g.transformUp(replace)).toList();
+    List<NamedExpression> aggregates = new ArrayList<>();
+    for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {
+      aggregates.add((NamedExpression) ((Expression) ne).transformUp(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof AggregateExpression || (x instanceof ScalaUDF && isGroupingKey(x, grouping, columns));
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          return x instanceof AggregateExpression ? x.transformUp(replace) : columns.get(x.canonicalized());
+        }
+      }));
+    }
+    return new Aggregate(Scala.seq(grouping), Scala.seq(aggregates), project, a.hint());
+  }
+
+  private static boolean isGroupingKey(Expression x, List<Expression> grouping, Map<Expression, Attribute> columns) {
+    Attribute col = columns.get(x.canonicalized());
+    return col != null && grouping.stream().anyMatch(g -> g.semanticEquals(col));
+  }
+}

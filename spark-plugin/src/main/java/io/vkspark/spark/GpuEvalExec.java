@@ -1,0 +1,187 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.UnaryExecNode;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
+ * child go through the executor's {@link io.vkspark.gpu.column.BatchRunner}; its output is the
+ * child's columns followed by one column per call. Everything else in the query stays on Spark's
+ * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}).
+ *
+ * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
+ * trait forwarding) is spelled out here.
+ */
+public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
+  private static final long serialVersionUID = 1L;
+
+  private final scala.collection.immutable.Seq<GpuUdfCall> calls;
+  private final SparkPlan child;
+  private transient Map<String, SQLMetric> metrics;
+
+  public GpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
+    this.calls = calls;
+    this.child = child;
+  }
+
+  List<GpuUdfCall> calls() {
+    return Scala.list(calls);
+  }
+
+  @Override
+  public SparkPlan child() {
+    return child;
+  }
+
+  @Override
+  public scala.collection.immutable.Seq<SparkPlan> children() {
+    return UnaryExecNode.super.children();
+  }
+
+  @Override
+  public SparkPlan withNewChildInternal(SparkPlan newChild) {
+    return new GpuEvalExec(calls, newChild);
+  }
+
+  @Override
+  public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
+    return UnaryExecNode.super.withNewChildrenInternal(newChildren);
+  }
+
+  @Override
+  public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
+    return UnaryExecNode.super.mapChildren(f);
+  }
+
+  @Override
+  public String verboseStringWithOperatorId() {
+    return UnaryExecNode.super.verboseStringWithOperatorId();
+  }
+
+  @Override
+  public scala.collection.immutable.Seq<Attribute> output() {
+    List<Attribute> out = new ArrayList<>(Scala.list(child.output()));
+    for (GpuUdfCall c : calls()) {
+      out.add(c.result());
+    }
+    return Scala.seq(out);
+  }
+
+  @Override
+  public AttributeSet producedAttributes() {
+    List<org.apache.spark.sql.catalyst.expressions.Expression> produced =
+        calls().stream().map(c -> (org.apache.spark.sql.catalyst.expressions.Expression) c.result()).toList();
+    return AttributeSet$.MODULE$.apply(Scala.seq(produced));
+  }
+
+  @Override
+  public boolean supportsColumnar() {
+    return true;
+  }
+
+  @Override
+  public RDD<InternalRow> doExecute() {
+    throw new IllegalStateException("VkGpuEval produces columnar batches only; Spark inserts ColumnarToRow above it");
+  }
+
+  @Override
+  public RDD<ColumnarBatch> doExecuteColumnar() {
+    List<GpuUdfCall> planned = calls();
+    VkConf conf = GpuPlanner.conf(session());
+    Map<String, SQLMetric> m = metricsMap();
+    int childColumns = child.output().size();
+    return child.executeColumnar().toJavaRDD()
+        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childColumns, conf, m))
+        .rdd();
+  }
+
+  /** The node's metrics (Spark UI SQL tab), created once per node. */
+  synchronized Map<String, SQLMetric> metricsMap() {
+    if (metrics == null) {
+      var sc = sparkContext();
+      Map<String, SQLMetric> m = new LinkedHashMap<>();
+      m.put("numOutputRows", SQLMetrics.createMetric(sc, "number of output rows"));
+      m.put("numOutputBatches", SQLMetrics.createMetric(sc, "number of output batches"));
+      m.put("gpuBatches", SQLMetrics.createMetric(sc, "GPU dispatches"));
+      m.put("gpuRows", SQLMetrics.createMetric(sc, "rows on GPU"));
+      m.put("cpuRows", SQLMetrics.createMetric(sc, "rows on CPU (fallback)"));
+      m.put("uploadBytes", SQLMetrics.createSizeMetric(sc, "bytes uploaded", -1));
+      m.put("readbackBytes", SQLMetrics.createSizeMetric(sc, "bytes read back", -1));
+      m.put("deviceTime", SQLMetrics.createNanoTimingMetric(sc, "GPU device time", -1));
+      m.put("waitTime", SQLMetrics.createNanoTimingMetric(sc, "GPU wait time", -1));
+      m.put("hostTime", SQLMetrics.createNanoTimingMetric(sc, "host copy time", -1));
+      m.put("semaphoreWaitTime", SQLMetrics.createNanoTimingMetric(sc, "GPU semaphore wait time", -1));
+      m.put("reusedSlots", SQLMetrics.createMetric(sc, "output slots reused"));
+      m.put("movedSlots", SQLMetrics.createMetric(sc, "output slots moved"));
+      m.put("appendedSlots", SQLMetrics.createMetric(sc, "output slots appended"));
+      m.put("bufferSetsRecorded", SQLMetrics.createMetric(sc, "buffer sets recorded"));
+      m.put("deviceBytesHeld", SQLMetrics.createSizeMetric(sc, "device memory held (peak)", -1));
+      metrics = m;
+    }
+    return metrics;
+  }
+
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    return Scala.map(metricsMap());
+  }
+
+  @Override
+  public String nodeName() {
+    return "VkGpuEval";
+  }
+
+  @Override
+  public String simpleString(int maxFields) {
+    return nodeName() + " [" + calls().stream().map(GpuUdfCall::describe).collect(Collectors.joining(", ")) + "]";
+  }
+
+  @Override
+  public String verboseString(int maxFields) {
+    return simpleString(maxFields);
+  }
+
+  // ---- what a case class would generate -------------------------------------------------------
+
+  @Override
+  public int productArity() {
+    return 2;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    return switch (n) {
+      case 0 -> calls;
+      case 1 -> child;
+      default -> throw new IndexOutOfBoundsException(n);
+    };
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof GpuEvalExec;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof GpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * calls.hashCode() + child.hashCode();
+  }
+}

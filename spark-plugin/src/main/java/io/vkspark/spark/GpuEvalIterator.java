@@ -1,0 +1,296 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.ReplacementStats;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.BatchStats;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.SqlType;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.util.ArrowUtils$;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.TaskCompletionListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One partition through a {@link GpuEvalExec}: for each child batch, the GPU calls go through the
+ * executor's batch runner and the CPU calls through the UDF's own {@code call()}; the output batch
+ * is the child's vectors plus one Arrow vector per call, reused from batch to batch.
+ */
+final class GpuEvalIterator implements Iterator<ColumnarBatch> {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuEvalIterator.class);
+
+  private final Iterator<ColumnarBatch> input;
+  private final List<GpuUdfCall> calls;
+  private final int childColumns;
+  private final VkConf conf;
+  private final Map<String, SQLMetric> metrics;
+  private final BufferAllocator allocator;
+  /** GPU calls grouped into one runner; the arguments they read are its input columns. */
+  private final List<GpuUdfCall> gpuCalls = new ArrayList<>();
+  private final List<Integer> gpuColumns = new ArrayList<>();
+  private final ColumnVector[] results;
+  private final FieldVector[] cpuVectors;
+  private BatchRunner runner;
+  private ExecutorGpu gpu;
+  private BatchStats reported = BatchStats.ZERO;
+  private boolean closed;
+
+  GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, int childColumns, VkConf conf,
+                  Map<String, SQLMetric> metrics) {
+    this.input = input;
+    this.childColumns = childColumns;
+    this.conf = conf;
+    this.metrics = metrics;
+    TaskContext task = TaskContext.get();
+    this.allocator = ArrowUtils$.MODULE$.rootAllocator().newChildAllocator(
+        "vkspark-task-" + (task == null ? "driver" : task.taskAttemptId()), 0, Long.MAX_VALUE);
+    this.calls = decideOnExecutor(planned);
+    this.results = new ColumnVector[calls.size()];
+    this.cpuVectors = new FieldVector[calls.size()];
+    for (GpuUdfCall c : calls) {
+      if (c.onGpu()) {
+        gpuCalls.add(c);
+        for (int o : c.argOrdinals()) {
+          if (!gpuColumns.contains(o)) {
+            gpuColumns.add(o);
+          }
+        }
+      }
+    }
+    if (task != null) {
+      task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
+    }
+  }
+
+  /** Calls planned for the GPU fall back here when this executor has no device for them. */
+  private List<GpuUdfCall> decideOnExecutor(List<GpuUdfCall> planned) {
+    if (planned.stream().noneMatch(GpuUdfCall::onGpu)) {
+      return planned;
+    }
+    String executor = org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
+    gpu = ExecutorGpu.get(conf, executor).orElse(null);
+    List<GpuUdfCall> out = new ArrayList<>();
+    for (GpuUdfCall c : planned) {
+      String reason = null;
+      if (c.onGpu() && gpu == null) {
+        reason = "executor " + executor + " has no Vulkan device ("
+            + ExecutorGpu.unavailableReason().map(r -> r.replaceFirst(" Fix: .*", "")).orElse("not opened") + ")";
+      } else if (c.onGpu()) {
+        reason = c.kernel().unsupportedOn(gpu.device().info()).orElse(null);
+      }
+      if (reason != null && !conf.fallback()) {
+        throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + c.name() + "' cannot run on the GPU because " + reason + ".",
+            "install a Vulkan driver on the executors (Debian: apt-get install libvulkan1 mesa-vulkan-drivers), "
+                + "or set spark.vkspark.fallback=true to run it on the CPU.");
+      }
+      if (reason != null) {
+        LOG.warn("vkspark: {} runs on the CPU because {}", c.name(), reason);
+      }
+      out.add(reason == null ? c : c.onCpu(reason));
+    }
+    return out;
+  }
+
+  @Override
+  public boolean hasNext() {
+    return input.hasNext();
+  }
+
+  @Override
+  public ColumnarBatch next() {
+    ColumnarBatch in = input.next();
+    int rows = in.numRows();
+    if (!gpuCalls.isEmpty()) {
+      runOnGpu(in, rows);
+    }
+    for (int i = 0; i < calls.size(); i++) {
+      if (!calls.get(i).onGpu()) {
+        runOnCpu(i, in, rows);
+      }
+    }
+    ColumnVector[] columns = new ColumnVector[childColumns + calls.size()];
+    for (int c = 0; c < childColumns; c++) {
+      columns[c] = in.column(c);
+    }
+    System.arraycopy(results, 0, columns, childColumns, results.length);
+    add("numOutputRows", rows);
+    add("numOutputBatches", 1);
+    return new ColumnarBatch(columns, rows);
+  }
+
+  private void runOnGpu(ColumnarBatch in, int rows) {
+    List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
+    for (int o : gpuColumns) {
+      SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
+      inputs.add(SparkInputs.of(in.column(o), t, rows));
+    }
+    long w0 = System.nanoTime();
+    gpu.semaphore().acquireUninterruptibly();
+    add("semaphoreWaitTime", System.nanoTime() - w0);
+    try {
+      if (runner == null) {
+        long before = gpu.runtime().bufferSetsCreated();
+        runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
+            conf.batchRows(), allocator);
+        add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
+      }
+      long before = gpu.runtime().bufferSetsCreated();
+      List<FieldVector> out = runner.run(inputs, rows);
+      add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
+      for (int i = 0, g = 0; i < calls.size(); i++) {
+        if (calls.get(i).onGpu()) {
+          FieldVector v = out.get(g++);
+          if (results[i] == null) {
+            results[i] = new ArrowColumnVector(v);
+          }
+        }
+      }
+      report(runner.stats());
+      long held = gpu.runtime().deviceBytesHeld();
+      SQLMetric peak = metrics.get("deviceBytesHeld");
+      if (held > peak.value()) {
+        peak.set(held);
+      }
+    } finally {
+      if (runner != null) {
+        runner.releaseBuffers();
+      }
+      gpu.semaphore().release();
+    }
+  }
+
+  private SqlType inputType(int ordinal) {
+    for (GpuUdfCall c : gpuCalls) {
+      int[] args = c.argOrdinals();
+      for (int a = 0; a < args.length; a++) {
+        if (args[a] == ordinal) {
+          return c.kernel().signature().args().get(a).type();
+        }
+      }
+    }
+    throw new IllegalStateException("column " + ordinal);
+  }
+
+  private List<KernelCall> kernelCalls() {
+    List<KernelCall> out = new ArrayList<>();
+    for (GpuUdfCall c : gpuCalls) {
+      int[] cols = new int[c.argOrdinals().length];
+      for (int a = 0; a < cols.length; a++) {
+        cols[a] = gpuColumns.indexOf(c.argOrdinals()[a]);
+      }
+      out.add(new KernelCall(c.kernel(), cols));
+    }
+    return out;
+  }
+
+  private void report(BatchStats s) {
+    BatchStats d = new BatchStats(s.batches() - reported.batches(), s.rows() - reported.rows(),
+        s.dispatches() - reported.dispatches(), s.bytesUploaded() - reported.bytesUploaded(),
+        s.bytesRead() - reported.bytesRead(), s.deviceNs() - reported.deviceNs(), s.waitNs() - reported.waitNs(),
+        s.hostNs() - reported.hostNs(), ReplacementStats.ZERO);
+    add("gpuBatches", d.dispatches());
+    add("gpuRows", d.rows());
+    add("uploadBytes", d.bytesUploaded());
+    add("readbackBytes", d.bytesRead());
+    add("deviceTime", d.deviceNs());
+    add("waitTime", d.waitNs());
+    add("hostTime", d.hostNs());
+    add("reusedSlots", s.slots().slots().reusedSlots() - reported.slots().slots().reusedSlots());
+    add("movedSlots", s.slots().slots().movedSlots() - reported.slots().slots().movedSlots());
+    add("appendedSlots", s.slots().slots().appendedSlots() - reported.slots().slots().appendedSlots());
+    reported = s;
+  }
+
+  /** Strict CPU evaluation with the UDF's own call(): a null argument gives a null result. */
+  private void runOnCpu(int i, ColumnarBatch in, int rows) {
+    GpuUdfCall c = calls.get(i);
+    if (cpuVectors[i] == null) {
+      cpuVectors[i] = new Field(c.name(), FieldType.nullable(c.resultType().arrowType()), null).createVector(allocator);
+      results[i] = new ArrowColumnVector(cpuVectors[i]);
+    }
+    FieldVector v = cpuVectors[i];
+    v.setInitialCapacity(rows);
+    v.allocateNew();
+    int[] args = c.argOrdinals();
+    for (int r = 0; r < rows; r++) {
+      InternalRow row = in.getRow(r);
+      boolean anyNull = false;
+      for (int a : args) {
+        anyNull |= row.isNullAt(a);
+      }
+      Object value = anyNull ? null : c.boundCpu().eval(row);
+      set(v, c.resultType(), r, value);
+    }
+    v.setValueCount(rows);
+    add("cpuRows", rows);
+  }
+
+  private static void set(FieldVector v, SqlType t, int r, Object value) {
+    if (value == null) {
+      v.setNull(r);
+      return;
+    }
+    switch (t) {
+      case INT -> ((IntVector) v).setSafe(r, (Integer) value);
+      case BIGINT -> ((BigIntVector) v).setSafe(r, (Long) value);
+      case FLOAT -> ((Float4Vector) v).setSafe(r, (Float) value);
+      case DOUBLE -> ((Float8Vector) v).setSafe(r, (Double) value);
+      case BOOLEAN -> ((BitVector) v).setSafe(r, (Boolean) value ? 1 : 0);
+      case DATE -> ((DateDayVector) v).setSafe(r, (Integer) value);
+      case TIMESTAMP -> ((TimeStampVector) v).setSafe(r, (Long) value);
+    }
+  }
+
+  private void add(String metric, long value) {
+    SQLMetric m = metrics.get(metric);
+    if (m != null && value != 0) {
+      m.add(value);
+    }
+  }
+
+  private void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (runner != null) {
+      runner.close();
+    }
+    for (FieldVector v : cpuVectors) {
+      if (v != null) {
+        v.close();
+      }
+    }
+    allocator.close();
+  }
+
+  static Map<String, Long> snapshot(Map<String, SQLMetric> metrics) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    metrics.forEach((k, m) -> out.put(k, m.value()));
+    return out;
+  }
+}

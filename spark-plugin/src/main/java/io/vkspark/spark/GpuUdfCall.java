@@ -1,0 +1,40 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.SqlType;
+import java.io.Serializable;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+
+/**
+ * One GPU UDF call planned into a {@link GpuEvalExec}: the call, its kernel, the child columns it
+ * reads and the attribute it produces. {@code cpuReason} is null when it runs on the GPU; otherwise
+ * the node evaluates it with the UDF's {@code call()} and EXPLAIN shows why.
+ *
+ * @param expr the original call, for EXPLAIN
+ * @param boundCpu the call bound to the child's columns, for the CPU path
+ * @param argOrdinals the child column each argument reads
+ */
+record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
+                  AttributeReference result, String cpuReason) implements Serializable {
+
+  boolean onGpu() {
+    return cpuReason == null;
+  }
+
+  SqlType resultType() {
+    return kernel.signature().result();
+  }
+
+  GpuUdfCall onCpu(String reason) {
+    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, reason);
+  }
+
+  /** {@code black_scholes(s#1, k#2) AS r#9 on GPU} or {@code ... on CPU because ...}. */
+  String describe() {
+    return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
+        + ") AS " + result.name() + "#" + result.exprId().id() + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
+  }
+}

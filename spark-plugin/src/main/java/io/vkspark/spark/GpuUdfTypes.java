@@ -1,0 +1,117 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.catalyst.analysis.AnsiTypeCoercion$;
+import org.apache.spark.sql.catalyst.analysis.TypeCoercion$;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.DataType;
+import scala.Option;
+import scala.runtime.AbstractFunction1;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Argument types of GPU UDF calls, checked at analysis: a Java UDF carries no input types, but a
+ * GPU UDF's kernel does. Arguments Spark can cast implicitly (as for its own typed functions,
+ * following the session's ANSI setting) are cast; anything else is an analysis-time error that
+ * names the UDF, the argument and the cast to write.
+ */
+final class GpuUdfTypes {
+  private GpuUdfTypes() {}
+
+  /** Resolution rule: inserts implicit casts to the kernel's argument types. */
+  static final class CastArguments extends Rule<LogicalPlan> {
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      return plan.transformAllExpressions(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression e) {
+          return e instanceof ScalaUDF u && u.childrenResolved() && GpuUdfs.of(u).isPresent() && needsCast(u);
+        }
+
+        @Override
+        public Expression apply(Expression e) {
+          ScalaUDF u = (ScalaUDF) e;
+          GpuKernel k = GpuUdfs.of(u).get().kernel();
+          List<Expression> args = Scala.list(u.children());
+          List<Expression> cast = new ArrayList<>();
+          for (int i = 0; i < args.size(); i++) {
+            DataType want = SparkTypes.of(k.argTypes().get(i));
+            Expression a = args.get(i);
+            cast.add(a.dataType().equals(want) ? a : implicitCast(a, want).orElse(a));
+          }
+          return u.withNewChildren(Scala.seq(cast));
+        }
+      });
+    }
+
+    private static boolean needsCast(ScalaUDF u) {
+      GpuKernel k = GpuUdfs.of(u).get().kernel();
+      List<Expression> args = Scala.list(u.children());
+      if (args.size() != k.argTypes().size()) {
+        return false;
+      }
+      for (int i = 0; i < args.size(); i++) {
+        DataType want = SparkTypes.of(k.argTypes().get(i));
+        if (!args.get(i).dataType().equals(want) && implicitCast(args.get(i), want).isPresent()) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  static Optional<Expression> implicitCast(Expression e, DataType want) {
+    Option<Expression> cast = SQLConf.get().ansiEnabled()
+        ? AnsiTypeCoercion$.MODULE$.implicitCast(e, want)
+        : TypeCoercion$.MODULE$.implicitCast(e, want);
+    return cast.isDefined() ? Optional.of(cast.get()) : Optional.empty();
+  }
+
+  /** Check rule: every GPU UDF call has the kernel's argument count and types. */
+  static final class Check extends AbstractFunction1<LogicalPlan, BoxedUnit> {
+    @Override
+    public BoxedUnit apply(LogicalPlan plan) {
+      plan.foreach(node -> {
+        for (Expression e : Scala.list(node.expressions())) {
+          e.foreach(x -> {
+            if (x instanceof ScalaUDF u && u.childrenResolved()) {
+              GpuUdfs.of(u).ifPresent(udf -> check(u, udf.kernel()));
+            }
+            return BoxedUnit.UNIT;
+          });
+        }
+        return BoxedUnit.UNIT;
+      });
+      return BoxedUnit.UNIT;
+    }
+
+    private static void check(ScalaUDF u, GpuKernel k) {
+      String name = GpuPlanner.name(u);
+      List<Expression> args = Scala.list(u.children());
+      if (args.size() != k.argTypes().size()) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + k.argTypes().size()
+            + " arguments " + k + " but was called with " + args.size() + ".", "call " + name + " with "
+            + k.argTypes().size() + " arguments.");
+      }
+      for (int i = 0; i < args.size(); i++) {
+        DataType want = SparkTypes.of(k.argTypes().get(i));
+        Expression a = args.get(i);
+        if (!a.dataType().equals(want)) {
+          throw GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
+              + name + "' must be " + k.argTypes().get(i).sqlName() + " but " + a.sql() + " is "
+              + a.dataType().simpleString() + ", which Spark cannot cast implicitly.",
+              "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.argTypes().get(i).sqlName() + " column.");
+        }
+      }
+    }
+  }
+}

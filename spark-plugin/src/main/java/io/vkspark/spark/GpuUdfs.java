@@ -1,0 +1,171 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.lang.invoke.SerializedLambda;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.api.java.UDF10;
+import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.api.java.UDF3;
+import org.apache.spark.sql.api.java.UDF4;
+import org.apache.spark.sql.api.java.UDF5;
+import org.apache.spark.sql.api.java.UDF6;
+import org.apache.spark.sql.api.java.UDF7;
+import org.apache.spark.sql.api.java.UDF8;
+import org.apache.spark.sql.api.java.UDF9;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.internal.ToScalaUDF$;
+import org.apache.spark.sql.types.DataType;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Registering GPU UDFs, and recognizing them in plans. A Java UDF registered with
+ * {@code spark.udf().register} reaches the plan as a {@link ScalaUDF} whose function is a Scala
+ * closure capturing the Java UDF; {@link #of(ScalaUDF)} finds it through the closure's
+ * serialized form, as spark-rapids does.
+ */
+public final class GpuUdfs {
+  private static final Map<Class<?>, Optional<Method>> WRITE_REPLACE = new ConcurrentHashMap<>();
+
+  private GpuUdfs() {}
+
+  /** Registers {@code udf} under {@code name} with the result type of its kernel. */
+  @SuppressWarnings({"rawtypes"})
+  public static void register(SparkSession spark, String name, GpuUdf udf) {
+    DataType type = SparkTypes.of(udf.kernel().result());
+    int arity = udf.kernel().argNames().size();
+    switch (checkArity(name, udf, arity)) {
+      case 1 -> spark.udf().register(name, (UDF1) udf, type);
+      case 2 -> spark.udf().register(name, (UDF2) udf, type);
+      case 3 -> spark.udf().register(name, (UDF3) udf, type);
+      case 4 -> spark.udf().register(name, (UDF4) udf, type);
+      case 5 -> spark.udf().register(name, (UDF5) udf, type);
+      case 6 -> spark.udf().register(name, (UDF6) udf, type);
+      case 7 -> spark.udf().register(name, (UDF7) udf, type);
+      case 8 -> spark.udf().register(name, (UDF8) udf, type);
+      case 9 -> spark.udf().register(name, (UDF9) udf, type);
+      case 10 -> spark.udf().register(name, (UDF10) udf, type);
+      default -> throw new IllegalStateException("arity " + arity);
+    }
+  }
+
+  /** The Scala function Spark uses for a Java UDF of the kernel's arity (the same as registration makes). */
+  @SuppressWarnings({"rawtypes"})
+  static Object scalaFunction(String name, GpuUdf udf) {
+    int arity = checkArity(name, udf, udf.kernel().argNames().size());
+    ToScalaUDF$ t = ToScalaUDF$.MODULE$;
+    return switch (arity) {
+      case 1 -> t.apply((UDF1) udf);
+      case 2 -> t.apply((UDF2) udf);
+      case 3 -> t.apply((UDF3) udf);
+      case 4 -> t.apply((UDF4) udf);
+      case 5 -> t.apply((UDF5) udf);
+      case 6 -> t.apply((UDF6) udf);
+      case 7 -> t.apply((UDF7) udf);
+      case 8 -> t.apply((UDF8) udf);
+      case 9 -> t.apply((UDF9) udf);
+      case 10 -> t.apply((UDF10) udf);
+      default -> throw new IllegalStateException("arity " + arity);
+    };
+  }
+
+  /** A ScalaUDF call of {@code udf} over {@code children}, as Spark builds for a registered Java UDF. */
+  static ScalaUDF call(String name, GpuUdf udf, List<Expression> children) {
+    int n = udf.kernel().argNames().size();
+    if (children.size() != n) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + n + " arguments "
+          + udf.kernel() + " but was called with " + children.size() + ".", "call " + name + " with " + n + " arguments.");
+    }
+    List<Option<org.apache.spark.sql.catalyst.encoders.ExpressionEncoder<?>>> encoders = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      encoders.add(Option.empty());
+    }
+    return new ScalaUDF(scalaFunction(name, udf), SparkTypes.of(udf.kernel().result()),
+        CollectionConverters.asScala(children).toList(), CollectionConverters.asScala(encoders).toList(),
+        Option.empty(), Option.apply(name), true, true);
+  }
+
+  private static int checkArity(String name, GpuUdf udf, int arity) {
+    boolean ok = switch (arity) {
+      case 1 -> udf instanceof UDF1;
+      case 2 -> udf instanceof UDF2;
+      case 3 -> udf instanceof UDF3;
+      case 4 -> udf instanceof UDF4;
+      case 5 -> udf instanceof UDF5;
+      case 6 -> udf instanceof UDF6;
+      case 7 -> udf instanceof UDF7;
+      case 8 -> udf instanceof UDF8;
+      case 9 -> udf instanceof UDF9;
+      case 10 -> udf instanceof UDF10;
+      default -> false;
+    };
+    if (!ok) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' (" + udf.getClass().getName() + ") declares "
+          + arity + " kernel arguments but does not implement UDF" + arity + ".",
+          "implement org.apache.spark.sql.api.java.UDF" + arity + " (1 to 10 arguments), whose call() is the CPU reference.");
+    }
+    return arity;
+  }
+
+  /** The GPU UDF behind a ScalaUDF, if it is one. */
+  public static Optional<GpuUdf> of(ScalaUDF udf) {
+    return of(udf.function());
+  }
+
+  static Optional<GpuUdf> of(Object function) {
+    if (function instanceof GpuUdf g) {
+      return Optional.of(g);
+    }
+    Optional<Method> writeReplace = WRITE_REPLACE.computeIfAbsent(function.getClass(), c -> {
+      try {
+        Method m = c.getDeclaredMethod("writeReplace");
+        m.setAccessible(true);
+        return Optional.of(m);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return Optional.empty();
+      }
+    });
+    if (writeReplace.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      if (writeReplace.get().invoke(function) instanceof SerializedLambda lambda) {
+        for (int i = 0; i < lambda.getCapturedArgCount(); i++) {
+          if (lambda.getCapturedArg(i) instanceof GpuUdf g) {
+            return Optional.of(g);
+          }
+        }
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return Optional.empty();
+    }
+    return Optional.empty();
+  }
+
+  /** Instantiates a GPU UDF class by name (for {@code spark.vkspark.functions}). */
+  static GpuUdf load(String className, ClassLoader loader) {
+    try {
+      Class<?> c = Class.forName(className.trim(), true, loader);
+      if (!GpuUdf.class.isAssignableFrom(c)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions is not a GpuUdf.",
+            "list classes that implement io.vkspark.spark.GpuUdf and a Spark UDFn.");
+      }
+      return (GpuUdf) c.getConstructor().newInstance();
+    } catch (ClassNotFoundException e) {
+      throw new GpuException(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions is not on the "
+          + "classpath. Fix: add its jar with --jars, or correct the name.", e);
+    } catch (ReflectiveOperationException e) {
+      throw new GpuException(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions cannot be "
+          + "instantiated: " + e + ". Fix: give it a public no-argument constructor.", e);
+    }
+  }
+}

@@ -1,0 +1,235 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
+import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.types.Metadata;
+import scala.Option;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The physical rule that moves GPU UDF calls out of projections and filters into a
+ * {@link GpuEvalExec} below them, innermost calls first (a GPU UDF whose argument is another GPU
+ * UDF becomes two stacked nodes). Arguments that are not plain columns are computed by a
+ * projection under the node. Calls left to Spark, and calls inside operators vkspark does not
+ * plan, are tagged with the reason for EXPLAIN.
+ */
+final class InsertGpuEval extends Rule<SparkPlan> {
+  static final TreeNodeTag<String> FALLBACK = new TreeNodeTag<>("vkspark.fallback");
+
+  private final SparkSession session;
+
+  InsertGpuEval(SparkSession session) {
+    this.session = session;
+  }
+
+  @Override
+  public SparkPlan apply(SparkPlan plan) {
+    GpuPlanner planner = new GpuPlanner(session);
+    if (!planner.conf().enabled()) {
+      return plan;
+    }
+    SparkPlan out = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e)))
+            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition()));
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return p instanceof ProjectExec pe ? project(pe, planner) : filter((FilterExec) p, planner);
+      }
+    });
+    tagLeftovers(out, planner);
+    return out;
+  }
+
+  static boolean hasGpuUdf(Expression e) {
+    return e.find(x -> x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent()).isDefined();
+  }
+
+  private SparkPlan project(ProjectExec p, GpuPlanner planner) {
+    List<Expression> exprs = new ArrayList<>(Scala.list(p.projectList()).stream().map(e -> (Expression) e).toList());
+    Extracted x = extract(exprs, p.child(), planner);
+    if (x == null) {
+      return p;
+    }
+    List<NamedExpression> list = x.expressions().stream().map(e -> (NamedExpression) e).toList();
+    return new ProjectExec(Scala.seq(list), x.child());
+  }
+
+  private SparkPlan filter(FilterExec f, GpuPlanner planner) {
+    Extracted x = extract(new ArrayList<>(List.of(f.condition())), f.child(), planner);
+    if (x == null) {
+      return f;
+    }
+    FilterExec filtered = new FilterExec(x.expressions().get(0), x.child());
+    List<NamedExpression> original = Scala.list(f.output()).stream().map(a -> (NamedExpression) a).toList();
+    return new ProjectExec(Scala.seq(original), filtered);
+  }
+
+  /** Rewritten expressions over a new child that computes the extracted calls. */
+  private record Extracted(List<Expression> expressions, SparkPlan child) {}
+
+  private Extracted extract(List<Expression> exprs, SparkPlan child, GpuPlanner planner) {
+    Map<Expression, GpuPlanner.Decision> decisions = new LinkedHashMap<>();
+    boolean changed = false;
+    while (true) {
+      // Calls we can extract now: GPU UDFs with no extractable GPU UDF below them.
+      Map<Expression, ScalaUDF> ready = new LinkedHashMap<>();
+      for (Expression e : exprs) {
+        e.foreach(node -> {
+          if (node instanceof ScalaUDF u && extractable(u, decisions, planner) && !hasExtractableBelow(u, decisions, planner)) {
+            ready.putIfAbsent(u.canonicalized(), u);
+          }
+          return BoxedUnit.UNIT;
+        });
+      }
+      if (ready.isEmpty()) {
+        return changed ? new Extracted(exprs, child) : null;
+      }
+      changed = true;
+      // Arguments that are not columns of the child are computed by a projection below.
+      List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
+      List<NamedExpression> preProject = new ArrayList<>();
+      Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
+      for (ScalaUDF u : ready.values()) {
+        for (Expression arg : Scala.list(u.children())) {
+          if (!(arg instanceof Attribute) && !argColumns.containsKey(arg.canonicalized())) {
+            Alias alias = new Alias(arg, "vk_arg" + argColumns.size(), NamedExpression$.MODULE$.newExprId(),
+                Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
+            preProject.add(alias);
+            argColumns.put(arg.canonicalized(), alias.toAttribute());
+          }
+        }
+      }
+      if (!preProject.isEmpty()) {
+        List<NamedExpression> list = new ArrayList<>(childOutput);
+        list.addAll(preProject);
+        child = new ProjectExec(Scala.seq(list), child);
+        childOutput = new ArrayList<>(Scala.list(child.output()));
+      }
+      List<GpuUdfCall> calls = new ArrayList<>();
+      Map<Expression, AttributeReference> results = new LinkedHashMap<>();
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        ScalaUDF u = entry.getValue();
+        List<Expression> args = Scala.list(u.children());
+        int[] ordinals = new int[args.size()];
+        List<Expression> bound = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+          Expression arg = args.get(i);
+          Attribute column = arg instanceof Attribute a ? a : argColumns.get(arg.canonicalized());
+          ordinals[i] = indexOf(childOutput, column);
+          bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
+        }
+        GpuPlanner.Decision d = decisions.get(entry.getKey());
+        String name = GpuPlanner.name(u);
+        AttributeReference result = new AttributeReference(name, u.dataType(), true, Metadata.empty(),
+            NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()));
+        Expression boundCpu = u.withNewChildren(Scala.seq(bound));
+        GpuUdfCall call = d instanceof GpuPlanner.OnGpu g
+            ? new GpuUdfCall(name, u, boundCpu, g.kernel(), ordinals, result, null)
+            : new GpuUdfCall(name, u, boundCpu, ((GpuPlanner.OnCpu) d).kernel(), ordinals, result, ((GpuPlanner.OnCpu) d).reason());
+        calls.add(call);
+        results.put(entry.getKey(), result);
+      }
+      child = new GpuEvalExec(Scala.seq(calls), child);
+      List<Expression> rewritten = new ArrayList<>();
+      for (Expression e : exprs) {
+        rewritten.add(e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+          @Override
+          public boolean isDefinedAt(Expression x) {
+            return x instanceof ScalaUDF && results.containsKey(x.canonicalized());
+          }
+
+          @Override
+          public Expression apply(Expression x) {
+            return results.get(x.canonicalized());
+          }
+        }));
+      }
+      exprs = rewritten;
+    }
+  }
+
+  private static int indexOf(List<Attribute> output, Attribute a) {
+    for (int i = 0; i < output.size(); i++) {
+      if (output.get(i).exprId().equals(a.exprId())) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("column " + a + " is not in " + output);
+  }
+
+  private boolean extractable(ScalaUDF u, Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    Optional<GpuUdf> udf = GpuUdfs.of(u);
+    if (udf.isEmpty()) {
+      return false;
+    }
+    GpuPlanner.Decision d = decisions.computeIfAbsent(u.canonicalized(), k -> planner.decide(u, udf.get()));
+    return !(d instanceof GpuPlanner.LeaveToSpark);
+  }
+
+  private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    for (Expression child : Scala.list(u.children())) {
+      if (child.find(x -> x instanceof ScalaUDF v && extractable(v, decisions, planner)).isDefined()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Tags every node still holding a GPU UDF with why it runs there on the CPU. */
+  private void tagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    plan.foreach(node -> {
+      if (node instanceof GpuEvalExec) {
+        return BoxedUnit.UNIT;
+      }
+      Set<String> reasons = new LinkedHashSet<>();
+      for (Expression e : Scala.list(node.expressions())) {
+        e.foreach(x -> {
+          if (x instanceof ScalaUDF u) {
+            GpuUdfs.of(u).ifPresent(udf -> {
+              String name = GpuPlanner.name(u);
+              if (node instanceof ProjectExec || node instanceof FilterExec) {
+                GpuPlanner.Decision d = planner.decide(u, udf);
+                if (d instanceof GpuPlanner.LeaveToSpark l) {
+                  reasons.add(name + " runs on CPU because " + l.reason());
+                }
+              } else {
+                planner.leftInOperator(name, node.nodeName());
+                reasons.add(name + " runs on CPU because it is inside " + node.nodeName()
+                    + ", which vkspark does not plan on the GPU");
+              }
+            });
+          }
+          return BoxedUnit.UNIT;
+        });
+      }
+      if (!reasons.isEmpty()) {
+        node.setTagValue(FALLBACK, String.join("; ", reasons));
+      }
+      return BoxedUnit.UNIT;
+    });
+  }
+}

@@ -1,0 +1,130 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.TransferMode;
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+
+/**
+ * The {@code spark.vkspark.*} settings, parsed and checked once: a bad value fails with the key,
+ * the value and what to write instead.
+ *
+ * @param enabled plan GPU UDFs onto the GPU at all ({@code spark.vkspark.enabled}, default true)
+ * @param device which Vulkan device ({@code spark.vkspark.device}: empty for the best, an index, a
+ *     UUID or part of a name; Spark's {@code gpu} resource address wins when one is assigned)
+ * @param batchRows rows per GPU dispatch ({@code spark.vkspark.batchRows}, default 1,048,576)
+ * @param concurrentGpuTasks tasks of one executor using the device at once
+ *     ({@code spark.vkspark.concurrentGpuTasks}, default 2)
+ * @param shaderCacheDir SPIR-V and pipeline cache directory ({@code spark.vkspark.shaderCacheDir},
+ *     default {@code ~/.cache/vkspark}; "none" disables it)
+ * @param fallback run a UDF on the CPU when it cannot run on the GPU
+ *     ({@code spark.vkspark.fallback}, default true; false makes that an error)
+ * @param functions GPU UDF classes registered as SQL functions in every session
+ *     ({@code spark.vkspark.functions}, comma-separated)
+ * @param validation Khronos validation layer on the executor's device
+ *     ({@code spark.vkspark.validation}, default false; for debugging)
+ * @param transfers {@code auto} or {@code staged} ({@code spark.vkspark.transfers})
+ */
+public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
+                     boolean fallback, List<String> functions, boolean validation, TransferMode transfers)
+    implements Serializable {
+
+  public static final String PREFIX = "spark.vkspark.";
+  public static final String ENABLED = PREFIX + "enabled";
+  public static final String DEVICE = PREFIX + "device";
+  public static final String BATCH_ROWS = PREFIX + "batchRows";
+  public static final String CONCURRENT_GPU_TASKS = PREFIX + "concurrentGpuTasks";
+  public static final String SHADER_CACHE_DIR = PREFIX + "shaderCacheDir";
+  public static final String FALLBACK = PREFIX + "fallback";
+  public static final String FUNCTIONS = PREFIX + "functions";
+  public static final String VALIDATION = PREFIX + "validation";
+  public static final String TRANSFERS = PREFIX + "transfers";
+
+  public static final int DEFAULT_BATCH_ROWS = 1 << 20;
+  public static final int DEFAULT_CONCURRENT_GPU_TASKS = 2;
+
+  public VkConf {
+    functions = List.copyOf(functions);
+  }
+
+  /** Reads every setting through {@code lookup} (null for unset). */
+  public static VkConf from(Function<String, String> lookup) {
+    return new VkConf(
+        bool(lookup, ENABLED, true),
+        str(lookup, DEVICE, ""),
+        positiveInt(lookup, BATCH_ROWS, DEFAULT_BATCH_ROWS, "rows per GPU batch, e.g. 1048576"),
+        positiveInt(lookup, CONCURRENT_GPU_TASKS, DEFAULT_CONCURRENT_GPU_TASKS, "tasks per executor on the GPU at once, e.g. 2"),
+        str(lookup, SHADER_CACHE_DIR, DeviceOptions.defaultCacheDir().toString()),
+        bool(lookup, FALLBACK, true),
+        Arrays.stream(str(lookup, FUNCTIONS, "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(),
+        bool(lookup, VALIDATION, false),
+        transfers(lookup));
+  }
+
+  /** From a SparkConf. */
+  public static VkConf from(org.apache.spark.SparkConf conf) {
+    return from(k -> conf.contains(k) ? conf.get(k) : null);
+  }
+
+  /** The device options these settings ask for, with {@code deviceSelector} replacing {@link #device()}. */
+  public DeviceOptions deviceOptions(String deviceSelector) {
+    Path cache = shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(shaderCacheDir);
+    return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
+        .withShaderCacheDir(cache);
+  }
+
+  public Path shaderCachePath() {
+    return shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(shaderCacheDir);
+  }
+
+  private static String str(Function<String, String> lookup, String key, String def) {
+    String v = lookup.apply(key);
+    return v == null ? def : v.trim();
+  }
+
+  private static boolean bool(Function<String, String> lookup, String key, boolean def) {
+    String v = lookup.apply(key);
+    if (v == null) {
+      return def;
+    }
+    return switch (v.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a boolean.",
+          "set " + key + " to true or false.");
+    };
+  }
+
+  private static int positiveInt(Function<String, String> lookup, String key, int def, String meaning) {
+    String v = lookup.apply(key);
+    if (v == null) {
+      return def;
+    }
+    try {
+      int n = Integer.parseInt(v.trim().replace("_", ""));
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive whole number.",
+        "set " + key + " to the number of " + meaning + ".");
+  }
+
+  private static TransferMode transfers(Function<String, String> lookup) {
+    String v = str(lookup, TRANSFERS, "auto");
+    return switch (v.toLowerCase(Locale.ROOT)) {
+      case "auto" -> TransferMode.AUTO;
+      case "staged" -> TransferMode.STAGED;
+      default -> throw GpuException.of(Code.INVALID_ARGUMENT, TRANSFERS + " is '" + v + "'.",
+          "set " + TRANSFERS + " to auto or staged.");
+    };
+  }
+}

@@ -1,0 +1,57 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.apache.spark.sql.ExtendedExplainGenerator;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The "vkspark" section of EXPLAIN (Spark's {@code spark.sql.extendedExplainProviders}, which the
+ * plugin sets): which GPU UDF calls run on which device, and why the others run on the CPU.
+ */
+public final class VkExplain implements ExtendedExplainGenerator {
+  @Override
+  public String title() {
+    return "vkspark";
+  }
+
+  @Override
+  public String generateExtendedInfo(SparkPlan plan) {
+    List<String> lines = new ArrayList<>();
+    String device = ExecutorGpu.current().map(g -> "'" + g.device().info().name() + "'").orElse("the executors' devices");
+    visit(plan, node -> {
+      if (node instanceof GpuEvalExec g) {
+        for (GpuUdfCall c : g.calls()) {
+          lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
+        }
+      }
+      node.getTagValue(InsertGpuEval.FALLBACK).foreach(reason -> {
+        for (String r : reason.split("; ")) {
+          lines.add("vkspark: " + r);
+        }
+        return BoxedUnit.UNIT;
+      });
+    });
+    return lines.isEmpty() ? "vkspark: no GPU UDF calls in this plan\n" : String.join("\n", lines) + "\n";
+  }
+
+  /** Every node of a physical plan, inside adaptive plans, query stages and subqueries too. */
+  static void visit(SparkPlan plan, Consumer<SparkPlan> f) {
+    plan.foreach(node -> {
+      f.accept(node);
+      if (node instanceof AdaptiveSparkPlanExec a) {
+        visit(a.executedPlan(), f);
+      } else if (node instanceof QueryStageExec q) {
+        visit(q.plan(), f);
+      }
+      for (SparkPlan sub : Scala.list(node.subqueries())) {
+        visit(sub, f);
+      }
+      return BoxedUnit.UNIT;
+    });
+  }
+}

@@ -1,0 +1,67 @@
+package io.vkspark.spark;
+
+import java.util.List;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.ColumnarRule;
+import org.apache.spark.sql.execution.SparkPlan;
+import scala.Function1;
+import scala.Tuple3;
+import scala.runtime.AbstractFunction1;
+import scala.runtime.BoxedUnit;
+
+/**
+ * vkspark's SQL extensions ({@code spark.sql.extensions}; the plugin adds them): implicit casts and
+ * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
+ * planning, the physical rule that plans them onto {@link GpuEvalExec} (also as an adaptive
+ * query-stage rule, so EXPLAIN shows it before execution), and the classes listed in
+ * {@code spark.vkspark.functions} as SQL functions of every session.
+ */
+public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions ext) {
+    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new GpuUdfTypes.CastArguments());
+    ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) s -> new GpuUdfTypes.Check());
+    ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ExtractGpuUdfFromAggregate());
+    ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
+    ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
+      @Override
+      public Rule<SparkPlan> preColumnarTransitions() {
+        return new InsertGpuEval(s);
+      }
+    });
+    SparkEnv env = SparkEnv.get();
+    if (env != null) {
+      VkConf conf = VkConf.from(env.conf());
+      ClassLoader loader = Thread.currentThread().getContextClassLoader();
+      for (String className : conf.functions()) {
+        GpuUdf udf = GpuUdfs.load(className, loader == null ? VkSqlExtensions.class.getClassLoader() : loader);
+        String name = udf.name();
+        if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
+            .functionExists(new FunctionIdentifier(name))) {
+          throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT,
+              "GPU UDF class " + className + " in " + VkConf.FUNCTIONS + " is named '" + name
+                  + "', which would replace Spark's built-in function " + name + ".",
+              "override name() in " + className + " to return another SQL name.");
+        }
+        GpuPlanner.compile(name, udf.kernel(), conf); // a body that does not compile fails the session, naming the line
+        Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
+            children -> GpuUdfs.call(name, udf, Scala.list(children));
+        ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
+            new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
+            builder));
+      }
+    }
+    return BoxedUnit.UNIT;
+  }
+
+  static List<String> rules() {
+    return List.of("CastArguments", "Check", "ExtractGpuUdfFromAggregate", "InsertGpuEval");
+  }
+}

@@ -1,0 +1,177 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** GPU UDFs in Spark SQL on a real local SparkSession: results equal Spark's own CPU run. */
+final class GpuUdfSqlTest {
+  private static Dataset<Row> table() {
+    return spark().read().parquet(parquet());
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "int_poly(i, j)",
+      "long_mix(l, m)",
+      "float_saxpy(f, g)",
+      "hypot_gpu(a, b)",
+      "xor_gpu(p, q)",
+      "add_days(d, j)",
+      "add_hours(t, j)",
+      "is_positive(b)"})
+  void everyType_withNulls_gpuEqualsCpu(String call) {
+    Dataset<Row> gpu = table().selectExpr("id", call + " AS r");
+    assertEquals(1, gpuNodes(gpu).size(), () -> explain(gpu));
+    assertGpuEqualsCpu(() -> table().selectExpr("id", call + " AS r"));
+    List<Row> rows = gpu.collectAsList();
+    assertTrue(rows.stream().anyMatch(r -> r.isNullAt(1)), "nulls propagate");
+    assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1)));
+  }
+
+  @Test
+  void explain_showsTheGpuNodeAndTheDevice() {
+    String plan = explain(table().selectExpr("id", "hypot_gpu(a, b)"));
+    assertTrue(plan.contains("VkGpuEval [hypot_gpu(a#"), plan);
+    assertTrue(plan.contains("on GPU"), plan);
+    assertTrue(plan.contains("== Extended Information (vkspark) =="), plan);
+    assertTrue(plan.contains("('llvmpipe") || plan.contains("on GPU ('"), plan);
+  }
+
+  @Test
+  void dataFrameApi_callFunction() {
+    assertGpuEqualsCpu(() -> table().select(functions.col("id"),
+        functions.call_function("hypot_gpu", functions.col("a"), functions.col("b")).as("h")));
+    assertEquals(1, gpuNodes(table().select(functions.col("id"),
+        functions.call_function("hypot_gpu", functions.col("a"), functions.col("b")))).size());
+  }
+
+  @Test
+  void nestedInOtherExpressions_andSeveralInOneSelect() {
+    String[] cols = {"id", "hypot_gpu(a, b) * 2 + 1 AS h", "int_poly(i, j) - 7 AS p", "xor_gpu(p, q) AND p AS x",
+        "float_saxpy(f, g) AS s"};
+    Dataset<Row> df = table().selectExpr(cols);
+    assertEquals(1, gpuNodes(df).size(), "one node evaluates every call: " + explain(df));
+    assertEquals(4, gpuNodes(df).get(0).calls().size());
+    assertGpuEqualsCpu(() -> table().selectExpr(cols));
+  }
+
+  @Test
+  void gpuUdfOfGpuUdf_stacksTwoNodes() {
+    String[] cols = {"id", "hypot_gpu(hypot_gpu(a, b), a) AS h", "is_positive(hypot_gpu(b, 1.5D) - 3.0D) AS q"};
+    Dataset<Row> df = table().selectExpr(cols);
+    assertEquals(2, gpuNodes(df).size(), explain(df));
+    assertGpuEqualsCpu(() -> table().selectExpr(cols));
+  }
+
+  @Test
+  void inWhere() {
+    Dataset<Row> df = table().where("is_positive(b) AND hypot_gpu(a, b) > 1000").select("id", "a", "b");
+    assertFalse(gpuNodes(df).isEmpty(), explain(df));
+    assertGpuEqualsCpu(() -> table().where("is_positive(b) AND hypot_gpu(a, b) > 1000").select("id", "a", "b"));
+    long n = df.count();
+    assertTrue(n > 0 && n < 20_000, "filtered " + n);
+  }
+
+  @Test
+  void inAggregates() {
+    Dataset<Row> df = table().groupBy(functions.expr("j % 5").as("k"))
+        .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)"));
+    df.collectAsList();
+    assertFalse(gpuNodes(df).isEmpty(), explain(df));
+    assertGpuEqualsCpu(() -> table().groupBy(functions.expr("j % 5").as("k"))
+        .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)")));
+  }
+
+  @Test
+  void implicitCasts_followSpark() {
+    // int_poly takes ints: j is int, a literal 2 is int; hypot_gpu takes doubles: an int column and a decimal literal cast.
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "hypot_gpu(j, 2.5) AS h", "long_mix(i, j) AS m"));
+  }
+
+  @Test
+  void manyPartitions_includingEmptyOnes_onFourTasks() {
+    SparkSession s = spark();
+    String[] cols = {"id", "hypot_gpu(cast(id as double), 3.0D) AS h", "int_poly(cast(id as int), 1) AS p"};
+    // 16 partitions of which most are empty after the filter.
+    assertGpuEqualsCpu(() -> s.range(0, 4000, 1, 16).where("id % 1000 < 3 OR id > 3990").selectExpr(cols));
+    assertGpuEqualsCpu(() -> s.range(0, 200_000, 1, 16).selectExpr(cols));
+  }
+
+  @Test
+  void cachedDataFrameAndParquet_areReadAsColumnarBatches() {
+    Dataset<Row> cached = table().select("id", "a", "b", "i", "j").cache();
+    try {
+      cached.count();
+      Dataset<Row> df = cached.selectExpr("id", "hypot_gpu(a, b) AS h", "int_poly(i, j) AS p");
+      String plan = explain(df);
+      assertTrue(plan.contains("InMemoryTableScan"), plan);
+      assertFalse(plan.contains("RowToColumnar"), "a cached child feeds columnar batches: " + plan);
+      assertGpuEqualsCpu(() -> cached.selectExpr("id", "hypot_gpu(a, b) AS h", "int_poly(i, j) AS p"));
+    } finally {
+      cached.unpersist();
+    }
+    String parquetPlan = explain(table().selectExpr("id", "hypot_gpu(a, b)"));
+    assertTrue(parquetPlan.contains("FileScan parquet"), parquetPlan);
+    assertFalse(parquetPlan.contains("RowToColumnar"), "Parquet feeds columnar batches: " + parquetPlan);
+  }
+
+  @Test
+  void metrics_areNonZero_andOutputSlotsAreReusedAfterTheFirstBatch() {
+    SparkSession s = spark();
+    s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "1000");
+    try {
+      Dataset<Row> df = table().selectExpr("id", "hypot_gpu(a, b) AS h");
+      df.collectAsList();
+      Map<String, Long> m = metrics(gpuNodes(df).get(0));
+      assertEquals(20_000L, m.get("numOutputRows"), m.toString());
+      assertEquals(20_000L, m.get("gpuRows"), m.toString());
+      assertTrue(m.get("gpuBatches") >= 20, m.toString());
+      assertEquals(20_000L * 16, m.get("uploadBytes"), "two double columns: " + m);
+      assertEquals(20_000L * 8, m.get("readbackBytes"), m.toString());
+      assertTrue(m.get("deviceTime") > 0 && m.get("waitTime") > 0, m.toString());
+      assertTrue(m.get("reusedSlots") > 0, m.toString());
+      assertEquals(0L, m.get("cpuRows"), m.toString());
+      long tasksThatAppended = m.get("appendedSlots") / 2;
+      assertTrue(m.get("reusedSlots") >= 2 * (m.get("numOutputBatches") - tasksThatAppended) - m.get("movedSlots"),
+          "after each task's first batch, slots are reused: " + m);
+    } finally {
+      s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+    }
+  }
+
+  @Test
+  void functionsConf_registersClassesInEverySession() {
+    SparkSession other = spark().newSession();
+    Dataset<Row> df = other.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p", "gpu_hypot(a, b) AS h");
+    assertEquals(1, gpuNodes(df).size(), explain(df));
+    assertGpuEqualsCpu(() -> other.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p"));
+  }
+
+  @Test
+  void secondQuery_recordsNothingNew() {
+    table().selectExpr("id", "float_saxpy(f, g)").collectAsList();
+    long recorded = ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated();
+    long buffers = ExecutorGpu.current().orElseThrow().device().counters().buffersCreated();
+    Dataset<Row> again = table().selectExpr("id", "float_saxpy(f, g)");
+    again.collectAsList();
+    assertEquals(recorded, ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated());
+    assertEquals(buffers, ExecutorGpu.current().orElseThrow().device().counters().buffersCreated());
+    assertEquals(0L, metrics(gpuNodes(again).get(0)).get("bufferSetsRecorded"));
+  }
+}

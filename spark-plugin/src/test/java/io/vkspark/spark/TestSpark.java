@@ -1,0 +1,161 @@
+package io.vkspark.spark;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.SparkPlan;
+
+/**
+ * The shared local-mode SparkSession of the integration tests: a real Spark with the plugin as a
+ * user would set it ({@code spark.plugins} only, plus the validation layer), on lavapipe in CI.
+ */
+final class TestSpark {
+  static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
+  private static SparkSession spark;
+  private static Path parquet;
+
+  private TestSpark() {}
+
+  static synchronized SparkSession spark() {
+    if (spark == null) {
+      spark = SparkSession.builder()
+          .master("local[4]")
+          .appName("vkspark-tests")
+          .config("spark.plugins", VkSparkPlugin.class.getName())
+          .config("spark.vkspark.validation", "true")
+          .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
+          .config("spark.vkspark.functions", FUNCTIONS)
+          .config("spark.ui.enabled", "false")
+          .config("spark.sql.shuffle.partitions", "4")
+          .config("spark.driver.host", "127.0.0.1")
+          .config("spark.driver.bindAddress", "127.0.0.1")
+          .getOrCreate();
+      GpuUdfs.register(spark, "long_mix", new TestUdfs.LongMix());
+      GpuUdfs.register(spark, "float_saxpy", new TestUdfs.FloatSaxpy());
+      GpuUdfs.register(spark, "xor_gpu", new TestUdfs.Xor());
+      GpuUdfs.register(spark, "is_positive", new TestUdfs.IsPositive());
+      GpuUdfs.register(spark, "add_days", new TestUdfs.AddDays());
+      GpuUdfs.register(spark, "add_hours", new TestUdfs.AddHours());
+      spark.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    }
+    return spark;
+  }
+
+  /**
+   * A Parquet table of 20,000 rows in 12 files, every type with about 10% nulls: columns id, i, j
+   * (int), l, m (bigint), f, g (float), a, b (double), p, q (boolean), d (date), t (timestamp).
+   */
+  static synchronized String parquet() {
+    if (parquet == null) {
+      try {
+        parquet = Files.createTempDirectory("vkspark-test").resolve("data.parquet");
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      spark().range(0, 20_000, 1, 12).selectExpr(
+          "id",
+          nullable("cast(rand(1) * 2000000 - 1000000 as int)", 11) + " as i",
+          nullable("cast(rand(2) * 2000 as int)", 12) + " as j",
+          nullable("cast(rand(3) * 9e15 as bigint)", 13) + " as l",
+          nullable("cast(rand(4) * 1e12 - 5e11 as bigint)", 14) + " as m",
+          nullable("cast(rand(5) * 2000 - 1000 as float)", 15) + " as f",
+          nullable("cast(rand(6) * 100 as float)", 16) + " as g",
+          nullable("rand(7) * 2e6 - 1e6", 17) + " as a",
+          nullable("randn(8) * 1e3", 18) + " as b",
+          nullable("rand(9) < 0.5", 19) + " as p",
+          nullable("rand(10) < 0.3", 20) + " as q",
+          nullable("date_add(date'2000-01-01', cast(rand(21) * 10000 as int))", 22) + " as d",
+          nullable("timestamp_micros(946684800000000 + cast(rand(23) * 9.4e14 as bigint))", 24) + " as t")
+          .write().parquet(parquet.toString());
+    }
+    return parquet.toString();
+  }
+
+  private static String nullable(String expr, int seed) {
+    return "CASE WHEN rand(" + (100 + seed) + ") < 0.1 THEN NULL ELSE " + expr + " END";
+  }
+
+  /** Runs {@code query} with vkspark on and off; returns {GPU rows, CPU rows}, sorted by column 0. */
+  static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
+    SparkSession s = spark();
+    List<Row> gpu = sorted(query.get().collectAsList());
+    s.conf().set(VkConf.ENABLED, "false");
+    try {
+      List<Row> cpu = sorted(query.get().collectAsList());
+      return List.of(gpu, cpu);
+    } finally {
+      s.conf().set(VkConf.ENABLED, "true");
+    }
+  }
+
+  /** Asserts the GPU and CPU runs of {@code query} agree (floats within a few ulps). */
+  static void assertGpuEqualsCpu(Supplier<Dataset<Row>> query) {
+    List<List<Row>> both = gpuAndCpu(query);
+    assertRowsEqual(both.get(1), both.get(0));
+  }
+
+  static void assertRowsEqual(List<Row> expected, List<Row> actual) {
+    assertEquals(expected.size(), actual.size(), "row count");
+    for (int r = 0; r < expected.size(); r++) {
+      Row e = expected.get(r);
+      Row a = actual.get(r);
+      assertEquals(e.size(), a.size());
+      for (int c = 0; c < e.size(); c++) {
+        Object x = e.get(c);
+        Object y = a.get(c);
+        String where = "row " + r + " column " + c + " (" + e + " vs " + a + ")";
+        if (x instanceof Double dx && y instanceof Double dy) {
+          assertTrue(Math.abs(dx - dy) <= 4 * Math.ulp(dx) || dx.equals(dy), where);
+        } else if (x instanceof Float fx && y instanceof Float fy) {
+          assertTrue(Math.abs(fx - fy) <= 2 * Math.ulp(fx) || fx.equals(fy), where);
+        } else {
+          assertEquals(x, y, where);
+        }
+      }
+    }
+  }
+
+  private static List<Row> sorted(List<Row> rows) {
+    List<Row> out = new ArrayList<>(rows);
+    out.sort(Comparator.comparing((Row r) -> r.isNullAt(0) ? "" : String.valueOf(r.get(0))));
+    return out;
+  }
+
+  /** The executed plan's GpuEvalExec nodes (inside adaptive plans too). */
+  static List<GpuEvalExec> gpuNodes(Dataset<Row> df) {
+    List<GpuEvalExec> out = new ArrayList<>();
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof GpuEvalExec g) {
+        out.add(g);
+      }
+    });
+    return out;
+  }
+
+  static Map<String, Long> metrics(GpuEvalExec node) {
+    return GpuEvalIterator.snapshot(node.metricsMap());
+  }
+
+  static String explain(Dataset<Row> df) {
+    return df.queryExecution().explainString(org.apache.spark.sql.execution.SimpleMode$.MODULE$);
+  }
+
+  /** The validation layer found nothing on the executor's device. */
+  static void assertNoValidationErrors() {
+    ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
+        () -> "validation errors: " + g.device().validationMessages()));
+  }
+
+  static SparkPlan plan(Dataset<Row> df) {
+    return df.queryExecution().executedPlan();
+  }
+}
