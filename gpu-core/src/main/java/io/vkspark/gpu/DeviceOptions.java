@@ -15,6 +15,8 @@ import java.util.Objects;
  * @param robustBufferAccess enable robustBufferAccess when the device has it, so an
  *     out-of-bounds index in a user's kernel cannot touch memory outside its buffers
  * @param fenceTimeout how long a wait for the device may take before it is an error
+ * @param memoryLimit most bytes of buffers this device may hold at once (0 for no limit beyond the
+ *     device's own); reaching it is an OUT_OF_MEMORY error, which batch runners answer by splitting
  */
 public record DeviceOptions(
     String device,
@@ -22,7 +24,8 @@ public record DeviceOptions(
     TransferMode transfers,
     Path shaderCacheDir,
     boolean robustBufferAccess,
-    Duration fenceTimeout) {
+    Duration fenceTimeout,
+    long memoryLimit) {
 
   public DeviceOptions {
     device = device == null ? "" : device.trim();
@@ -32,12 +35,16 @@ public record DeviceOptions(
       throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
           "fence timeout " + fenceTimeout + " is not positive.", "use a positive timeout, e.g. 2 minutes.");
     }
+    if (memoryLimit < 0) {
+      throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
+          "device memory limit " + memoryLimit + " is negative.", "use 0 (no limit) or a number of bytes.");
+    }
   }
 
   /** The defaults: best device, no validation, AUTO transfers, cache under the user's cache dir. */
   public static DeviceOptions defaults() {
     return new DeviceOptions("", Boolean.getBoolean("vkspark.validation"), TransferMode.AUTO,
-        defaultCacheDir(), true, Duration.ofMinutes(2));
+        defaultCacheDir(), true, Duration.ofMinutes(2), 0);
   }
 
   /** {@code $XDG_CACHE_HOME/vkspark} or {@code ~/.cache/vkspark}. */
@@ -49,26 +56,30 @@ public record DeviceOptions(
   }
 
   public DeviceOptions withDevice(String selector) {
-    return new DeviceOptions(selector, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout);
+    return new DeviceOptions(selector, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withValidation(boolean on) {
-    return new DeviceOptions(device, on, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout);
+    return new DeviceOptions(device, on, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withTransfers(TransferMode mode) {
-    return new DeviceOptions(device, validation, mode, shaderCacheDir, robustBufferAccess, fenceTimeout);
+    return new DeviceOptions(device, validation, mode, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withShaderCacheDir(Path dir) {
-    return new DeviceOptions(device, validation, transfers, dir, robustBufferAccess, fenceTimeout);
+    return new DeviceOptions(device, validation, transfers, dir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withRobustBufferAccess(boolean on) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, on, fenceTimeout);
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, on, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withFenceTimeout(Duration timeout) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, timeout);
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, timeout, memoryLimit);
+  }
+
+  public DeviceOptions withMemoryLimit(long bytes) {
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, bytes);
   }
 }

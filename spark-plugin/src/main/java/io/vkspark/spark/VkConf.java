@@ -30,9 +30,13 @@ import java.util.function.Function;
  * @param validation Khronos validation layer on the executor's device
  *     ({@code spark.vkspark.validation}, default false; for debugging)
  * @param transfers {@code auto} or {@code staged} ({@code spark.vkspark.transfers})
+ * @param deviceMemoryLimit most device memory the executor's buffers may hold
+ *     ({@code spark.vkspark.deviceMemoryLimit}, e.g. {@code 4g}; default 0, no limit beyond the
+ *     device's); when reached, batches are split into smaller dispatches
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
-                     boolean fallback, List<String> functions, boolean validation, TransferMode transfers)
+                     boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
+                     long deviceMemoryLimit)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -45,6 +49,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String FUNCTIONS = PREFIX + "functions";
   public static final String VALIDATION = PREFIX + "validation";
   public static final String TRANSFERS = PREFIX + "transfers";
+  public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
   public static final int DEFAULT_CONCURRENT_GPU_TASKS = 2;
@@ -64,7 +69,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         bool(lookup, FALLBACK, true),
         Arrays.stream(str(lookup, FUNCTIONS, "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(),
         bool(lookup, VALIDATION, false),
-        transfers(lookup));
+        transfers(lookup),
+        bytes(lookup, DEVICE_MEMORY_LIMIT));
   }
 
   /** From a SparkConf. */
@@ -76,7 +82,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public DeviceOptions deviceOptions(String deviceSelector) {
     Path cache = shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(shaderCacheDir);
     return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
-        .withShaderCacheDir(cache);
+        .withShaderCacheDir(cache).withMemoryLimit(deviceMemoryLimit);
   }
 
   public Path shaderCachePath() {
@@ -116,6 +122,33 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive whole number.",
         "set " + key + " to the number of " + meaning + ".");
+  }
+
+  /** A byte size: a number with an optional k, m, g or t suffix (powers of 1024). */
+  private static long bytes(Function<String, String> lookup, String key) {
+    String v = lookup.apply(key);
+    if (v == null || v.isBlank()) {
+      return 0;
+    }
+    String t = v.trim().toLowerCase(Locale.ROOT).replace("_", "");
+    int shift = switch (t.charAt(t.length() - 1)) {
+      case 'k' -> 10;
+      case 'm' -> 20;
+      case 'g' -> 30;
+      case 't' -> 40;
+      default -> 0;
+    };
+    String digits = shift == 0 ? (t.endsWith("b") ? t.substring(0, t.length() - 1) : t) : t.substring(0, t.length() - 1);
+    try {
+      long n = Long.parseLong(digits);
+      if (n >= 0 && n <= (Long.MAX_VALUE >> shift)) {
+        return n << shift;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
+        "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g.");
   }
 
   private static TransferMode transfers(Function<String, String> lookup) {

@@ -47,7 +47,7 @@ final class FallbackTest {
     VkConf good = VkConf.from(s.sparkContext().conf());
     ExecutorGpu.shutdown();
     ExecutorGpu.init(new VkConf(true, "no-such-gpu", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(),
-        true, good.functions(), false, good.transfers()), "driver", null);
+        true, good.functions(), false, good.transfers(), 0), "driver", null);
     try {
       assertTrue(ExecutorGpu.current().isEmpty());
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b) AS h");

@@ -35,7 +35,7 @@ public final class BatchRunner implements AutoCloseable {
   private final ColumnRuntime runtime;
   private final List<KernelCall> calls;
   private final List<SqlType> inputTypes;
-  private final int capacity;
+  private int capacity;
   private final int workgroupSize;
   private final int maxGroupsX;
   private final OutputSlots slots;
@@ -44,6 +44,9 @@ public final class BatchRunner implements AutoCloseable {
   private final long[] lengths;
   private BufferSet set;
   private BatchStats stats = BatchStats.ZERO;
+  private long oomSplits;
+  private static final int MIN_CAPACITY = 1024;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
 
   BatchRunner(ColumnRuntime runtime, List<KernelCall> calls, List<SqlType> inputTypes, int capacity, BufferAllocator allocator) {
@@ -100,7 +103,7 @@ public final class BatchRunner implements AutoCloseable {
     long dispatches = 0;
     if (rows > 0) {
       if (set == null) {
-        set = runtime.acquire(new BufferSet.Key(calls, inputTypes, capacity));
+        set = acquire();
       }
       for (int start = 0; start < rows; start += capacity) {
         int n = Math.min(capacity, rows - start);
@@ -143,6 +146,32 @@ public final class BatchRunner implements AutoCloseable {
     hostNs += System.nanoTime() - h2;
     stats = stats.plus(new BatchStats(1, rows, dispatches, uploaded, read, deviceNs, waitNs, hostNs, slotStats));
     return results;
+  }
+
+  /**
+   * The buffer set for the current capacity. When the device runs out of memory, the capacity is
+   * halved (down to 1,024 rows) and batches run in more, smaller dispatches instead of failing.
+   */
+  private BufferSet acquire() {
+    while (true) {
+      try {
+        return runtime.acquire(new BufferSet.Key(calls, inputTypes, capacity));
+      } catch (GpuException e) {
+        if (e.code() != Code.OUT_OF_MEMORY || capacity <= MIN_CAPACITY) {
+          throw e;
+        }
+        int smaller = Math.max(MIN_CAPACITY, capacity / 2 / 64 * 64);
+        LOG.warn("out of device memory for {} rows per dispatch; splitting batches into {} rows: {}", capacity, smaller,
+            e.getMessage());
+        capacity = smaller;
+        oomSplits++;
+      }
+    }
+  }
+
+  /** How often this runner halved its capacity because the device ran out of memory. */
+  public long outOfMemorySplits() {
+    return oomSplits;
   }
 
   private void check(List<InputColumn> inputs, int rows) {

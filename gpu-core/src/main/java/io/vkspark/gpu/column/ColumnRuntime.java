@@ -48,6 +48,9 @@ public final class ColumnRuntime implements AutoCloseable {
    * @throws GpuException UNSUPPORTED when a kernel needs a feature the device lacks
    */
   public BatchRunner runner(List<KernelCall> calls, List<SqlType> inputTypes, int capacityRows, BufferAllocator allocator) {
+    synchronized (this) {
+      ensureOpen();
+    }
     if (calls.isEmpty()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "a batch runner needs at least one kernel call.", "pass one or more KernelCalls.");
     }
@@ -95,7 +98,16 @@ public final class ColumnRuntime implements AutoCloseable {
     for (KernelCall c : key.calls()) {
       loaded.put(c.kernel(), kernel(c.kernel()));
     }
-    BufferSet set = BufferSet.create(device, key, loaded);
+    BufferSet set;
+    try {
+      set = BufferSet.create(device, key, loaded);
+    } catch (GpuException e) {
+      if (e.code() != Code.OUT_OF_MEMORY || trim() == 0) {
+        throw e;
+      }
+      LOG.info("device memory was short; freed idle buffer sets and retrying: {}", e.getMessage());
+      set = BufferSet.create(device, key, loaded);
+    }
     all.add(set);
     setsCreated.incrementAndGet();
     LOG.debug("recorded buffer set #{} for {} at {} rows ({} bytes)", all.size(), key.calls(), key.capacity(), set.deviceBytes);

@@ -65,6 +65,14 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     }
     long padded = Math.max(PADDING, Sizes.alignUp(bytes, PADDING, "buffer size"));
     boolean staged = device.options().transfers() == TransferMode.STAGED;
+    long limit = device.options().memoryLimit();
+    long held = device.counters.bufferBytesLive.get();
+    if (limit > 0 && Sizes.add(held, padded, "device memory") > limit) {
+      throw GpuException.of(Code.OUT_OF_MEMORY, String.format(
+          "a %s buffer of %,d bytes would exceed the device memory limit of %,d bytes (%,d held in %d buffers).",
+          role, padded, limit, held, device.counters.buffersLive.get()),
+          "use smaller batches (spark.vkspark.batchRows), fewer concurrent GPU tasks, or a higher limit.");
+    }
     int usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT
         | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if (role == BufferRole.PARAMS) {

@@ -1,0 +1,31 @@
+package io.vkspark.gpu.tools;
+
+import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+
+/**
+ * Prints the Vulkan devices vkspark can use, one per line (index, name, type, UUID), or why there
+ * are none. Exit code 0 when at least one device is found, 2 otherwise. Useful as a first check on
+ * a new executor host: {@code java -cp vkspark.jar io.vkspark.gpu.tools.Devices}.
+ */
+public final class Devices {
+  private Devices() {}
+
+  public static void main(String[] args) {
+    try {
+      var devices = GpuDevice.list();
+      if (devices.isEmpty()) {
+        System.out.println("no Vulkan device with Vulkan 1.2 and a compute queue. Fix: install a Vulkan driver "
+            + "(Debian: apt-get install mesa-vulkan-drivers for the CPU, or your GPU vendor's driver).");
+        System.exit(2);
+      }
+      for (DeviceInfo d : devices) {
+        System.out.println(d.summary() + " features: " + d.features());
+      }
+    } catch (GpuException e) {
+      System.out.println(e.code() + ": " + e.getMessage());
+      System.exit(2);
+    }
+  }
+}
