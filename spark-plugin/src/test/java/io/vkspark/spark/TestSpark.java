@@ -28,7 +28,7 @@ final class TestSpark {
   static synchronized SparkSession spark() {
     if (spark == null) {
       spark = SparkSession.builder()
-          .master("local[4]")
+          .master("local[4,3]")
           .appName("vkspark-tests")
           .config("spark.plugins", VkSparkPlugin.class.getName())
           .config("spark.vkspark.validation", "true")

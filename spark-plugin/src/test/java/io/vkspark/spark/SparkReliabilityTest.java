@@ -1,0 +1,105 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.gpu.GpuDevice;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** Faults in Spark: failed and retried tasks, device memory running out, degenerate data. */
+final class SparkReliabilityTest {
+  private static Dataset<Row> table() {
+    return spark().read().parquet(parquet());
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  /** Passes ids through, but fails the first attempt of partition 1 mid-way (after GPU batches ran). */
+  public static final class FailFirstAttempt implements UDF1<Long, Long> {
+    @Override
+    public Long call(Long id) {
+      TaskContext t = TaskContext.get();
+      if (t != null && t.attemptNumber() == 0 && t.partitionId() == 1 && id % 1000 == 900) {
+        throw new IllegalStateException("injected failure in partition 1, attempt 0, id " + id);
+      }
+      return id;
+    }
+  }
+
+  @Test
+  void taskFailedMidPartitionAndRetried_correctResults_countersBackToBaseline() {
+    SparkSession s = spark();
+    s.udf().register("fail_first_attempt", new FailFirstAttempt(), DataTypes.LongType);
+    s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "500");
+    try {
+      String[] cols = {"fail_first_attempt(id) AS id", "gpu_hypot(a, b) AS h", "int_poly(i, j) AS p"};
+      table().selectExpr("id", "gpu_hypot(a, b) AS h", "int_poly(i, j) AS p").collectAsList(); // warm the pool
+      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
+      DeviceCounters before = device.counters();
+      Dataset<Row> df = table().selectExpr(cols);
+      List<List<Row>> both = gpuAndCpu(() -> table().selectExpr(cols));
+      assertRowsEqual(both.get(1), both.get(0));
+      assertEquals(20_000, both.get(0).size());
+      df.collectAsList();
+      DeviceCounters after = device.counters();
+      assertEquals(before.buffersLive(), after.buffersLive(), "no buffer leaked by the failed attempt");
+      assertEquals(before.commandBuffersLive(), after.commandBuffersLive(), "no command buffer leaked");
+      assertEquals(before.descriptorSetsLive(), after.descriptorSetsLive());
+      Map<String, Long> m = metrics(gpuNodes(df).get(0));
+      assertEquals(20_000L, m.get("gpuRows"), m.toString());
+    } finally {
+      s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+    }
+  }
+
+  @Test
+  void deviceOutOfMemory_batchesAreSplitAndTheQueryCompletes() {
+    SparkSession s = spark();
+    VkConf good = VkConf.from(s.sparkContext().conf());
+    GpuDevice old = ExecutorGpu.current().orElseThrow().device();
+    ExecutorGpu.shutdown();
+    DeviceCounters closed = old.counters();
+    assertTrue(closed.nothingLive(), "the executor's device closed with nothing alive: " + closed);
+    assertEquals(0, old.validationErrors(), old.validationMessages().toString());
+    // 2 MiB for everything: 1 M-row buffer sets (24 MiB) cannot exist; dispatches shrink to fit.
+    ExecutorGpu.init(new VkConf(true, "", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(), true,
+        good.functions(), true, good.transfers(), 2L << 20), "driver", null);
+    try {
+      assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"));
+      Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b) AS h");
+      df.collectAsList();
+      Map<String, Long> m = metrics(gpuNodes(df).get(0));
+      assertEquals(20_000L, m.get("gpuRows"), "still on the GPU, in smaller dispatches: " + m);
+      DeviceCounters c = ExecutorGpu.current().orElseThrow().device().counters();
+      assertTrue(c.bufferBytesLive() <= 2L << 20, "the limit holds: " + c);
+      assertTrue(c.buffersCreated() > 0, c.toString());
+    } finally {
+      ExecutorGpu.shutdown();
+      ExecutorGpu.init(good, "driver", null);
+    }
+  }
+
+  @Test
+  void allNullColumn_emptyTable_singleRow() {
+    SparkSession s = spark();
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, cast(null as double)) AS h", "int_poly(i, null) AS p"));
+    assertTrue(table().selectExpr("gpu_hypot(a, cast(null as double)) AS h").collectAsList().stream().allMatch(r -> r.isNullAt(0)));
+    assertGpuEqualsCpu(() -> table().where("id < 0").selectExpr("id", "gpu_hypot(a, b)"));
+    assertEquals(0, table().where("id < 0").selectExpr("id", "gpu_hypot(a, b)").count());
+    assertGpuEqualsCpu(() -> table().where("id = 4242").selectExpr("id", "gpu_hypot(a, b)", "xor_gpu(p, q)"));
+    assertGpuEqualsCpu(() -> s.range(0, 1, 1, 1).selectExpr("id", "gpu_hypot(cast(id as double), 2.0D)"));
+  }
+}
