@@ -130,9 +130,11 @@ final class PrerecordedDispatchTest {
           assertEquals(2.5f * (i % 1000) + 1f, out.getFloat(4 * i), "row " + i);
         }
       }
-      GpuException e = assertGpuError(GpuException.Code.SIZE, "workgroups in x",
-          () -> k.prerecord(List.of(x), List.of(y), null, Groups.of(d.info().maxWorkgroupCountX() + 1)));
-      assertTrue(e.getMessage().contains("Groups.covering"), e.getMessage());
+      if (d.info().maxWorkgroupCountX() < Integer.MAX_VALUE) { // NVIDIA allows 2^31-1: nothing above it to ask for
+        GpuException e = assertGpuError(GpuException.Code.SIZE, "workgroups in x",
+            () -> k.prerecord(List.of(x), List.of(y), null, Groups.of(d.info().maxWorkgroupCountX() + 1)));
+        assertTrue(e.getMessage().contains("Groups.covering"), e.getMessage());
+      }
     } finally {
       TestGpu.closeClean(d);
     }

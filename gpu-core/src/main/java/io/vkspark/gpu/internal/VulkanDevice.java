@@ -75,10 +75,16 @@ public final class VulkanDevice implements GpuDevice {
   private final Set<Child> children = ConcurrentHashMap.newKeySet();
   private final Set<VulkanKernel> kernels = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private final long validationErrorsBefore;
+  private final int messagesBefore;
+  private volatile long errorsAtClose;
+  private volatile List<String> messagesAtClose;
 
   private VulkanDevice(DeviceOptions options, VulkanInstance instance, VulkanInstance.Physical physical) {
     this.options = options;
     this.instance = instance;
+    this.validationErrorsBefore = instance.validationErrors();
+    this.messagesBefore = instance.messageCount();
     this.timestampValidBits = physical.timestampValidBits();
     DeviceFeatures has = physical.info().features();
     DeviceFeatures enabled = new DeviceFeatures(has.shaderInt64(), has.shaderFloat64(), has.storage8Bit(),
@@ -137,7 +143,7 @@ public final class VulkanDevice implements GpuDevice {
 
   /** Opens the device {@code options} select; see {@link GpuDevice#open}. */
   public static VulkanDevice open(DeviceOptions options) {
-    VulkanInstance instance = VulkanInstance.create(options.validation());
+    VulkanInstance instance = VulkanInstance.acquire(options.validation());
     try {
       List<VulkanInstance.Physical> all = instance.physicalDevices();
       DeviceSelector.Choice choice = DeviceSelector.select(options.device(),
@@ -149,7 +155,7 @@ public final class VulkanDevice implements GpuDevice {
           options.validation() ? "; validation on" : "");
       return device;
     } catch (RuntimeException e) {
-      instance.close();
+      instance.release();
       throw e;
     }
   }
@@ -307,14 +313,17 @@ public final class VulkanDevice implements GpuDevice {
     return counters.snapshot();
   }
 
+  /** Errors the validation layer reported while this device was open (the instance is shared). */
   @Override
   public long validationErrors() {
-    return instance.validationErrors();
+    List<String> frozen = messagesAtClose;
+    return frozen != null ? errorsAtClose : instance.validationErrors() - validationErrorsBefore;
   }
 
   @Override
   public List<String> validationMessages() {
-    return instance.validationMessages();
+    List<String> frozen = messagesAtClose;
+    return frozen != null ? frozen : instance.validationMessagesFrom(messagesBefore);
   }
 
   @Override
@@ -353,7 +362,9 @@ public final class VulkanDevice implements GpuDevice {
       if (!c.nothingLive()) {
         LOG.warn("Vulkan device '{}' closed with live objects: {}", info.name(), c);
       }
-      instance.close();
+      errorsAtClose = instance.validationErrors() - validationErrorsBefore;
+      messagesAtClose = instance.validationMessagesFrom(messagesBefore);
+      instance.release();
       LOG.info("vkspark closed Vulkan device '{}' after {} dispatches", info.name(), c.dispatchesSubmitted());
     } finally {
       lock.unlock();

@@ -45,13 +45,21 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Vulkan instance, its optional validation layer and debug messenger, and the physical devices
- * it sees. Owned by one {@link VulkanDevice} (or opened briefly to list devices).
+ * it sees.
+ *
+ * <p>One instance per process (one with validation, one without) is shared by every device and
+ * kept until the JVM exits: NVIDIA's driver (580) refuses {@code vkCreateInstance} with
+ * VK_ERROR_INCOMPATIBLE_DRIVER after 30 create/destroy cycles in one process, as measured on the
+ * H200 machine, so devices reference-count the shared instance instead of each creating one.
  */
 public final class VulkanInstance implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VulkanInstance.class);
   static final String VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation";
   private static final int MAX_MESSAGES = 200;
   private static boolean loaded;
+  private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
+  private static boolean hook;
+  private int users;
 
   final VkInstance handle;
   private final long messenger;
@@ -128,14 +136,45 @@ public final class VulkanInstance implements AutoCloseable {
     }
   }
 
-  static VulkanInstance create(boolean validation) {
-    return new VulkanInstance(validation);
+  /** The process's shared instance with or without validation; {@link #release()} when done. */
+  static synchronized VulkanInstance acquire(boolean validation) {
+    VulkanInstance instance = SHARED.get(validation);
+    if (instance == null) {
+      instance = new VulkanInstance(validation);
+      SHARED.put(validation, instance);
+      if (!hook) {
+        hook = true;
+        Runtime.getRuntime().addShutdownHook(new Thread(VulkanInstance::destroyUnused, "vkspark-vulkan-instance"));
+      }
+    }
+    instance.users++;
+    return instance;
   }
 
-  /** Lists devices with a short-lived instance. */
+  /** Drops one reference; the instance itself stays for the next device (see the class comment). */
+  void release() {
+    synchronized (VulkanInstance.class) {
+      users--;
+    }
+  }
+
+  private static synchronized void destroyUnused() {
+    SHARED.values().removeIf(i -> {
+      if (i.users == 0) {
+        i.close();
+        return true;
+      }
+      return false;
+    });
+  }
+
+  /** Lists devices through the shared instance. */
   public static List<DeviceInfo> listDevices() {
-    try (VulkanInstance instance = new VulkanInstance(false)) {
+    VulkanInstance instance = acquire(false);
+    try {
       return instance.physicalDevices().stream().map(Physical::info).toList();
+    } finally {
+      instance.release();
     }
   }
 
@@ -180,6 +219,17 @@ public final class VulkanInstance implements AutoCloseable {
     synchronized (messages) {
       return List.copyOf(messages);
     }
+  }
+
+  /** Messages from index {@code from} on (a device's share of a shared instance's messages). */
+  List<String> validationMessagesFrom(int from) {
+    synchronized (messages) {
+      return List.copyOf(messages.subList(Math.min(from, messages.size()), messages.size()));
+    }
+  }
+
+  int messageCount() {
+    return messages.size();
   }
 
   private static boolean hasLayer(MemoryStack stack, String name) {

@@ -65,6 +65,11 @@ public final class CoreBench {
       try (GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", ""))
           .withTransfers(mode))) {
         String dev = d.info().name();
+        System.out.println(Json.of("core", "device").put("device", dev).put("transfers", mode.name())
+            .put("type", d.info().type().name()).put("driver", d.info().driver()).put("api", d.info().apiVersion())
+            .put("subgroup", d.info().subgroupSize()).put("device_local_mib", d.info().deviceLocalBytes() >> 20)
+            .put("direct_host_writes", d.info().directHostWrites()).put("features", d.info().features().toString())
+            .put("java", System.getProperty("java.version")).put("cores", Runtime.getRuntime().availableProcessors()));
         if (only.isEmpty() || only.contains("latency")) {
           emptyDispatch(d, dev, mode, quick ? 200 : 2000);
         }
