@@ -2,9 +2,15 @@
 # when it is missing: Mesa's lavapipe runs everything on the CPU when there is no GPU).
 MVN       ?= mvn -B -ntp
 JAVA      ?= java
+VERSION   := 0.1.0-SNAPSHOT
 SPARK_JVM := $(shell sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' pom.xml)
+PLUGIN_JAR   := spark-plugin/target/vkspark-$(VERSION).jar
+EXAMPLES_JAR := examples/target/vkspark-examples-$(VERSION).jar
+# Rows for the demo and for the cluster test's job.
+DEMO_ROWS    ?= 2000000
+CLUSTER_ROWS ?= 200000
 
-.PHONY: all build test demo bench vulkan vulkan-runtime clean
+.PHONY: all build test demo bench cluster-test vulkan vulkan-runtime clean
 
 all: build
 
@@ -17,19 +23,33 @@ vulkan-runtime:
 build:
 	$(MVN) -q -DskipTests install
 
-## test: every module's tests on a real Vulkan driver, with the validation layer on
+examples/target/classpath.txt: build
+	$(MVN) -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=compile >/dev/null
+
+## test: every module's tests on a real Vulkan driver (validation layer on), then a real standalone cluster
 test: vulkan
 	$(MVN) install
+	$(MAKE) --no-print-directory cluster-test
 
-## demo: real GPU work on the best Vulkan device present
-demo: vulkan-runtime build
-	$(MVN) -q -pl gpu-core dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=runtime >/dev/null
-	$(JAVA) -cp gpu-core/target/classes:$$(cat gpu-core/target/classpath.txt) io.vkspark.gpu.tools.Demo
+## demo: Black-Scholes through a GPU UDF in Spark SQL on the best Vulkan device present
+demo: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.Demo $(DEMO_ROWS)
 
-## bench: benchmarks, one JSON line per case (absolute times count only from the H200 machine)
-bench: vulkan-runtime build
+## cluster-test: Spark standalone master + 2 workers on 127.0.0.1, spark-submit with the plugin jar
+cluster-test: vulkan-runtime
+	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -DskipTests install
+	bash scripts/cluster-test.sh --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
+	  --extra-jars $(PLUGIN_JAR) \
+	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
+	  --conf spark.vkspark.shaderCacheDir=$(CURDIR)/target/cluster-test/shader-cache \
+	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh' \
+	  -- $(CURDIR)/target/cluster-test/options.parquet --generate $(CLUSTER_ROWS)
+
+## bench: gpu-core and Spark benchmarks, one JSON line per case (absolute times count only from the H200 machine)
+bench: vulkan-runtime examples/target/classpath.txt
 	$(MVN) -q -pl gpu-core dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=test >/dev/null
-	$(JAVA) -cp gpu-core/target/classes:gpu-core/target/test-classes:$$(cat gpu-core/target/classpath.txt) io.vkspark.gpu.bench.CoreBench
+	$(JAVA) -cp gpu-core/target/classes:gpu-core/target/test-classes:$$(cat gpu-core/target/classpath.txt) io.vkspark.gpu.bench.CoreBench $(BENCH_ARGS)
+	$(JAVA) $(SPARK_JVM) -Xmx8g -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench $(SPARK_BENCH_ARGS)
 
 clean:
 	$(MVN) -q clean

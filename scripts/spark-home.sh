@@ -98,7 +98,7 @@ fi
 
 rm -rf "$stage"
 mkdir -p "$stage/jars"
-while IFS= read -r jar; do
+while IFS= read -r jar || [ -n "$jar" ]; do
   [ -n "$jar" ] || continue
   case "$jar" in *.jar) ;; *) continue ;; esac
   case "$(basename "$jar")" in rocksdbjni-*) continue ;; esac

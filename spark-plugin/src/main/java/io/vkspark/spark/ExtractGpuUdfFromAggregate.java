@@ -42,32 +42,36 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
     });
   }
 
-  /** GPU UDF calls over the aggregate's input: under aggregate functions, or grouping keys. */
+  /**
+   * The outermost GPU UDF calls over the aggregate's input, under aggregate functions or in
+   * grouping keys. Calls nested in them move with them: the physical rule stacks their nodes.
+   */
   private static Map<Expression, ScalaUDF> candidates(Aggregate a) {
     Map<Expression, ScalaUDF> found = new LinkedHashMap<>();
     var input = a.child().outputSet();
     for (Expression e : Scala.list(a.aggregateExpressions()).stream().map(x -> (Expression) x).toList()) {
       e.foreach(node -> {
         if (node instanceof AggregateExpression agg) {
-          agg.foreach(x -> {
-            if (x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
-              found.putIfAbsent(u.canonicalized(), u);
-            }
-            return BoxedUnit.UNIT;
-          });
+          outermost(agg, input, found);
         }
         return BoxedUnit.UNIT;
       });
     }
     for (Expression g : Scala.list(a.groupingExpressions())) {
-      g.foreach(x -> {
-        if (x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
-          found.putIfAbsent(u.canonicalized(), u);
-        }
-        return BoxedUnit.UNIT;
-      });
+      outermost(g, input, found);
     }
     return found;
+  }
+
+  private static void outermost(Expression e, org.apache.spark.sql.catalyst.expressions.AttributeSet input,
+                                Map<Expression, ScalaUDF> found) {
+    if (e instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
+      found.putIfAbsent(u.canonicalized(), u);
+      return;
+    }
+    for (Expression child : Scala.list(e.children())) {
+      outermost(child, input, found);
+    }
   }
 
   private static LogicalPlan rewrite(Aggregate a) {
@@ -93,10 +97,10 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
         return columns.get(x.canonicalized());
       }
     };
-    List<Expression> grouping = Scala.list(a.groupingExpressions()).stream().map(g -> g.transformUp(replace)).toList();
+    List<Expression> grouping = Scala.list(a.groupingExpressions()).stream().map(g -> g.transformDown(replace)).toList();
     List<NamedExpression> aggregates = new ArrayList<>();
     for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {
-      aggregates.add((NamedExpression) ((Expression) ne).transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      aggregates.add((NamedExpression) ((Expression) ne).transformDown(new AbstractPartialFunction<Expression, Expression>() {
         @Override
         public boolean isDefinedAt(Expression x) {
           return x instanceof AggregateExpression || (x instanceof ScalaUDF && isGroupingKey(x, grouping, columns));
@@ -104,7 +108,7 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
 
         @Override
         public Expression apply(Expression x) {
-          return x instanceof AggregateExpression ? x.transformUp(replace) : columns.get(x.canonicalized());
+          return x instanceof AggregateExpression ? x.transformDown(replace) : columns.get(x.canonicalized());
         }
       }));
     }

@@ -128,7 +128,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
       m.put("movedSlots", SQLMetrics.createMetric(sc, "output slots moved"));
       m.put("appendedSlots", SQLMetrics.createMetric(sc, "output slots appended"));
       m.put("bufferSetsRecorded", SQLMetrics.createMetric(sc, "buffer sets recorded"));
-      m.put("deviceBytesHeld", SQLMetrics.createSizeMetric(sc, "device memory of buffer sets (per task peak)", -1));
+      m.put("deviceBytesHeld", SQLMetrics.createSizeMetric(sc, "GPU buffer memory per task", -1));
       metrics = m;
     }
     return metrics;

@@ -57,6 +57,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private BatchRunner runner;
   private ExecutorGpu gpu;
   private BatchStats reported = BatchStats.ZERO;
+  private long taskBufferBytes;
   private boolean closed;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, int childColumns, VkConf conf,
@@ -170,10 +171,10 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
       report(runner.stats());
-      long held = gpu.runtime().deviceBytesHeld();
-      SQLMetric peak = metrics.get("deviceBytesHeld");
-      if (held > peak.value()) {
-        peak.set(held);
+      SQLMetric bytes = metrics.get("deviceBytesHeld");
+      if (runner.bufferBytes() > taskBufferBytes) {
+        bytes.add(runner.bufferBytes() - taskBufferBytes);
+        taskBufferBytes = runner.bufferBytes();
       }
     } finally {
       if (runner != null) {

@@ -202,7 +202,8 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   /** Tags every node still holding a GPU UDF with why it runs there on the CPU. */
   private void tagLeftovers(SparkPlan plan, GpuPlanner planner) {
     plan.foreach(node -> {
-      if (node instanceof GpuEvalExec) {
+      // Scans hold pushed-down filters only to prune files and row groups; they evaluate nothing per row.
+      if (node instanceof GpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
         return BoxedUnit.UNIT;
       }
       Set<String> reasons = new LinkedHashSet<>();

@@ -99,6 +99,24 @@ final class GpuUdfSqlTest {
   }
 
   @Test
+  void nestedCallsInAggregates_allRunOnTheGpu() {
+    Dataset<Row> df = table().groupBy(functions.expr("p").as("k"))
+        .agg(functions.expr("sum(hypot_gpu(hypot_gpu(a, b), a))"), functions.expr("max(int_poly(int_poly(i, j), j))"));
+    String plan = explain(df);
+    assertFalse(plan.contains("runs on CPU"), plan);
+    assertEquals(2, gpuNodes(df).size(), plan);
+    assertGpuEqualsCpu(() -> table().groupBy(functions.expr("p").as("k"))
+        .agg(functions.expr("sum(hypot_gpu(hypot_gpu(a, b), a))"), functions.expr("max(int_poly(int_poly(i, j), j))")));
+  }
+
+  @Test
+  void filterPushedToTheScan_isNotReportedAsCpu() {
+    String plan = explain(table().where("hypot_gpu(a, b) > 100").select("id"));
+    assertTrue(plan.contains("on GPU"), plan);
+    assertFalse(plan.contains("runs on CPU"), plan);
+  }
+
+  @Test
   void implicitCasts_followSpark() {
     // int_poly takes ints: j is int, a literal 2 is int; hypot_gpu takes doubles: an int column and a decimal literal cast.
     assertGpuEqualsCpu(() -> table().selectExpr("id", "hypot_gpu(j, 2.5) AS h", "long_mix(i, j) AS m"));

@@ -35,6 +35,9 @@ public final class BatchRunner implements AutoCloseable {
   private final ColumnRuntime runtime;
   private final List<KernelCall> calls;
   private final List<SqlType> inputTypes;
+  /** Most rows per dispatch: the configured batch size, lowered when the device runs out of memory. */
+  private int ceiling;
+  /** Rows the current buffer set holds: grows in powers of two with the batches seen, up to the ceiling. */
   private int capacity;
   private final int workgroupSize;
   private final int maxGroupsX;
@@ -45,7 +48,9 @@ public final class BatchRunner implements AutoCloseable {
   private BufferSet set;
   private BatchStats stats = BatchStats.ZERO;
   private long oomSplits;
+  private long bufferBytes;
   private static final int MIN_CAPACITY = 1024;
+  private static final int MIN_SHAPE = 4096;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
 
@@ -53,7 +58,7 @@ public final class BatchRunner implements AutoCloseable {
     this.runtime = runtime;
     this.calls = calls;
     this.inputTypes = inputTypes;
-    this.capacity = capacity;
+    this.ceiling = capacity;
     DeviceInfo info = runtime.device().info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
@@ -66,9 +71,22 @@ public final class BatchRunner implements AutoCloseable {
     }
   }
 
-  /** Rows per dispatch. */
+  /** Most rows per dispatch (larger batches are split). */
   public int capacity() {
+    return ceiling;
+  }
+
+  /**
+   * Rows per dispatch of the buffers in use: the smallest power of two (at least 4,096) that holds
+   * the largest batch so far, at most {@link #capacity()}. Small batches thus get small buffers.
+   */
+  public int currentCapacity() {
     return capacity;
+  }
+
+  private int shapeFor(int rows) {
+    int pow2 = Integer.highestOneBit(Math.max(rows, MIN_SHAPE) - 1) << 1;
+    return Math.min(ceiling, pow2 <= 0 ? Integer.MAX_VALUE : pow2);
   }
 
   public List<KernelCall> calls() {
@@ -101,9 +119,18 @@ public final class BatchRunner implements AutoCloseable {
     long deviceNs = 0;
     long waitNs = 0;
     long dispatches = 0;
+    int wanted = shapeFor(rows);
+    if (wanted > capacity) {
+      if (set != null) {
+        runtime.release(set);
+        set = null;
+      }
+      capacity = wanted;
+    }
     if (rows > 0) {
       if (set == null) {
         set = acquire();
+        bufferBytes = Math.max(bufferBytes, set.deviceBytes);
       }
       for (int start = 0; start < rows; start += capacity) {
         int n = Math.min(capacity, rows - start);
@@ -164,9 +191,15 @@ public final class BatchRunner implements AutoCloseable {
         LOG.warn("out of device memory for {} rows per dispatch; splitting batches into {} rows: {}", capacity, smaller,
             e.getMessage());
         capacity = smaller;
+        ceiling = Math.min(ceiling, smaller);
         oomSplits++;
       }
     }
+  }
+
+  /** Device memory of the largest buffer set this runner used (inputs, outputs, parameters). */
+  public long bufferBytes() {
+    return bufferBytes;
   }
 
   /** How often this runner halved its capacity because the device ran out of memory. */

@@ -1,0 +1,104 @@
+package io.vkspark.examples;
+
+import static io.vkspark.examples.ExampleSpark.captureOut;
+import static io.vkspark.examples.ExampleSpark.spark;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.vkspark.spark.GpuFunction;
+import io.vkspark.spark.GpuKernel;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.api.java.UDF5;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The spark-submit jobs' main() methods end to end, in-process on a small N: they reuse the
+ * tests' session (and so must not stop it), print what they promise and return normally.
+ */
+final class JobsTest {
+  private static String path;
+  private static String generated;
+
+  @BeforeAll
+  static void generate() throws Exception {
+    spark();
+    path = ExampleSpark.tempDir("vkspark-options").resolve("options.parquet").toString();
+    generated = captureOut(() -> GenerateOptions.main(new String[] {path, "20000", "3"}));
+  }
+
+  @Test
+  void generateOptions_writesTheDocumentedColumns() {
+    assertTrue(generated.contains("[generate] done"), generated);
+    Dataset<Row> options = spark().read().parquet(path);
+    assertEquals(20_000, options.count());
+    assertEquals(3, options.inputFiles().length);
+    assertEquals(List.of("id", "trade_date", "expiry", "s", "k", "t", "r", "v", "price"), List.of(options.columns()));
+    long missing = options.where("price IS NULL").count();
+    assertTrue(missing > 50 && missing < 500, "about 1% of prices missing: " + missing);
+    assertEquals(0, options.where("s <= 0D OR k <= 0D OR t <= 0D OR expiry <= trade_date "
+        + "OR abs(t - datediff(expiry, trade_date) / 365D) > 1e-12D").count());
+  }
+
+  @Test
+  void optionsJob_main() throws Exception {
+    String out = captureOut(() -> OptionsJob.main(new String[] {path}));
+    assertTrue(out.contains("[vkspark] device: llvmpipe") || out.contains("[vkspark] device: "), out);
+    assertTrue(out.contains("VkGpuEval [black_scholes("), "the plan shows the GPU node: " + out);
+    assertTrue(out.contains("implied_volatility(price#") && out.contains(" on GPU"), out);
+    assertTrue(out.contains("  rows on GPU: ") && out.contains("  rows on CPU (fallback): 0\n"), "metrics: " + out);
+    assertTrue(out.contains("[options] checks passed"), out);
+    assertEquals(5, out.lines().filter(l -> l.startsWith("[options] check ") && l.contains(" OK ")).count(), out);
+    assertFalse(spark().sparkContext().isStopped(), "the job must not stop a session it did not create");
+  }
+
+  @Test
+  void optionsJob_checks_catchAKernelThatIsOffByOnePartInAMillion() {
+    GpuKernel right = new BlackScholes().kernel();
+    String wrongBody = right.body().replace("return s * vk_norm_cdf(d1)", "return 1.000001lf * s * vk_norm_cdf(d1)");
+    assertFalse(wrongBody.equals(right.body()));
+    BlackScholes cpu = new BlackScholes();
+    GpuFunction.define("black_scholes").returns("double")
+        .arg("s", "double").arg("k", "double").arg("t", "double").arg("r", "double").arg("v", "double")
+        .body(wrongBody)
+        .cpu((UDF5<Double, Double, Double, Double, Double, Double>) cpu::call)
+        .register(spark());
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try {
+      spark().read().parquet(path).createOrReplaceTempView("options");
+      boolean ok = OptionsJob.check(spark(), new PrintStream(buf, true, StandardCharsets.UTF_8));
+      String out = buf.toString(StandardCharsets.UTF_8);
+      assertFalse(ok, out);
+      assertTrue(out.contains("black_scholes GPU vs Java call()") && out.contains("FAIL"), out);
+      assertTrue(out.contains("[options] checks FAILED"), out);
+      assertTrue(out.lines().anyMatch(l -> l.contains("days_to_expiry") && l.contains(" OK ")), out);
+    } finally {
+      SparkJobs.registerAll(spark());
+    }
+  }
+
+  @Test
+  void demo_main() throws Exception {
+    String out = captureOut(() -> Demo.main(new String[] {"60000"}));
+    assertTrue(out.contains("[vkspark] device: "), out);
+    assertTrue(out.contains("[demo]   GPU  ") && out.contains("[demo]   CPU  "), out);
+    assertTrue(out.contains("rows on GPU: 60,000"), out);
+    assertTrue(out.contains("rows on CPU (fallback): 0"), out);
+    assertTrue(out.contains("[demo] OK"), out);
+    assertFalse(spark().sparkContext().isStopped());
+    assertEquals("true", spark().conf().get("spark.vkspark.enabled", "true"), "the demo restores the setting");
+  }
+
+  @Test
+  void jobs_rejectMissingArguments_withoutExiting() {
+    assertThrows(IllegalArgumentException.class, () -> OptionsJob.main(new String[0]));
+    assertThrows(IllegalArgumentException.class, () -> GenerateOptions.main(new String[0]));
+  }
+}
