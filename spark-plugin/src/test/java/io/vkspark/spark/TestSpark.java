@@ -116,7 +116,8 @@ final class TestSpark {
         if (x instanceof Double dx && y instanceof Double dy) {
           assertTrue(Math.abs(dx - dy) <= 4 * Math.ulp(dx) || dx.equals(dy), where);
         } else if (x instanceof Float fx && y instanceof Float fy) {
-          assertTrue(Math.abs(fx - fy) <= 2 * Math.ulp(fx) || fx.equals(fy), where);
+          // Test data stays within +-1000; a GPU may fuse a multiply-add, rounding once where Java rounds twice.
+          assertTrue(Math.abs(fx - fy) <= 8 * Math.ulp(Math.max(Math.abs(fx), 1000f)) || fx.equals(fy), where);
         } else {
           assertEquals(x, y, where);
         }

@@ -36,7 +36,7 @@ public final class BenchChart {
     String title = args[0];
     Map<String, Map<String, Double>> cases = new LinkedHashMap<>();
     String device = "";
-    long rows = 0;
+    Map<String, Long> rows = new LinkedHashMap<>();
     for (int i = 2; i < args.length; i++) {
       for (String line : Files.readAllLines(Path.of(args[i]))) {
         if (!line.contains("\"bench\": \"spark\"")) {
@@ -52,10 +52,10 @@ public final class BenchChart {
         }
         cases.computeIfAbsent(f.get("case"), k -> new LinkedHashMap<>()).put(f.get("variant"), Double.parseDouble(f.get("median_s")));
         device = f.get("device");
-        rows = Long.parseLong(f.get("rows"));
+        rows.put(f.get("case"), Long.parseLong(f.get("rows")));
       }
     }
-    int width = 240 * Math.max(1, cases.size()) + 140;
+    int width = Math.max(240 * Math.max(1, cases.size()) + 140, 9 * title.length() + 40);
     int height = 520;
     BufferedImage img = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
     Graphics2D g = img.createGraphics();
@@ -67,7 +67,8 @@ public final class BenchChart {
     g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
     g.drawString(title, 20, 28);
     g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
-    g.drawString(String.format(Locale.ROOT, "%,d cached rows, median seconds (log scale, lower is better); device: %s", rows, device), 20, 48);
+    g.drawString("median seconds of a query summing the UDF over a cached DataFrame (log scale, lower is better); device: "
+        + device, 20, 48);
 
     double min = cases.values().stream().flatMap(m -> m.values().stream()).mapToDouble(Double::doubleValue).min().orElse(0.01);
     double max = cases.values().stream().flatMap(m -> m.values().stream()).mapToDouble(Double::doubleValue).max().orElse(1);
@@ -107,6 +108,7 @@ public final class BenchChart {
       }
       g.setColor(Color.BLACK);
       g.drawString(c.getKey(), x - 62 * variants.size(), bottom + 18);
+      g.drawString(String.format(Locale.ROOT, "%,d rows", rows.get(c.getKey())), x - 62 * variants.size(), bottom + 34);
       x += 50;
     }
     int lx = 20;

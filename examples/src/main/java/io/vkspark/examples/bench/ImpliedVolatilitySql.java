@@ -29,11 +29,11 @@ final class ImpliedVolatilitySql {
             + ") >= price AS ok",
         "0D AS lo", maxVol + "D AS hi", "least(greatest(sqrt(2D * abs(lsk + r * t) / t), 0.05D), 5.0D) AS sigma");
     for (int i = 0; i < ImpliedVolatility.ITERATIONS; i++) {
-      d = d.selectExpr("price", "s", "k", "t", "r", "kd", "sqt", "lsk", "ok", "lo", "hi", "sigma",
-          "(lsk + (r + 0.5D * sigma * sigma) * t) / (sigma * sqt) AS d1", "sigma * sqt AS sd");
-      d = d.selectExpr("price", "s", "k", "t", "r", "kd", "sqt", "lsk", "ok", "lo", "hi", "sigma", "d1",
-          "s * " + SparkJobs.normCdfSql("d1") + " - kd * " + SparkJobs.normCdfSql("(d1 - sd)") + " - price AS diff",
-          "s * " + INV_SQRT_2PI + " * exp(-0.5D * d1 * d1) * sqt AS vega");
+      d = d.selectExpr(cols("(lsk + (r + 0.5D * sigma * sigma) * t) / (sigma * sqt) AS d1", "sigma * sqt AS sd"));
+      d = d.selectExpr(cols("d1", "d1 - sd AS d2", "abs(d1) AS a1", "abs(d1 - sd) AS a2"));
+      d = d.selectExpr(cols("d1", "d2", "a1", "a2", "exp(-a1 * a1 / 2D) AS e1", "exp(-a2 * a2 / 2D) AS e2"));
+      d = d.selectExpr(cols("s * " + BlackScholesSql.cdf("d1", "a1", "e1") + " - kd * " + BlackScholesSql.cdf("d2", "a2", "e2")
+          + " - price AS diff", "s * " + INV_SQRT_2PI + " * e1 * sqt AS vega"));
       d = d.selectExpr("price", "s", "k", "t", "r", "kd", "sqt", "lsk", "ok",
           "CASE WHEN diff > 0D THEN lo ELSE sigma END AS lo2", "CASE WHEN diff > 0D THEN sigma ELSE hi END AS hi2",
           "sigma", "CASE WHEN vega > 0D THEN sigma - diff / vega ELSE -1D END AS next")
@@ -43,4 +43,12 @@ final class ImpliedVolatilitySql {
     return d.withColumn(out, expr("CASE WHEN ok THEN sigma ELSE double('NaN') END"));
   }
 
+
+  /** The columns every step carries, then {@code more}. */
+  private static String[] cols(String... more) {
+    String[] keep = {"price", "s", "k", "t", "r", "kd", "sqt", "lsk", "ok", "lo", "hi", "sigma"};
+    String[] out = java.util.Arrays.copyOf(keep, keep.length + more.length);
+    System.arraycopy(more, 0, out, keep.length, more.length);
+    return out;
+  }
 }

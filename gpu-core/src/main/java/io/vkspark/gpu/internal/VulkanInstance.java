@@ -50,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * <p>One instance per process (one with validation, one without) is shared by every device and
  * kept until the JVM exits: NVIDIA's driver (580) refuses {@code vkCreateInstance} with
  * VK_ERROR_INCOMPATIBLE_DRIVER after 30 create/destroy cycles in one process, as measured on the
- * H200 machine, so devices reference-count the shared instance instead of each creating one.
+ * H200 machine, so devices reference-count the shared instance instead of each creating one. It is
+ * not destroyed at exit either: destroying it from a shutdown hook crashed the JVM in the NVIDIA
+ * driver (SIGSEGV at exit, also on the H200); the process's exit releases it.
  */
 public final class VulkanInstance implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VulkanInstance.class);
@@ -58,7 +60,6 @@ public final class VulkanInstance implements AutoCloseable {
   private static final int MAX_MESSAGES = 200;
   private static boolean loaded;
   private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
-  private static boolean hook;
   private int users;
 
   final VkInstance handle;
@@ -142,10 +143,6 @@ public final class VulkanInstance implements AutoCloseable {
     if (instance == null) {
       instance = new VulkanInstance(validation);
       SHARED.put(validation, instance);
-      if (!hook) {
-        hook = true;
-        Runtime.getRuntime().addShutdownHook(new Thread(VulkanInstance::destroyUnused, "vkspark-vulkan-instance"));
-      }
     }
     instance.users++;
     return instance;
@@ -156,16 +153,6 @@ public final class VulkanInstance implements AutoCloseable {
     synchronized (VulkanInstance.class) {
       users--;
     }
-  }
-
-  private static synchronized void destroyUnused() {
-    SHARED.values().removeIf(i -> {
-      if (i.users == 0) {
-        i.close();
-        return true;
-      }
-      return false;
-    });
   }
 
   /** Lists devices through the shared instance. */

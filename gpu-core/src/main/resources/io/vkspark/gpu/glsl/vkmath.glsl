@@ -443,8 +443,9 @@ double pow(double x, double y) {
   }
   dvec2 l = vkm_log_dd(ax);
   precise double ph = y * l.x;
-  if (ph > 710.0LF) return sgn * vkm_inf();
-  if (ph < -760.0LF) return sgn * 0.0LF;
+  // Selects, not sgn * Infinity: NVIDIA's 580 driver returned 0 for that product (seen on the H200).
+  if (ph > 710.0LF) return (sgn < 0.0LF) ? -vkm_inf() : vkm_inf();
+  if (ph < -760.0LF) return (sgn < 0.0LF) ? -0.0LF : 0.0LF;
   dvec2 p = vkm_two_prod(y, l.x);                // |y| < 2^63 here since |log x| >= 2^-53
   precise double pl = p.y + y * l.y;
   dvec2 q = vkm_fast_two_sum(p.x, pl);
