@@ -16,12 +16,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF5;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
-import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataTypes;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.BoxedUnit;
 
 /**
  * What the example jobs share: the session (reusing one that exists), registering the example
@@ -94,18 +91,7 @@ public final class SparkJobs {
 
   /** Every node of a physical plan, inside adaptive plans, query stages and subqueries too. */
   public static void visit(SparkPlan plan, Consumer<SparkPlan> f) {
-    plan.foreach(node -> {
-      f.accept(node);
-      if (node instanceof AdaptiveSparkPlanExec a) {
-        visit(a.executedPlan(), f);
-      } else if (node instanceof QueryStageExec q) {
-        visit(q.plan(), f);
-      }
-      for (SparkPlan sub : CollectionConverters.asJava(node.subqueries())) {
-        visit(sub, f);
-      }
-      return BoxedUnit.UNIT;
-    });
+    io.vkspark.spark.VkExplain.visit(plan, f);
   }
 
   /** The {@value #GPU_NODE} nodes of {@code df}'s executed plan (after an action: the final plan). */

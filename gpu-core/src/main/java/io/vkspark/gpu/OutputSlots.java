@@ -33,44 +33,24 @@ public final class OutputSlots implements AutoCloseable {
    * buffer is released; an oversized incoming buffer is moved into the slot without a copy.
    */
   public ReplacementStats replace(List<ArrowBuf> incoming) {
-    ensureOpen();
-    int total = incoming.size();
-    int previous = size;
-    reserve(total);
-    long incomingBytes = 0;
-    long copied = 0;
-    long moved = 0;
-    long appended = 0;
-    int reused = 0;
-    int movedSlots = 0;
-    int retained = Math.min(previous, total);
-    for (int i = 0; i < retained; i++) {
-      ArrowBuf in = incoming.get(i);
-      long n = in.writerIndex();
-      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
-      ArrowBuf slot = slots[i];
-      if (n <= slot.capacity()) {
-        slot.setBytes(0, in, 0, n);
-        slot.writerIndex(n);
-        in.close();
-        copied = Sizes.add(copied, n, "copied output bytes");
-        reused++;
-      } else {
-        slot.close();
-        slots[i] = in;
-        moved = Sizes.add(moved, n, "moved output bytes");
-        movedSlots++;
+    return replaceWith(incoming.size(), new Source() {
+      @Override
+      public long length(int i) {
+        return incoming.get(i).writerIndex();
       }
-    }
-    truncate(retained);
-    for (int i = retained; i < total; i++) {
-      ArrowBuf in = incoming.get(i);
-      long n = in.writerIndex();
-      incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
-      appended = Sizes.add(appended, n, "appended output bytes");
-      slots[size++] = in;
-    }
-    return stats(total, previous, reused, movedSlots, incomingBytes, copied, moved, appended);
+
+      @Override
+      public void fill(int i, ArrowBuf slot) {
+        ArrowBuf in = incoming.get(i);
+        slot.setBytes(0, in, 0, in.writerIndex());
+        in.close();
+      }
+
+      @Override
+      public ArrowBuf take(int i) {
+        return incoming.get(i);
+      }
+    });
   }
 
   /**
@@ -80,8 +60,38 @@ public final class OutputSlots implements AutoCloseable {
    * {@link #slot(int)} has {@code writerIndex == lengths[i]} and undefined contents.
    */
   public ReplacementStats prepare(long[] lengths) {
+    return replaceWith(lengths.length, new Source() {
+      @Override
+      public long length(int i) {
+        return lengths[i];
+      }
+
+      @Override
+      public void fill(int i, ArrowBuf slot) {
+        // the caller writes the bytes
+      }
+
+      @Override
+      public ArrowBuf take(int i) {
+        return allocator.buffer(lengths[i]);
+      }
+    });
+  }
+
+  /** Where the bytes of a replacement come from: {@link #replace} and {@link #prepare} differ only here. */
+  private interface Source {
+    long length(int i);
+
+    /** Puts output {@code i} into a retained slot that fits it. */
+    void fill(int i, ArrowBuf slot);
+
+    /** A buffer holding output {@code i}, to become the slot (moved in or appended). */
+    ArrowBuf take(int i);
+  }
+
+  /** The seed's replacement: reuse slots that fit, move larger outputs in, truncate, append. */
+  private ReplacementStats replaceWith(int total, Source source) {
     ensureOpen();
-    int total = lengths.length;
     int previous = size;
     reserve(total);
     long incomingBytes = 0;
@@ -92,13 +102,14 @@ public final class OutputSlots implements AutoCloseable {
     int movedSlots = 0;
     int retained = Math.min(previous, total);
     for (int i = 0; i < retained; i++) {
-      long n = lengths[i];
+      long n = source.length(i);
       incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
       if (n <= slots[i].capacity()) {
+        source.fill(i, slots[i]);
         copied = Sizes.add(copied, n, "copied output bytes");
         reused++;
       } else {
-        ArrowBuf bigger = allocator.buffer(n);
+        ArrowBuf bigger = source.take(i);
         slots[i].close();
         slots[i] = bigger;
         moved = Sizes.add(moved, n, "moved output bytes");
@@ -108,10 +119,10 @@ public final class OutputSlots implements AutoCloseable {
     }
     truncate(retained);
     for (int i = retained; i < total; i++) {
-      long n = lengths[i];
+      long n = source.length(i);
       incomingBytes = Sizes.add(incomingBytes, n, "incoming output bytes");
       appended = Sizes.add(appended, n, "appended output bytes");
-      ArrowBuf b = allocator.buffer(n);
+      ArrowBuf b = source.take(i);
       b.writerIndex(n);
       slots[size++] = b;
     }

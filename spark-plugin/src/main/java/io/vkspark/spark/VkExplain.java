@@ -39,8 +39,12 @@ public final class VkExplain implements ExtendedExplainGenerator {
     return lines.isEmpty() ? "vkspark: no GPU UDF calls in this plan\n" : String.join("\n", lines) + "\n";
   }
 
-  /** Every node of a physical plan, inside adaptive plans, query stages and subqueries too. */
-  static void visit(SparkPlan plan, Consumer<SparkPlan> f) {
+  /**
+   * Every node of a physical plan, inside adaptive plans, query stages and subqueries too (what
+   * {@code SparkPlan.foreach} does not reach), e.g. to find the {@code VkGpuEval} nodes and read
+   * their metrics after a query ran.
+   */
+  public static void visit(SparkPlan plan, Consumer<SparkPlan> f) {
     plan.foreach(node -> {
       f.accept(node);
       if (node instanceof AdaptiveSparkPlanExec a) {
