@@ -3,7 +3,7 @@
 MVN       ?= mvn -B -ntp
 JAVA      ?= java
 VERSION   := 0.1.0-SNAPSHOT
-SPARK_JVM := $(shell sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' pom.xml)
+SPARK_JVM := $(shell sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' pom.xml) -Dlog4j2.configurationFile=$(CURDIR)/scripts/log4j2-demo.properties
 PLUGIN_JAR   := spark-plugin/target/vkspark-$(VERSION).jar
 EXAMPLES_JAR := examples/target/vkspark-examples-$(VERSION).jar
 # Rows for the demo and for the cluster test's job.

@@ -39,7 +39,7 @@ public final class VkSparkPlugin implements SparkPlugin {
         VkConf.from(conf); // a bad setting fails the application at start, with its Fix
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
-        LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.id", "?"));
+        LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));
         return Map.of();
       }
     };
