@@ -9,6 +9,8 @@ EXAMPLES_JAR := examples/target/vkspark-examples-$(VERSION).jar
 # Rows for the demo and for the cluster test's job.
 DEMO_ROWS    ?= 2000000
 CLUSTER_ROWS ?= 200000
+# The H200 runs used: --rows 50000000 --iv-rows 5000000 (see docs/BENCHMARKS.md).
+SPARK_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 
 .PHONY: all build test demo bench cluster-test vulkan vulkan-runtime clean
 
