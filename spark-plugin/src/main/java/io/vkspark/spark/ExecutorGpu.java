@@ -5,6 +5,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ColumnRuntime;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,12 +25,15 @@ public final class ExecutorGpu {
   private final ColumnRuntime runtime;
   private final Semaphore semaphore;
   private final String executorId;
+  private final int concurrentTasks;
+  private volatile boolean closed;
 
   private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
     this.runtime = new ColumnRuntime(device);
     this.semaphore = new Semaphore(concurrentTasks, true);
     this.executorId = executorId;
+    this.concurrentTasks = concurrentTasks;
   }
 
   /**
@@ -72,15 +76,35 @@ public final class ExecutorGpu {
     return Optional.ofNullable(unavailable);
   }
 
-  /** Closes the device (executor shutdown); a later {@link #get} opens a new one. */
+  /**
+   * Closes the device (executor shutdown); a later {@link #get} opens a new one. Spark may still be
+   * running tasks when it stops its plugins, so this first takes every GPU permit (waiting up to a
+   * minute): no task is then copying into or waiting on GPU memory while it is freed.
+   */
   public static synchronized void shutdown() {
     if (current != null) {
+      ExecutorGpu g = current;
+      int permits = g.concurrentTasks;
+      boolean quiet = false;
       try {
-        current.runtime.close();
+        quiet = g.semaphore.tryAcquire(permits, 60, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      if (!quiet) {
+        LOG.warn("vkspark executor {}: GPU tasks still running after 60 s; closing the device anyway", g.executorId);
+      }
+      g.closed = true;
+      try {
+        g.runtime.close();
+      } catch (RuntimeException e) {
+        LOG.warn("vkspark executor {}: closing the column runtime failed: {}", g.executorId, e.toString());
       } finally {
-        current.device.close();
-        LOG.info("vkspark executor {} closed its Vulkan device", current.executorId);
+        g.device.close();
+        LOG.info("vkspark executor {} closed its Vulkan device", g.executorId);
         current = null;
+        // Wake every task still waiting for this device: it finds it closed and fails fast.
+        g.semaphore.release(Integer.MAX_VALUE / 2);
       }
     }
     unavailable = null;
@@ -97,5 +121,10 @@ public final class ExecutorGpu {
 
   public Semaphore semaphore() {
     return semaphore;
+  }
+
+  /** Whether {@link #shutdown()} closed this device (tasks holding it must stop using it). */
+  public boolean isClosed() {
+    return closed;
   }
 }

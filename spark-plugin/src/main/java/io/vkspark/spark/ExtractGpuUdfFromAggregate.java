@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -27,8 +28,17 @@ import scala.runtime.BoxedUnit;
  * is not collapsed back into the aggregate.
  */
 final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
+  private final SparkSession session;
+
+  ExtractGpuUdfFromAggregate(SparkSession session) {
+    this.session = session;
+  }
+
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
+    if (!GpuPlanner.conf(session).enabled()) {
+      return plan;
+    }
     return plan.transformUp(new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
       @Override
       public boolean isDefinedAt(LogicalPlan p) {
@@ -44,34 +54,39 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
 
   /**
    * The outermost GPU UDF calls over the aggregate's input, under aggregate functions or in
-   * grouping keys. Calls nested in them move with them: the physical rule stacks their nodes.
+   * grouping keys, that may be computed for every input row: always evaluated, or over plain
+   * columns and literals (not in a branch that would skip computed arguments, not in a lambda).
+   * Calls nested in them move with them: the physical rule stacks their nodes.
    */
   private static Map<Expression, ScalaUDF> candidates(Aggregate a) {
-    Map<Expression, ScalaUDF> found = new LinkedHashMap<>();
     var input = a.child().outputSet();
-    for (Expression e : Scala.list(a.aggregateExpressions()).stream().map(x -> (Expression) x).toList()) {
-      e.foreach(node -> {
+    List<ScalaUDF> found = new ArrayList<>();
+    List<Expression> roots = new ArrayList<>(Scala.list(a.groupingExpressions()));
+    for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {
+      ((Expression) ne).foreach(node -> {
         if (node instanceof AggregateExpression agg) {
-          outermost(agg, input, found);
+          roots.add(agg);
         }
         return BoxedUnit.UNIT;
       });
     }
-    for (Expression g : Scala.list(a.groupingExpressions())) {
-      outermost(g, input, found);
+    for (Expression root : roots) {
+      CallSites.of(root).forEach((u, site) -> {
+        boolean safe = site == CallSites.Site.ALWAYS
+            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u));
+        if (safe && u.references().subsetOf(input)) {
+          found.add(u);
+        }
+      });
     }
-    return found;
-  }
-
-  private static void outermost(Expression e, org.apache.spark.sql.catalyst.expressions.AttributeSet input,
-                                Map<Expression, ScalaUDF> found) {
-    if (e instanceof ScalaUDF u && GpuUdfs.of(u).isPresent() && u.references().subsetOf(input)) {
-      found.putIfAbsent(u.canonicalized(), u);
-      return;
+    Map<Expression, ScalaUDF> outermost = new LinkedHashMap<>();
+    for (ScalaUDF u : found) {
+      boolean nested = found.stream().anyMatch(v -> v != u && v.find(x -> x == u).isDefined());
+      if (!nested) {
+        outermost.putIfAbsent(u.canonicalized(), u);
+      }
     }
-    for (Expression child : Scala.list(e.children())) {
-      outermost(child, input, found);
-    }
+    return outermost;
   }
 
   private static LogicalPlan rewrite(Aggregate a) {

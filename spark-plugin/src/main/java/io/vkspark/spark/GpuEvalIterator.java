@@ -69,9 +69,12 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     TaskContext task = TaskContext.get();
     this.allocator = ArrowUtils$.MODULE$.rootAllocator().newChildAllocator(
         "vkspark-task-" + (task == null ? "driver" : task.taskAttemptId()), 0, Long.MAX_VALUE);
+    this.results = new ColumnVector[planned.size()];
+    this.cpuVectors = new FieldVector[planned.size()];
+    if (task != null) {
+      task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
+    }
     this.calls = decideOnExecutor(planned);
-    this.results = new ColumnVector[calls.size()];
-    this.cpuVectors = new FieldVector[calls.size()];
     for (GpuUdfCall c : calls) {
       if (c.onGpu()) {
         gpuCalls.add(c);
@@ -81,9 +84,6 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           }
         }
       }
-    }
-    if (task != null) {
-      task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
     }
   }
 
@@ -150,8 +150,18 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       inputs.add(SparkInputs.of(in.column(o), t, rows));
     }
     long w0 = System.nanoTime();
-    gpu.semaphore().acquireUninterruptibly();
+    try {
+      gpu.semaphore().acquire(); // interruptible: a killed task stops waiting
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("vkspark: interrupted while waiting for the GPU (task killed)", e);
+    }
     add("semaphoreWaitTime", System.nanoTime() - w0);
+    if (gpu.isClosed()) {
+      gpu.semaphore().release();
+      throw GpuException.of(Code.CLOSED, "vkspark: the executor's Vulkan device was closed while this task ran "
+          + "(the executor is shutting down).", "nothing to do: Spark retries the task on a live executor.");
+    }
     try {
       if (runner == null) {
         long before = gpu.runtime().bufferSetsCreated();
@@ -278,15 +288,21 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       return;
     }
     closed = true;
-    if (runner != null) {
-      runner.close();
-    }
-    for (FieldVector v : cpuVectors) {
-      if (v != null) {
-        v.close();
+    try {
+      if (runner != null) {
+        runner.close();
+      }
+    } finally {
+      try {
+        for (FieldVector v : cpuVectors) {
+          if (v != null) {
+            v.close();
+          }
+        }
+      } finally {
+        allocator.close();
       }
     }
-    allocator.close();
   }
 
   static Map<String, Long> snapshot(Map<String, SQLMetric> metrics) {

@@ -104,12 +104,11 @@ final class GpuPlanner {
     return d;
   }
 
-  /** The error for a GPU UDF left in an operator vkspark does not plan, when fallback is off. */
-  void leftInOperator(String name, String operator) {
+  /** The error for a GPU UDF vkspark leaves where it is ({@code why}), when fallback is off. */
+  void leftInOperator(String name, String why) {
     if (!conf.fallback()) {
-      throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' is used inside " + operator
-          + ", which vkspark does not run on the GPU.", "compute it in a SELECT or WHERE first (a subquery), "
-          + "or set spark.vkspark.fallback=true to run it on the CPU there.");
+      throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' cannot run on the GPU here: " + why + ".",
+          "compute it in a SELECT or WHERE first (a subquery), or set spark.vkspark.fallback=true to run it on the CPU there.");
     }
   }
 }

@@ -20,6 +20,19 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
                   AttributeReference result, String cpuReason) implements Serializable {
 
+  /** Records compare arrays by identity; plans compare calls by value (exchange reuse, AQE). */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
+        && c.kernel.id().equals(kernel.id()) && java.util.Arrays.equals(c.argOrdinals, argOrdinals)
+        && c.result.equals(result) && java.util.Objects.equals(c.cpuReason, cpuReason);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, cpuReason);
+  }
+
   boolean onGpu() {
     return cpuReason == null;
   }

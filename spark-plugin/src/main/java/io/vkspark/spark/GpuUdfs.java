@@ -78,8 +78,11 @@ public final class GpuUdfs {
     };
   }
 
-  /** A ScalaUDF call of {@code udf} over {@code children}, as Spark builds for a registered Java UDF. */
-  static ScalaUDF call(String name, GpuUdf udf, List<Expression> children) {
+  /**
+   * A ScalaUDF call of {@code udf} (whose Scala function is {@code function}, see
+   * {@link #scalaFunction}) over {@code children}, as Spark builds for a registered Java UDF.
+   */
+  static ScalaUDF call(String name, GpuUdf udf, Object function, List<Expression> children) {
     int n = udf.kernel().argNames().size();
     if (children.size() != n) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + n + " arguments "
@@ -89,7 +92,7 @@ public final class GpuUdfs {
     for (int i = 0; i < n; i++) {
       encoders.add(Option.empty());
     }
-    return new ScalaUDF(scalaFunction(name, udf), SparkTypes.of(udf.kernel().result()),
+    return new ScalaUDF(function, SparkTypes.of(udf.kernel().result()),
         CollectionConverters.asScala(children).toList(), CollectionConverters.asScala(encoders).toList(),
         Option.empty(), Option.apply(name), true, true);
   }

@@ -95,11 +95,13 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     Map<Expression, GpuPlanner.Decision> decisions = new LinkedHashMap<>();
     boolean changed = false;
     while (true) {
-      // Calls we can extract now: GPU UDFs with no extractable GPU UDF below them.
+      Map<Expression, CallSites.Site> sites = sites(exprs);
+      // Calls we can extract now: safe GPU UDF calls with no extractable call below them.
       Map<Expression, ScalaUDF> ready = new LinkedHashMap<>();
       for (Expression e : exprs) {
         e.foreach(node -> {
-          if (node instanceof ScalaUDF u && extractable(u, decisions, planner) && !hasExtractableBelow(u, decisions, planner)) {
+          if (node instanceof ScalaUDF u && extractable(u, sites, decisions, planner)
+              && !hasExtractableBelow(u, sites, decisions, planner)) {
             ready.putIfAbsent(u.canonicalized(), u);
           }
           return BoxedUnit.UNIT;
@@ -181,18 +183,41 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     throw new IllegalStateException("column " + a + " is not in " + output);
   }
 
-  private boolean extractable(ScalaUDF u, Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+  /** The safest site of each call (by canonical form): one evaluation for every row is enough. */
+  private static Map<Expression, CallSites.Site> sites(List<Expression> exprs) {
+    Map<Expression, CallSites.Site> sites = new java.util.HashMap<>();
+    for (Expression e : exprs) {
+      CallSites.of(e).forEach((u, site) -> sites.merge(u.canonicalized(), site, (a, b) -> a.ordinal() <= b.ordinal() ? a : b));
+    }
+    return sites;
+  }
+
+  /**
+   * A call moves into a {@link GpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
+   * computing it for every row is safe: it is always evaluated anyway, or it runs on the GPU over
+   * plain columns and literals (a GPU kernel cannot fail on the rows a condition would skip).
+   */
+  private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
+                              Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
     Optional<GpuUdf> udf = GpuUdfs.of(u);
     if (udf.isEmpty()) {
       return false;
     }
+    CallSites.Site site = sites.getOrDefault(u.canonicalized(), CallSites.Site.ALWAYS);
+    if (site == CallSites.Site.LAMBDA) {
+      return false;
+    }
     GpuPlanner.Decision d = decisions.computeIfAbsent(u.canonicalized(), k -> planner.decide(u, udf.get()));
-    return !(d instanceof GpuPlanner.LeaveToSpark);
+    if (d instanceof GpuPlanner.LeaveToSpark) {
+      return false;
+    }
+    return site == CallSites.Site.ALWAYS || (d instanceof GpuPlanner.OnGpu && CallSites.plainArguments(u));
   }
 
-  private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+  private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, CallSites.Site> sites,
+                                      Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
     for (Expression child : Scala.list(u.children())) {
-      if (child.find(x -> x instanceof ScalaUDF v && extractable(v, decisions, planner)).isDefined()) {
+      if (child.find(x -> x instanceof ScalaUDF v && extractable(v, sites, decisions, planner)).isDefined()) {
         return true;
       }
     }
@@ -208,23 +233,21 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       }
       Set<String> reasons = new LinkedHashSet<>();
       for (Expression e : Scala.list(node.expressions())) {
-        e.foreach(x -> {
-          if (x instanceof ScalaUDF u) {
-            GpuUdfs.of(u).ifPresent(udf -> {
-              String name = GpuPlanner.name(u);
-              if (node instanceof ProjectExec || node instanceof FilterExec) {
-                GpuPlanner.Decision d = planner.decide(u, udf);
-                if (d instanceof GpuPlanner.LeaveToSpark l) {
-                  reasons.add(name + " runs on CPU because " + l.reason());
-                }
-              } else {
-                planner.leftInOperator(name, node.nodeName());
-                reasons.add(name + " runs on CPU because it is inside " + node.nodeName()
-                    + ", which vkspark does not plan on the GPU");
-              }
-            });
+        CallSites.of(e).forEach((u, site) -> {
+          String name = GpuPlanner.name(u);
+          if (node instanceof ProjectExec || node instanceof FilterExec) {
+            GpuPlanner.Decision d = planner.decide(u, GpuUdfs.of(u).orElseThrow());
+            if (d instanceof GpuPlanner.LeaveToSpark l) {
+              reasons.add(name + " runs on CPU because " + l.reason());
+            } else {
+              planner.leftInOperator(name, CallSites.reason(site));
+              reasons.add(name + " runs on CPU because " + CallSites.reason(site));
+            }
+          } else {
+            String why = "it is inside " + node.nodeName() + ", which vkspark does not plan on the GPU";
+            planner.leftInOperator(name, why);
+            reasons.add(name + " runs on CPU because " + why);
           }
-          return BoxedUnit.UNIT;
         });
       }
       if (!reasons.isEmpty()) {

@@ -28,7 +28,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
   public BoxedUnit apply(SparkSessionExtensions ext) {
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new GpuUdfTypes.CastArguments());
     ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) s -> new GpuUdfTypes.Check());
-    ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ExtractGpuUdfFromAggregate());
+    ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
       @Override
@@ -51,8 +51,11 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
               "override name() in " + className + " to return another SQL name.");
         }
         GpuPlanner.compile(name, udf.kernel(), conf); // a body that does not compile fails the session, naming the line
+        // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
+        // must find the same f(a) in the grouping and the select list.
+        Object function = GpuUdfs.scalaFunction(name, udf);
         Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
-            children -> GpuUdfs.call(name, udf, Scala.list(children));
+            children -> GpuUdfs.call(name, udf, function, Scala.list(children));
         ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
             new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
             builder));

@@ -107,7 +107,8 @@ final class FallbackTest {
     try {
       Throwable e = assertThrows(Throwable.class, () -> table().orderBy(org.apache.spark.sql.functions.expr("gpu_hypot(a, b)"))
           .select("id").collectAsList());
-      assertTrue(messages(e).contains("is used inside Sort, which vkspark does not run on the GPU"), messages(e));
+      assertTrue(messages(e).contains("GPU UDF 'gpu_hypot' cannot run on the GPU here: it is inside Sort, which vkspark "
+          + "does not plan on the GPU"), messages(e));
       assertTrue(messages(e).contains("Fix: compute it in a SELECT or WHERE first"), messages(e));
     } finally {
       spark().conf().unset(VkConf.FALLBACK);

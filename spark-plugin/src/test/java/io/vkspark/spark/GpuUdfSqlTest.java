@@ -117,6 +117,37 @@ final class GpuUdfSqlTest {
   }
 
   @Test
+  void callsInsideLambdas_stayWithTheirLambdaVariables() {
+    Dataset<Row> df = table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t");
+    assertTrue(explain(df).contains("hypot_gpu runs on CPU because it is inside a lambda function"), explain(df));
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t"));
+    assertGpuEqualsCpu(() -> table().where("exists(array(a, b), x -> is_positive(x))").select("id"));
+    assertTrue(table().selectExpr("transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t").where("t[0] IS NOT NULL").count() > 0);
+  }
+
+  @Test
+  void conditionalCalls_neverEvaluateArgumentsTheConditionSkips() {
+    // ANSI mode (Spark 4's default) fails on division by zero: the guarded divisions must stay guarded.
+    String z = "(j % 5)";
+    String[] cols = {"id", "CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END AS c",
+        "CASE WHEN " + z + " <> 0 THEN hypot_gpu(a, b) END AS h", "coalesce(hypot_gpu(a, b), 0D) AS k"};
+    assertGpuEqualsCpu(() -> table().selectExpr(cols));
+    Dataset<Row> df = table().selectExpr(cols);
+    assertEquals(1, gpuNodes(df).size(), "calls over plain columns still run on the GPU: " + explain(df));
+    assertTrue(explain(df).contains("int_poly runs on CPU because it sits in a branch of CASE"), explain(df));
+    assertGpuEqualsCpu(() -> table().where(z + " <> 0 AND int_poly(i div " + z + ", 1) > 3").select("id"));
+    assertGpuEqualsCpu(() -> table().groupBy("p").agg(functions.expr(
+        "sum(CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END)"), functions.expr("sum(hypot_gpu(a, b))")));
+  }
+
+  @Test
+  void groupByAFunctionFromTheFunctionsConf() {
+    assertGpuEqualsCpu(() -> table().groupBy(functions.expr("int_poly(j, 1)").as("k")).count());
+    assertGpuEqualsCpu(() -> spark().sql("SELECT int_poly(j % 7, 1) AS k, count(*) FROM parquet.`" + parquet()
+        + "` GROUP BY int_poly(j % 7, 1)"));
+  }
+
+  @Test
   void implicitCasts_followSpark() {
     // int_poly takes ints: j is int, a literal 2 is int; hypot_gpu takes doubles: an int column and a decimal literal cast.
     assertGpuEqualsCpu(() -> table().selectExpr("id", "hypot_gpu(j, 2.5) AS h", "long_mix(i, j) AS m"));

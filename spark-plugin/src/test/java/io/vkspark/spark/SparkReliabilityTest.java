@@ -93,6 +93,41 @@ final class SparkReliabilityTest {
   }
 
   @Test
+  void executorShutdownWhileAQueryRuns_waitsForItsGpuWork_andClosesClean() throws Exception {
+    SparkSession s = spark();
+    VkConf good = VkConf.from(s.sparkContext().conf());
+    s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "100");
+    Thread query = new Thread(() -> {
+      try {
+        table().selectExpr("id", "gpu_hypot(a, b)", "int_poly(i, j)").collectAsList();
+      } catch (RuntimeException expected) {
+        // the query may fail once its device is gone; what matters is the device closing clean
+      }
+    });
+    try {
+      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
+      long before = device.counters().dispatchesSubmitted();
+      query.start();
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (device.counters().dispatchesSubmitted() < before + 20 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      ExecutorGpu.shutdown();
+      DeviceCounters c = device.counters();
+      assertTrue(device.isClosed());
+      assertTrue(c.nothingLive(), "nothing alive after shutting down under load: " + c);
+      assertEquals(0, device.validationErrors(), device.validationMessages().toString());
+      query.join(120_000);
+      assertFalse(query.isAlive());
+    } finally {
+      s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+      ExecutorGpu.shutdown();
+      ExecutorGpu.init(good, "driver", null);
+    }
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b)"));
+  }
+
+  @Test
   void allNullColumn_emptyTable_singleRow() {
     SparkSession s = spark();
     assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, cast(null as double)) AS h", "int_poly(i, null) AS p"));

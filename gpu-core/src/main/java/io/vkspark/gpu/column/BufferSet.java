@@ -86,17 +86,33 @@ final class BufferSet implements AutoCloseable {
     return b;
   }
 
+  /** Closes the recording, then every buffer, each even when an earlier close fails. */
   @Override
   public void close() {
-    dispatch.close();
-    params.close();
+    List<AutoCloseable> parts = new ArrayList<>();
+    parts.add(dispatch);
+    parts.add(params);
     for (GpuBuffer b : inputs) {
       if (b != null) {
-        b.close();
+        parts.add(b);
       }
     }
-    for (GpuBuffer b : outputs) {
-      b.close();
+    parts.addAll(List.of(outputs));
+    RuntimeException failure = null;
+    for (AutoCloseable p : parts) {
+      try {
+        p.close();
+      } catch (Exception e) {
+        RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
+        if (failure == null) {
+          failure = r;
+        } else {
+          failure.addSuppressed(r);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 }

@@ -24,16 +24,32 @@ import org.slf4j.LoggerFactory;
 public final class ColumnRuntime implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ColumnRuntime.class);
 
+  /** Idle buffer sets kept for reuse, at most this many bytes by default (least recently used go first). */
+  public static final long DEFAULT_MAX_IDLE_BYTES = 256L << 20;
+
   private final GpuDevice device;
+  private final long maxIdleBytes;
   private final Map<String, Kernel> kernels = new ConcurrentHashMap<>();
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
+  /** Idle sets in the order they were released, oldest first. */
+  private final java.util.LinkedHashSet<BufferSet> idleOrder = new java.util.LinkedHashSet<>();
   private final List<BufferSet> all = new ArrayList<>();
   private final AtomicLong setsCreated = new AtomicLong();
   private final AtomicLong setsReused = new AtomicLong();
+  private long idleBytes;
   private boolean closed;
 
   public ColumnRuntime(GpuDevice device) {
+    this(device, DEFAULT_MAX_IDLE_BYTES);
+  }
+
+  /**
+   * @param maxIdleBytes device memory that idle buffer sets may keep between batches; beyond it the
+   *     least recently used idle sets are freed (sets in use are never touched)
+   */
+  public ColumnRuntime(GpuDevice device, long maxIdleBytes) {
     this.device = device;
+    this.maxIdleBytes = maxIdleBytes;
   }
 
   public GpuDevice device() {
@@ -92,7 +108,10 @@ public final class ColumnRuntime implements AutoCloseable {
     Deque<BufferSet> free = idle.get(key);
     if (free != null && !free.isEmpty()) {
       setsReused.incrementAndGet();
-      return free.pop();
+      BufferSet set = free.pop();
+      idleOrder.remove(set);
+      idleBytes -= set.deviceBytes;
+      return set;
     }
     Map<ColumnKernel, Kernel> loaded = new HashMap<>();
     for (KernelCall c : key.calls()) {
@@ -116,9 +135,25 @@ public final class ColumnRuntime implements AutoCloseable {
 
   synchronized void release(BufferSet set) {
     if (closed) {
+      set.close(); // returned after the runtime closed: nobody will take it again
       return;
     }
     idle.computeIfAbsent(set.key, k -> new ArrayDeque<>()).push(set);
+    idleOrder.add(set);
+    idleBytes += set.deviceBytes;
+    while (idleBytes > maxIdleBytes && idleOrder.size() > 1) {
+      BufferSet oldest = idleOrder.iterator().next();
+      drop(oldest);
+    }
+  }
+
+  /** Frees an idle set. */
+  private void drop(BufferSet set) {
+    idleOrder.remove(set);
+    idle.get(set.key).remove(set);
+    idleBytes -= set.deviceBytes;
+    all.remove(set);
+    set.close();
   }
 
   /** Buffer sets recorded so far. */
@@ -143,15 +178,16 @@ public final class ColumnRuntime implements AutoCloseable {
   /** Frees pooled buffer sets (e.g. when memory is short); sets in use are not touched. */
   public synchronized int trim() {
     int n = 0;
-    for (Deque<BufferSet> free : idle.values()) {
-      for (BufferSet s : free) {
-        s.close();
-        all.remove(s);
-        n++;
-      }
-      free.clear();
+    for (BufferSet s : new ArrayList<>(idleOrder)) {
+      drop(s);
+      n++;
     }
     return n;
+  }
+
+  /** Device memory held by idle (pooled) buffer sets. */
+  public synchronized long idleBytes() {
+    return idleBytes;
   }
 
   private void ensureOpen() {
@@ -161,19 +197,45 @@ public final class ColumnRuntime implements AutoCloseable {
     }
   }
 
-  /** Closes every buffer set and kernel; the device stays open. */
+  /**
+   * Closes every buffer set and kernel; the device stays open. Runners must not be using sets at
+   * that moment (the Spark executor takes every GPU permit first); one returned later is closed.
+   * Every object is closed even when one fails; the first failure is thrown with the rest suppressed.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
       return;
     }
     closed = true;
+    RuntimeException failure = null;
     for (BufferSet s : all) {
-      s.close();
+      try {
+        s.close();
+      } catch (RuntimeException e) {
+        failure = failure == null ? e : failure;
+        if (failure != e) {
+          failure.addSuppressed(e);
+        }
+      }
     }
     all.clear();
     idle.clear();
-    kernels.values().forEach(Kernel::close);
+    idleOrder.clear();
+    idleBytes = 0;
+    for (Kernel k : kernels.values()) {
+      try {
+        k.close();
+      } catch (RuntimeException e) {
+        failure = failure == null ? e : failure;
+        if (failure != e) {
+          failure.addSuppressed(e);
+        }
+      }
+    }
     kernels.clear();
+    if (failure != null) {
+      throw failure;
+    }
   }
 }

@@ -65,14 +65,27 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     }
     long padded = Math.max(PADDING, Sizes.alignUp(bytes, PADDING, "buffer size"));
     boolean staged = device.options().transfers() == TransferMode.STAGED;
+    // Reserve the bytes before allocating, so concurrent allocations cannot pass the limit together.
     long limit = device.options().memoryLimit();
-    long held = device.counters.bufferBytesLive.get();
-    if (limit > 0 && Sizes.add(held, padded, "device memory") > limit) {
+    long reserved = staged ? Sizes.multiply(padded, 2, "buffer size") : padded;
+    long held = device.counters.bufferBytesLive.addAndGet(reserved);
+    if (limit > 0 && held > limit) {
+      device.counters.bufferBytesLive.addAndGet(-reserved);
       throw GpuException.of(Code.OUT_OF_MEMORY, String.format(
           "a %s buffer of %,d bytes would exceed the device memory limit of %,d bytes (%,d held in %d buffers).",
-          role, padded, limit, held, device.counters.buffersLive.get()),
+          role, padded, limit, held - reserved, device.counters.buffersLive.get()),
           "use smaller batches (spark.vkspark.batchRows), fewer concurrent GPU tasks, or a higher limit.");
     }
+    try {
+      return allocate(device, bytes, padded, role, staged, reserved);
+    } catch (RuntimeException e) {
+      device.counters.bufferBytesLive.addAndGet(-reserved);
+      throw e;
+    }
+  }
+
+  private static VulkanBuffer allocate(VulkanDevice device, long bytes, long padded, BufferRole role, boolean staged,
+                                       long reserved) {
     int usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT
         | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if (role == BufferRole.PARAMS) {
@@ -111,7 +124,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     long total = twin == VK_NULL_HANDLE ? padded : 2 * padded;
     device.counters.buffersCreated.incrementAndGet();
     device.counters.buffersLive.incrementAndGet();
-    device.counters.bufferBytesLive.addAndGet(total);
+    device.counters.bufferBytesLive.addAndGet(total - reserved);
     device.adopt(b);
     return b;
   }

@@ -381,6 +381,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       if (inFlight) {
         int r = vkWaitForFences(device.handle, fence, true, device.options().fenceTimeout().toNanos());
         if (r != VK_SUCCESS) {
+          // Still pending: destroying now would be undefined. The device destroys it after waiting idle.
+          closed = false;
+          device.adopt(this);
           throw Vk.error(r, "vkWaitForFences while closing '" + name + "'");
         }
         inFlight = false;
@@ -389,7 +392,6 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       used.forEach(VulkanBuffer::removeRecording);
       owned.forEach(GpuBuffer::close);
     });
-    closed = true;
   }
 
   private static void destroy(VulkanDevice device, VkCommandBuffer cb, long fence, long queryPool) {

@@ -304,6 +304,24 @@ final class BatchRunnerTest {
   }
 
   @Test
+  void idleBufferSets_areCappedLeastRecentlyUsedFirst() {
+    Case c = caseFor(SqlType.DOUBLE);
+    ColumnKernel k = kernel(c);
+    Random r = new Random(13);
+    try (ColumnRuntime small = new ColumnRuntime(device, 1 << 20)) {
+      for (int rows : new int[] {4096, 8192, 16_384, 32_768, 65_536, 4096}) {
+        try (BatchRunner runner = small.runner(List.of(new KernelCall(k, new int[] {0, 1})),
+            List.of(SqlType.DOUBLE, SqlType.DOUBLE), 1 << 20, allocator)) {
+          runAndCheck(runner, c, rows, 0.1, r);
+        }
+        assertTrue(small.idleBytes() <= Math.max(1 << 20, small.deviceBytesHeld()), "idle " + small.idleBytes());
+        assertTrue(small.deviceBytesHeld() <= (1 << 20) + 3L * 8 * 65_536 + 64,
+            "only the newest set may push idle memory over the cap: " + small.deviceBytesHeld());
+      }
+    }
+  }
+
+  @Test
   void wrongInputs_areRefusedWithFix() {
     Case c = caseFor(SqlType.INT);
     try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
