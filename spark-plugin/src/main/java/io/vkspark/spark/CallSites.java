@@ -84,4 +84,26 @@ final class CallSites {
         : "it sits in a branch of CASE, IF, COALESCE, AND or OR with computed arguments, which must not run for "
             + "rows the condition skips";
   }
+
+  /** Replaces each GPU UDF call whose canonical form is a key of {@code columns} by its column. */
+  static scala.PartialFunction<Expression, Expression> replaceCalls(java.util.Map<Expression, ? extends Expression> columns) {
+    return new scala.runtime.AbstractPartialFunction<>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof ScalaUDF && columns.containsKey(x.canonicalized());
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        return columns.get(x.canonicalized());
+      }
+    };
+  }
+
+  /** {@code e AS name} with a fresh expression id. */
+  static org.apache.spark.sql.catalyst.expressions.Alias alias(Expression e, String name) {
+    return new org.apache.spark.sql.catalyst.expressions.Alias(e, name,
+        org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(), Scala.seq(java.util.List.of()),
+        scala.Option.empty(), Scala.seq(java.util.List.of()));
+  }
 }

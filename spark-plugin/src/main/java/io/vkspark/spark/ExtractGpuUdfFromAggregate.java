@@ -9,14 +9,12 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
-import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.rules.Rule;
-import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
@@ -95,23 +93,12 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
     List<NamedExpression> projectList = new ArrayList<>(Scala.list(a.child().output()));
     int i = 0;
     for (Map.Entry<Expression, ScalaUDF> e : calls.entrySet()) {
-      Alias alias = new Alias(e.getValue(), GpuPlanner.name(e.getValue()) + "_" + i++, NamedExpression$.MODULE$.newExprId(),
-          Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
+      Alias alias = CallSites.alias(e.getValue(), GpuPlanner.name(e.getValue()) + "_" + i++);
       projectList.add(alias);
       columns.put(e.getKey(), alias.toAttribute());
     }
     Project project = new Project(Scala.seq(projectList), a.child());
-    AbstractPartialFunction<Expression, Expression> replace = new AbstractPartialFunction<>() {
-      @Override
-      public boolean isDefinedAt(Expression x) {
-        return x instanceof ScalaUDF && columns.containsKey(x.canonicalized());
-      }
-
-      @Override
-      public Expression apply(Expression x) {
-        return columns.get(x.canonicalized());
-      }
-    };
+    scala.PartialFunction<Expression, Expression> replace = CallSites.replaceCalls(columns);
     List<Expression> grouping = Scala.list(a.groupingExpressions()).stream().map(g -> g.transformDown(replace)).toList();
     List<NamedExpression> aggregates = new ArrayList<>();
     for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {

@@ -22,7 +22,6 @@ import org.apache.spark.sql.execution.FilterExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.Metadata;
-import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
@@ -118,8 +117,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       for (ScalaUDF u : ready.values()) {
         for (Expression arg : Scala.list(u.children())) {
           if (!(arg instanceof Attribute) && !argColumns.containsKey(arg.canonicalized())) {
-            Alias alias = new Alias(arg, "vk_arg" + argColumns.size(), NamedExpression$.MODULE$.newExprId(),
-                Scala.seq(List.of()), Option.empty(), Scala.seq(List.of()));
+            Alias alias = CallSites.alias(arg, "vk_arg" + argColumns.size());
             preProject.add(alias);
             argColumns.put(arg.canonicalized(), alias.toAttribute());
           }
@@ -158,17 +156,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       child = new GpuEvalExec(Scala.seq(calls), child);
       List<Expression> rewritten = new ArrayList<>();
       for (Expression e : exprs) {
-        rewritten.add(e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
-          @Override
-          public boolean isDefinedAt(Expression x) {
-            return x instanceof ScalaUDF && results.containsKey(x.canonicalized());
-          }
-
-          @Override
-          public Expression apply(Expression x) {
-            return results.get(x.canonicalized());
-          }
-        }));
+        rewritten.add(e.transformUp(CallSites.replaceCalls(results)));
       }
       exprs = rewritten;
     }
