@@ -17,6 +17,13 @@ import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
@@ -47,12 +54,15 @@ import org.slf4j.LoggerFactory;
  * A Vulkan instance, its optional validation layer and debug messenger, and the physical devices
  * it sees.
  *
- * <p>One instance per process (one with validation, one without) is shared by every device and
- * kept until the JVM exits: NVIDIA's driver (580) refuses {@code vkCreateInstance} with
- * VK_ERROR_INCOMPATIBLE_DRIVER after 30 create/destroy cycles in one process, as measured on the
- * H200 machine, so devices reference-count the shared instance instead of each creating one. It is
- * not destroyed at exit either: destroying it from a shutdown hook crashed the JVM in the NVIDIA
- * driver (SIGSEGV at exit, also on the H200); the process's exit releases it.
+ * <p>One instance per process (one with validation, one without) is shared by every device:
+ * NVIDIA's driver (580) refuses {@code vkCreateInstance} with VK_ERROR_INCOMPATIBLE_DRIVER after 30
+ * create/destroy cycles in one process (measured on the H200 machine), so devices reference-count
+ * it. It is destroyed once no device uses it: after a grace period ({@code
+ * -Dvkspark.instance.graceMillis}, default 10 s) so that devices opened one after another reuse it,
+ * and at once when the JVM is shutting down. Both happen on one owner thread (see {@link #onOwner}).
+ * Measured on the H200 (driver 580.159): a process that exits with the instance alive dies with
+ * SIGSEGV (exit code 134) after all its work is done, and so does one that destroys the instance
+ * on another thread than the one that created it; creating and destroying on one thread exits 0.
  */
 public final class VulkanInstance implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VulkanInstance.class);
@@ -60,7 +70,22 @@ public final class VulkanInstance implements AutoCloseable {
   private static final int MAX_MESSAGES = 200;
   private static boolean loaded;
   private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
+  private static final long GRACE_MS = Long.getLong("vkspark.instance.graceMillis", 10_000L);
+  /** Creates, destroys and counts the shared instances; all lifecycle state is confined to it. */
+  private static final ScheduledExecutorService OWNER = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "vkspark-vulkan-instance");
+    t.setDaemon(true);
+    ownerThread = t;
+    return t;
+  });
+  private static volatile Thread ownerThread;
+  private static boolean exiting;
+  private static boolean hookAdded;
+  private static int created;
   private int users;
+  private ScheduledFuture<?> pendingDestroy;
+  private final boolean validation;
+  private boolean destroyed;
 
   final VkInstance handle;
   private final long messenger;
@@ -73,6 +98,7 @@ public final class VulkanInstance implements AutoCloseable {
                   int apiVersion, long memoryTypesDeviceLocalHostVisible) {}
 
   private VulkanInstance(boolean validation) {
+    this.validation = validation;
     load();
     try (MemoryStack stack = stackPush()) {
       List<String> layers = new ArrayList<>();
@@ -138,21 +164,137 @@ public final class VulkanInstance implements AutoCloseable {
   }
 
   /** The process's shared instance with or without validation; {@link #release()} when done. */
-  static synchronized VulkanInstance acquire(boolean validation) {
-    VulkanInstance instance = SHARED.get(validation);
-    if (instance == null) {
-      instance = new VulkanInstance(validation);
-      SHARED.put(validation, instance);
-    }
-    instance.users++;
-    return instance;
+  static VulkanInstance acquire(boolean validation) {
+    return onOwner(() -> {
+      if (exiting) {
+        throw GpuException.of(Code.CLOSED, "the JVM is shutting down, so no Vulkan device can be opened now.",
+            "open devices before the application ends (e.g. do not start GPU work from a shutdown hook).");
+      }
+      if (!hookAdded) {
+        Runtime.getRuntime().addShutdownHook(new Thread(VulkanInstance::onExit, "vkspark-instance-exit"));
+        hookAdded = true;
+      }
+      VulkanInstance instance = SHARED.get(validation);
+      if (instance == null) {
+        instance = new VulkanInstance(validation);
+        SHARED.put(validation, instance);
+        created++;
+        LOG.debug("created Vulkan instance #{} (validation {})", created, validation);
+      }
+      if (instance.pendingDestroy != null) {
+        instance.pendingDestroy.cancel(false);
+        instance.pendingDestroy = null;
+      }
+      instance.users++;
+      return instance;
+    });
   }
 
-  /** Drops one reference; the instance itself stays for the next device (see the class comment). */
+  /**
+   * Drops one reference. The last one schedules the instance's destruction after the grace period,
+   * or destroys it at once while the JVM shuts down (see the class comment).
+   */
   void release() {
-    synchronized (VulkanInstance.class) {
-      users--;
+    onOwner(() -> {
+      if (--users > 0) {
+        return null;
+      }
+      if (exiting || GRACE_MS <= 0) {
+        destroyShared();
+      } else {
+        pendingDestroy = OWNER.schedule(() -> {
+          if (users == 0 && pendingDestroy != null) {
+            destroyShared();
+          }
+        }, GRACE_MS, TimeUnit.MILLISECONDS);
+      }
+      return null;
+    });
+  }
+
+  /** Destroys this shared instance now; runs on the owner thread, with no device using it. */
+  private void destroyShared() {
+    pendingDestroy = null;
+    if (SHARED.get(validation) == this) {
+      SHARED.remove(validation);
     }
+    if (!destroyed) {
+      destroyed = true;
+      LOG.debug("destroying the Vulkan instance (validation {}, exiting {})", validation, exiting);
+      close();
+      LOG.debug("destroyed the Vulkan instance (validation {})", validation);
+    }
+  }
+
+  /**
+   * The JVM is exiting: destroy every instance no device uses; one still in use is destroyed when
+   * its last device closes (Spark's own shutdown hook closes the executor's device concurrently).
+   */
+  private static void onExit() {
+    onOwner(() -> {
+      exiting = true;
+      for (VulkanInstance i : List.copyOf(SHARED.values())) {
+        if (i.users == 0) {
+          i.destroyShared();
+        } else {
+          LOG.warn("the JVM exits with {} Vulkan device(s) still open; close every GpuDevice before exit, "
+              + "or the NVIDIA driver may crash the process as it exits", i.users);
+        }
+      }
+      return null;
+    });
+  }
+
+  /**
+   * Runs {@code task} on the owner thread and waits for it. NVIDIA's driver (580) crashes the
+   * process when vkDestroyInstance runs on another thread than vkCreateInstance did (measured on
+   * the H200: the creating thread destroys cleanly, any other thread SIGSEGVs), so one thread does
+   * both, whichever thread opens or closes a device. Waits through interrupts (a killed Spark task
+   * may close a device) and restores the flag.
+   */
+  private static <T> T onOwner(Callable<T> task) {
+    if (Thread.currentThread() == ownerThread) {
+      try {
+        return task.call();
+      } catch (RuntimeException | Error e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    }
+    Future<T> f = OWNER.submit(task);
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return f.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException r) {
+            throw r;
+          }
+          if (e.getCause() instanceof Error err) {
+            throw err;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** How many instances this process has created (NVIDIA refuses more than about 30). */
+  static int instancesCreated() {
+    return onOwner(() -> created);
+  }
+
+  /** Whether an instance (with or without validation) is alive now, for tests. */
+  static boolean alive(boolean validation) {
+    return onOwner(() -> SHARED.containsKey(validation));
   }
 
   /** Lists devices through the shared instance. */
