@@ -10,4 +10,17 @@ grep -h 'vkspark executor .* uses Vulkan device' "$CLUSTER_WORK_DIR"/app-*/*/std
 grep -q 'VkGpuEval' "$DRIVER_OUT" || { echo "[cluster-check] FAILED: the driver's plan shows no VkGpuEval node" >&2; exit 1; }
 grep -q '^\[options\] checks passed' "$DRIVER_OUT" || { echo "[cluster-check] FAILED: the job's GPU-vs-CPU checks did not pass" >&2; exit 1; }
 grep -E '^\[options\] check' "$DRIVER_OUT" | sed 's/^/[cluster-check]   /' || true
+# Every executor closed its device and ended without a JVM crash. The Worker ends executors with
+# SIGTERM when the application finishes (exitStatus 143, Spark's normal way); a crash in the Vulkan
+# driver at exit shows as 134 (SIGABRT after SIGSEGV) and an hs_err report in the executor's stderr.
+closed=$(grep -ho 'vkspark executor [0-9]* closed its Vulkan device' "$CLUSTER_WORK_DIR"/app-*/*/stderr | sort -u | grep -c . || true)
+[ "$closed" -ge "$n" ] || { echo "[cluster-check] FAILED: only $closed of $n executors closed their Vulkan device" >&2; exit 1; }
+if grep -l 'A fatal error has been detected\|SIGSEGV' "$CLUSTER_WORK_DIR"/app-*/*/stderr >/dev/null 2>&1; then
+  echo "[cluster-check] FAILED: an executor JVM crashed: $(grep -l 'A fatal error has been detected\|SIGSEGV' "$CLUSTER_WORK_DIR"/app-*/*/stderr)" >&2; exit 1
+fi
+codes=$(grep -ho 'finished with state [A-Z]* .*exitStatus [0-9]*' "$CLUSTER_RUN_DIR"/worker-*.log | grep -o 'exitStatus [0-9]*' | awk '{print $2}' | sort -u | tr '\n' ' ')
+echo "[cluster-check] executors closed their device: $closed; executor exit statuses: ${codes:-none logged}"
+for c in $codes; do
+  case "$c" in 0|143) ;; *) echo "[cluster-check] FAILED: an executor exited with status $c (0, or 143 when the Worker stops it, expected)" >&2; exit 1 ;; esac
+done
 echo "[cluster-check] OK"
