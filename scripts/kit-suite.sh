@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs vkspark's test suites, the demo and the benchmarks from prebuilt jars, with no Maven: for a
+# GPU machine that has a Java runtime and a Vulkan driver but no build tools (see docs/RELIABILITY.md
+# for how the H200 runs were made). Every JVM's exit code is checked and printed.
+#
+#   scripts/kit-suite.sh JARS CPDIR OUT [STEP...]
+#     JARS   a folder holding every jar: the modules' jars, their test jars (gpu-core-tests.jar,
+#            spark-plugin-tests.jar, examples-tests.jar), their dependencies and
+#            junit-platform-console-standalone-*.jar
+#     CPDIR  per-module classpath lists, one jar file name per line: gpu-core.cp, spark-plugin.cp,
+#            examples.cp (scripts/kit-suite.sh --lists CPDIR writes them here, with Maven)
+#     OUT    where logs and JUnit reports go
+#     STEP   any of: gpu-core spark-plugin examples demo bench (default: all, in that order)
+# Prints "[kit-suite] <step> exit <code>" per JVM and ends with "[kit-suite] OK" or exits 1.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [ "${1:-}" = "--lists" ]; then   # on the build machine: write the classpath lists
+  out="${2:?--lists needs a folder}"
+  mkdir -p "$out"
+  for m in gpu-core spark-plugin examples; do
+    (cd "$root" && mvn -B -q -o -pl "$m" dependency:build-classpath -Dmdep.includeScope=test \
+      -Dmdep.outputFile="$out/$m.raw" >/dev/null) || exit 1
+    tr ':' '\n' <"$out/$m.raw" | xargs -n1 basename | grep -v 'natives-linux-arm64' >"$out/$m.cp"
+    rm -f "$out/$m.raw"
+  done
+  exit 0
+fi
+
+jars="${1:?usage: kit-suite.sh JARS CPDIR OUT [STEP...]}"
+cpdir="${2:?CPDIR}"
+out="${3:?OUT}"
+shift 3
+steps="${*:-gpu-core spark-plugin examples demo bench}"
+mkdir -p "$out"
+flags="$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$root/pom.xml" | head -n1)"
+console=$(ls "$jars"/junit-platform-console-standalone-*.jar | head -n1)
+failed=0
+
+classpath() {   # module -> its jars, its test jar and its dependencies, ':'-separated
+  local m=$1 cp
+  cp="$jars/$m-tests.jar"
+  case $m in
+    gpu-core) cp="$cp:$jars/vkspark-gpu-core-0.1.0-SNAPSHOT.jar" ;;
+    spark-plugin) cp="$cp:$jars/vkspark-spark-plugin-0.1.0-SNAPSHOT.jar" ;;
+    examples) cp="$cp:$jars/vkspark-examples-0.1.0-SNAPSHOT.jar" ;;
+  esac
+  while IFS= read -r j; do
+    [ -f "$jars/$j" ] && cp="$cp:$jars/$j"
+  done <"$cpdir/$m.cp"
+  echo "$cp"
+}
+
+check() {   # step name, exit code, log: print and remember a failure
+  echo "[kit-suite] $1 exit $2"
+  if [ "$2" != 0 ] || grep -q 'A fatal error has been detected' "$3"; then
+    echo "[kit-suite] $1 FAILED (log: $3)"; tail -n 40 "$3"; failed=1
+  fi
+}
+
+suite() {   # module, extra JVM flags
+  local m=$1; shift
+  local log="$out/$m-tests.log"
+  mkdir -p "$out/work-$m"
+  (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -XX:ErrorFile="$out/hs_err_$m.log" \
+      -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute --scan-class-path "$jars/$m-tests.jar" \
+      --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
+  local rc=$?
+  grep -E 'tests (successful|failed|aborted|found)' "$log" | sed "s/^/[kit-suite] $m: /"
+  check "$m tests" "$rc" "$log"
+}
+
+for s in $steps; do
+  case $s in
+    gpu-core) suite gpu-core --add-opens=java.base/java.nio=ALL-UNNAMED ;;
+    spark-plugin) suite spark-plugin $flags -Xmx16g ;;
+    examples) suite examples $flags -Xmx16g -Duser.timezone=America/Los_Angeles ;;
+    demo)
+      java $flags -Dlog4j2.configurationFile="$root/scripts/log4j2-demo.properties" \
+        -cp "$(classpath examples)" io.vkspark.examples.Demo "${DEMO_ROWS:-2000000}" >"$out/demo.log" 2>&1
+      check demo $? "$out/demo.log"; grep -E '^\[demo\]' "$out/demo.log" | tail -n 6 ;;
+    bench)
+      java -cp "$(classpath gpu-core)" io.vkspark.gpu.bench.CoreBench ${BENCH_ARGS:-} >"$out/core-bench.json" 2>"$out/core-bench.log"
+      check core-bench $? "$out/core-bench.log"
+      java $flags -Xmx32g -Dlog4j2.configurationFile="$root/scripts/log4j2-demo.properties" \
+        -cp "$(classpath examples)" io.vkspark.examples.bench.SparkBench ${SPARK_BENCH_ARGS:---rows 5000000 --iv-rows 200000 --runs 3} \
+        >"$out/spark-bench.json" 2>"$out/spark-bench.log"
+      check spark-bench $? "$out/spark-bench.log" ;;
+    *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
+  esac
+done
+[ $failed = 0 ] && echo "[kit-suite] OK" || { echo "[kit-suite] FAILED"; exit 1; }
