@@ -71,6 +71,6 @@ final class GlslCompilerTest {
     Program p = Program.spirv("needs_double", java.nio.ByteBuffer.wrap(spirv)).build();
     DeviceFeatures none = new DeviceFeatures(false, false, false, false, false, false);
     assertGpuError(GpuException.Code.UNSUPPORTED, "shaderFloat64",
-        () -> io.vkspark.gpu.internal.SpirvCapabilities.check(p, spirv, none));
+        () -> io.vkspark.gpu.internal.SpirvSeal.requireFeatures(p, spirv, none));
   }
 }
