@@ -108,7 +108,7 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
-  private static void seal(KernelSignature sig, byte[] spirv) {
+  static void seal(KernelSignature sig, byte[] spirv) {
     try {
       SpirvSeal.check(program(sig, spirv, 64), spirv);
     } catch (GpuException e) {

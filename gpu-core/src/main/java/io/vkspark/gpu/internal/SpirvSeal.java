@@ -38,6 +38,9 @@ public final class SpirvSeal {
   static final int OP_TYPE_RUNTIME_ARRAY = 29;
   static final int OP_TYPE_STRUCT = 30;
   static final int OP_TYPE_POINTER = 32;
+  static final int OP_FUNCTION = 54;
+  static final int OP_FUNCTION_END = 56;
+  static final int OP_FUNCTION_CALL = 57;
   static final int OP_VARIABLE = 59;
   static final int OP_DECORATE = 71;
   static final int OP_MEMBER_DECORATE = 72;
@@ -93,7 +96,11 @@ public final class SpirvSeal {
     Map<Integer, Set<Integer>> nonWritableMembers = new HashMap<>();
     Map<Integer, Insn> defs = new HashMap<>();
     int entryPoints = 0;
+    int entryFunction = -1;
     boolean memoryModel = false;
+    boolean inFunction = false;
+    Set<Integer> functions = new HashSet<>();
+    Set<Integer> called = new HashSet<>();
     for (Insn in : m.instructions()) {
       switch (in.opcode()) {
         case OP_CAPABILITY -> {
@@ -124,6 +131,7 @@ public final class SpirvSeal {
         }
         case OP_ENTRY_POINT -> {
           entryPoints++;
+          entryFunction = m.operand(in, 1);
           if (m.operand(in, 0) != 5 || !"main".equals(m.string(in, 2))) {
             throw refuse(what, "has an entry point '" + m.string(in, 2) + "' of execution model " + m.operand(in, 0)
                 + " (only a GLCompute entry point named main is allowed)");
@@ -162,6 +170,20 @@ public final class SpirvSeal {
         case OP_TYPE_INT, OP_TYPE_FLOAT, OP_TYPE_VECTOR, OP_TYPE_ARRAY, OP_TYPE_RUNTIME_ARRAY, OP_TYPE_STRUCT ->
             defs.put(m.operand(in, 0), in);
         case 117, 120 -> throw refuse(what, "converts between pointers and integers");
+        case OP_FUNCTION -> {
+          if (inFunction) {
+            throw refuse(what, "opens a function inside a function (truncated or corrupt)");
+          }
+          inFunction = true;
+          functions.add(m.operand(in, 1));
+        }
+        case OP_FUNCTION_END -> {
+          if (!inFunction) {
+            throw refuse(what, "ends a function it never opened (corrupt)");
+          }
+          inFunction = false;
+        }
+        case OP_FUNCTION_CALL -> called.add(m.operand(in, 2));
         default -> { }
       }
     }
@@ -171,6 +193,11 @@ public final class SpirvSeal {
     if (entryPoints != 1) {
       throw refuse(what, "has " + entryPoints + " entry points (exactly one, GLCompute main, is allowed)");
     }
+    if (inFunction || !functions.contains(entryFunction) || !functions.containsAll(called)) {
+      throw refuse(what, inFunction ? "ends inside a function (truncated)"
+          : !functions.contains(entryFunction) ? "has no function for its entry point (truncated)"
+          : "calls a function it does not define (truncated or corrupt)");
+    }
     Map<Long, BufferDecl> declared = new HashMap<>();
     for (BufferDecl d : program.buffers()) {
       if (d.kind().isBound()) {
@@ -178,6 +205,16 @@ public final class SpirvSeal {
       }
     }
     Set<Long> seen = new HashSet<>();
+    for (Insn in : m.instructions()) {
+      int sc = in.opcode() == OP_VARIABLE ? m.operand(in, 2) : -1;
+      Integer s = set.get(in.opcode() == OP_VARIABLE ? m.operand(in, 1) : -1);
+      Integer b = binding.get(in.opcode() == OP_VARIABLE ? m.operand(in, 1) : -1);
+      if ((sc == SC_UNIFORM || sc == SC_STORAGE_BUFFER) && s != null && b != null && !seen.add(key(s, b))) {
+        BufferDecl d = declared.get(key(s, b));
+        throw refuse(what, "declares set " + s + ", binding " + b + (d == null ? "" : " ('" + d.name() + "')")
+            + " twice (an alias)");
+      }
+    }
     for (Insn in : m.instructions()) {
       if (in.opcode() != OP_VARIABLE) {
         continue;
@@ -206,9 +243,6 @@ public final class SpirvSeal {
           if (d == null) {
             throw refuse(what, "declares a buffer at set " + s + ", binding " + b + ", which the program does not declare"
                 + " (declared: " + declaredList(program) + ")");
-          }
-          if (!seen.add(key(s, b))) {
-            throw refuse(what, "declares set " + s + ", binding " + b + " ('" + d.name() + "') twice (an alias)");
           }
           int block = pointee(m, defs, m.operand(in, 0), what);
           boolean uniformBlock = sc == SC_UNIFORM && blocks.contains(block);

@@ -27,6 +27,10 @@ final class GpuRows implements AutoCloseable {
     runtime = new ColumnRuntime(device);
   }
 
+  GpuDevice device() {
+    return device;
+  }
+
   /** The kernel's result for each row; {@code columns[i]} holds argument i (Integer, Long, Float or Double). */
   List<Object> run(ColumnKernel k, Object[]... columns) {
     int rows = columns[0].length;
