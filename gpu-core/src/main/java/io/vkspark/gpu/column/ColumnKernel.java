@@ -45,6 +45,8 @@ import org.slf4j.LoggerFactory;
 public final class ColumnKernel implements java.io.Serializable {
   private static final long serialVersionUID = 2L;
   private static final Logger LOG = LoggerFactory.getLogger(ColumnKernel.class);
+  /** Kernels whose semantics warnings were logged in this JVM: each is logged once. */
+  private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** Binding of the parameter buffer: {@code uint rows} at byte 0, the group counts at byte 16. */
   public static final int PARAMS_BINDING = 0;
   /** Byte offset of the {@code VkDispatchIndirectCommand} in the parameter buffer. */
@@ -82,12 +84,12 @@ public final class ColumnKernel implements java.io.Serializable {
   /**
    * Generates the shader and compiles it.
    *
-   * @param cacheDir SPIR-V cache directory, or null
    * <p>In order: the lexical body check ({@link BodyCheck}), generation, compilation, the seal of
    * the SPIR-V against {@link #program(int)}'s buffers ({@link SpirvSeal}, also on every cache
-   * read), and the Java-semantics analysis ({@link JavaSemantics}), whose warnings are logged once
-   * here and kept in {@link #warnings()}.
+   * read), and the Java-semantics analysis ({@link JavaSemantics}), whose warnings are logged
+   * once per JVM and kept in {@link #warnings()}.
    *
+   * @param cacheDir SPIR-V cache directory, or null
    * @throws GpuException COMPILE naming the UDF and the line of {@code body}
    */
   public static ColumnKernel compile(KernelSignature signature, String body, Path cacheDir) {
@@ -95,7 +97,7 @@ public final class ColumnKernel implements java.io.Serializable {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
           "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
     }
-    BodyCheck.check(signature, body);
+    BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
     CompileResult r = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir,
         GlslCompiler.Flavor.OPTIMIZED, spv -> seal(signature, spv));
@@ -103,8 +105,11 @@ public final class ColumnKernel implements java.io.Serializable {
       throw compileError(signature, body, g, r);
     }
     List<String> warnings = JavaSemantics.analyze(signature, body, g, cacheDir);
-    warnings.forEach(w -> LOG.warn("{}", w));
-    return new ColumnKernel(signature, body, g.source(), r.spirv().get(), warnings);
+    ColumnKernel k = new ColumnKernel(signature, body, g.source(), r.spirv().get(), warnings);
+    if (!warnings.isEmpty() && WARNED.add(k.id())) {
+      warnings.forEach(w -> LOG.warn("{}", w));
+    }
+    return k;
   }
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
