@@ -109,6 +109,14 @@ final class BodyCheck {
   private static char[] withoutComments(KernelSignature sig, String text, String[] lines) {
     char[] out = text.toCharArray();
     int line = 1;
+    for (char c : out) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+        throw refuse(sig, lines, line, "the control character U+" + String.format(Locale.ROOT, "%04X", (int) c),
+            "remove it");
+      }
+      line += c == '\n' ? 1 : 0;
+    }
+    line = 1;
     int i = 0;
     while (i < out.length) {
       char c = out[i];

@@ -115,7 +115,7 @@ public final class ColumnKernel implements java.io.Serializable {
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
     try {
-      SpirvSeal.check(program(sig, spirv, 64), spirv);
+      SpirvSeal.check(program(sig, spirv, 64), spirv, true);
     } catch (GpuException e) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
               + e.getMessage().replaceFirst("\\.? Fix: .*", ""),

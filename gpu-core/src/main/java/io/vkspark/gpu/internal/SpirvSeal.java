@@ -18,7 +18,7 @@ import java.util.Set;
  * driver sees it: logical addressing, one GLCompute entry point named {@code main}, no push
  * constants, no physical-storage-buffer pointers, no inputs or outputs other than built-ins, and
  * every buffer variable at a declared {@code (set, binding)}, once, with the declared descriptor
- * type, element type and access. Capabilities and extensions come from an allow-list.
+ * type and access (and, for generated kernels, element type). Capabilities and extensions come from an allow-list.
  *
  * <p>A UDF body that escapes its generated function, a cached file that is not what it claims and
  * a hand-written program that disagrees with its declarations all end here as a message, instead
@@ -78,12 +78,21 @@ public final class SpirvSeal {
   private SpirvSeal() {}
 
   /**
-   * Parses {@code spirv} and checks it against {@code program}'s declarations.
+   * Parses {@code spirv} and checks it against {@code program}'s declarations, element types
+   * aside (hand-written programs may view a buffer through another type or a struct).
    *
    * @return the parsed module, for further checks
    * @throws GpuException INVALID_ARGUMENT naming the program and what the module does
    */
   public static SpirvModule check(Program program, byte[] spirv) {
+    return check(program, spirv, false);
+  }
+
+  /**
+   * As {@link #check(Program, byte[])}; with {@code elementTypes}, each storage block must also be
+   * one array of its declaration's element type (what vkspark generates for column kernels).
+   */
+  public static SpirvModule check(Program program, byte[] spirv, boolean elementTypes) {
     String what = "program '" + program.name() + "'";
     SpirvModule m = SpirvModule.parse(what, spirv);
     boolean workgroupAllowed = program.buffers().stream().anyMatch(d -> d.kind() == MemoryKind.SHARED);
@@ -257,7 +266,7 @@ public final class SpirvSeal {
             throw refuse(what, "may write '" + d.name() + "' (set " + s + ", binding " + b
                 + "), which the program declares READ_ONLY (declare it readonly)");
           }
-          if (storage) {
+          if (storage && elementTypes) {
             checkElement(m, defs, block, d, what);
           }
         }

@@ -67,6 +67,7 @@ final class SealedKernelTest {
     refused("if (x > 0.0) {\nreturn x;\n", 1, "a '{' that is never closed");
     refused("(x + y", 1, "a '(' that is never closed");
     refused("{ float a = (x; } return a);", 1, "a '}' that closes the '(' of line 1");
+    refused("float a = x; // \u0000 hidden\nreturn a;", 1, "the control character U+0000");
   }
 
   @Test
@@ -93,11 +94,19 @@ final class SealedKernelTest {
   }
 
   private static void sealRefuses(byte[] spirv, String text) {
+    sealRefuses(spirv, text, true);
+  }
+
+  /** {@code onLoad}: whether loading it as a hand-written program is refused too (element types are not checked there). */
+  private static void sealRefuses(byte[] spirv, String text, boolean onLoad) {
     GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.seal(SIG, spirv));
     assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
     assertTrue(e.getMessage().startsWith("GPU UDF 'evil' compiles to a shader that is not sealed: program 'evil' "),
         e.getMessage());
     assertTrue(e.getMessage().contains(text), () -> "lacks '" + text + "': " + e.getMessage());
+    if (!onLoad) {
+      return;
+    }
     // the device refuses it too, before the driver sees it, and stays clean
     Program p = ColumnKernel.compile(SIG, "x + y").program(64);
     Program hostile = Program.spirv("evil", java.nio.ByteBuffer.wrap(spirv)).workgroupSize(64)
@@ -130,7 +139,7 @@ final class SealedKernelTest {
     String src = ColumnKernel.generate(SIG, "(vk_in0[0] = 1.0) + x").source().replace("readonly buffer VkIn0", "buffer VkIn0");
     sealRefuses(GlslCompiler.compileOrThrow("w.comp", src, null), "may write 'in0' (set 0, binding 1)");
     String ints = ColumnKernel.generate(SIG, "x + y").source().replace("float vk_in1[]", "int vk_in1[]");
-    sealRefuses(GlslCompiler.compileOrThrow("t.comp", ints, null), "'in1' as an array of 32-bit integers");
+    sealRefuses(GlslCompiler.compileOrThrow("t.comp", ints, null), "'in1' as an array of 32-bit integers", false);
     String params = ColumnKernel.generate(SIG, "x + y").source().replace(") uniform VkParams", ") buffer VkParams");
     sealRefuses(GlslCompiler.compileOrThrow("u.comp", params, null),
         "declares 'params' (set 0, binding 0) as a storage buffer but the program declares it UNIFORM");
