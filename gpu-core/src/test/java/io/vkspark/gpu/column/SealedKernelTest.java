@@ -153,6 +153,25 @@ final class SealedKernelTest {
     assertTrue(e.getMessage().contains("may write 'in1'"), e.getMessage());
   }
 
+  /** {@code good} with operand {@code operand} of its first instruction of {@code opcode} set to {@code value}. */
+  private static byte[] patched(byte[] good, int opcode, int operand, int value) {
+    io.vkspark.gpu.internal.SpirvModule m = io.vkspark.gpu.internal.SpirvModule.parse("test", good);
+    var in = m.instructions().stream().filter(i -> i.opcode() == opcode).findFirst().orElseThrow();
+    byte[] out = good.clone();
+    java.nio.ByteBuffer.wrap(out).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(4 * (in.start() + 1 + operand), value);
+    return out;
+  }
+
+  @Test
+  void handPatchedModules_areRefused() {
+    byte[] good = ColumnKernel.compile(SIG, "x * y + 1.0").program(64).spirvCode().orElseThrow();
+    sealRefuses(patched(good, 14, 0, 5348), "addressing model 5348 (only Logical addressing is allowed)");
+    sealRefuses(patched(good, 17, 0, 6), "capability 6, which vkspark kernels may not use");
+    sealRefuses(patched(good, 17, 0, 5347), "capability 5347");
+    sealRefuses(patched(good, 15, 0, 0), "execution model 0 (only a GLCompute entry point named main is allowed)");
+    sealRefuses(patched(good, 15, 2, 0x6e69616d ^ 0x20), "only a GLCompute entry point named main");
+  }
+
   @Test
   void truncatedModules_areRefusedAtEveryLength() {
     byte[] good = ColumnKernel.compile(SIG, "x * y + 1.0").program(64).spirvCode().orElseThrow();
