@@ -262,7 +262,7 @@ public final class ColumnKernel implements java.io.Serializable {
   /** Why this kernel cannot run on {@code device}, if it cannot. */
   public Optional<String> unsupportedOn(DeviceInfo device) {
     try {
-      io.vkspark.gpu.internal.SpirvSeal.requireFeatures(program(64), spirv, device.features());
+      SpirvSeal.requireFeatures(program(64), spirv, device.features());
       return Optional.empty();
     } catch (GpuException e) {
       return Optional.of(e.getMessage().replaceFirst(" Fix: .*", ""));
