@@ -4,6 +4,7 @@ import static org.lwjgl.util.shaderc.Shaderc.*;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -12,9 +13,13 @@ import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -22,8 +27,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * GLSL compute shaders to SPIR-V with shaderc (Vulkan 1.2 target, optimized), cached on disk by a
- * hash of the source and the compiler settings, so an executor compiles each kernel once per
- * machine rather than once per process (shaderc takes ~0.3 s per small shader).
+ * SHA-256 key over the compiler, its settings and the source, so an executor compiles each kernel
+ * once per machine rather than once per process (shaderc takes ~0.3 s per small shader).
+ *
+ * <p>The cache verifies what it reads: each file carries a header (magic, format version, the key,
+ * the length and SHA-256 of the SPIR-V) and every read is checked against it, parsed, and passed
+ * to the caller's seal check before anything else sees it. A file that fails any check (truncated,
+ * garbage, another kernel's module copied under this key) is logged, recompiled and replaced
+ * atomically.
  *
  * <p>Needs no device: user kernels are checked when they are registered, before any executor
  * runs them. Thread-safe.
@@ -32,41 +43,77 @@ public final class GlslCompiler {
   private static final Logger LOG = LoggerFactory.getLogger(GlslCompiler.class);
   private static final Pattern LINE = Pattern.compile("^[^:\\n]*:(\\d+): error: (.*)$", Pattern.MULTILINE);
   private static final Pattern ANY_ERROR = Pattern.compile("^(?:[^:\\n]*: )?error: (.*)$", Pattern.MULTILINE);
-  private static final String SETTINGS = "vulkan1.2/spv1.5/O/v1";
+  private static final String SETTINGS = "vulkan1.2/spv1.5/v2";
+  /** First bytes of a cache file. */
+  private static final byte[] FILE_MAGIC = "VKSPIRV\0".getBytes(StandardCharsets.US_ASCII);
+  private static final int FILE_VERSION = 1;
+  private static final int HEADER_BYTES = FILE_MAGIC.length + 4 + 32 + 4 + 32;
   private static final Object LOCK = new Object();
   private static long compiler;
-  private static long options;
+  private static final Map<Flavor, Long> OPTIONS = new EnumMap<>(Flavor.class);
+  private static volatile String identity;
+
+  /** How a module is compiled: for running, or for reading back (no optimization, debug info). */
+  public enum Flavor {
+    /** Optimized for performance; what devices run. */
+    OPTIMIZED("O"),
+    /** Unoptimized with OpName/OpLine, for analysing what a body does; never run. */
+    DEBUG("O0g");
+
+    private final String tag;
+
+    Flavor(String tag) {
+      this.tag = tag;
+    }
+  }
 
   private GlslCompiler() {}
 
   /**
-   * Compiles {@code source}; looks in and fills {@code cacheDir}/spirv when it is not null.
+   * Compiles {@code source} optimized; looks in and fills {@code cacheDir}/spirv when it is not null.
    *
    * @param name file name for messages, e.g. {@code saxpy.comp}
    */
   public static CompileResult compile(String name, String source, Path cacheDir) {
-    String key = hash(SETTINGS + "\n" + source);
-    Path cached = cacheDir == null ? null : cacheDir.resolve("spirv").resolve(key + ".spv");
+    return compile(name, source, cacheDir, Flavor.OPTIMIZED, spirv -> { });
+  }
+
+  /**
+   * Compiles {@code source}, or reads it from the cache. {@code seal} sees every module before it
+   * is returned or stored, fresh or cached; on a cached module a failing seal means recompiling,
+   * on a fresh one its exception propagates (and nothing is stored).
+   */
+  public static CompileResult compile(String name, String source, Path cacheDir, Flavor flavor, Consumer<byte[]> seal) {
+    String key = key(source, flavor);
+    Path cached = cacheDir == null ? null : cacheDir.resolve("spirv").resolve(key + ".vkspv");
     if (cached != null && Files.isRegularFile(cached)) {
       try {
-        byte[] bytes = Files.readAllBytes(cached);
-        if (bytes.length > 0 && bytes.length % 4 == 0) {
-          return new CompileResult(Optional.of(bytes), List.of(), "", true);
-        }
-      } catch (IOException e) {
-        LOG.warn("ignoring unreadable SPIR-V cache entry {}: {}", cached, e.toString());
+        byte[] spirv = readEntry(cached, key);
+        io.vkspark.gpu.internal.SpirvModule.parse("cached SPIR-V " + cached.getFileName(), spirv);
+        seal.accept(spirv);
+        return new CompileResult(Optional.of(spirv), List.of(), "", true);
+      } catch (IOException | GpuException e) {
+        LOG.warn("SPIR-V cache entry {} is not valid, recompiling it: {}", cached, e.getMessage());
       }
     }
-    CompileResult result = compileNow(name, source);
-    if (cached != null && result.ok()) {
-      store(cached, result.spirv().get());
+    CompileResult result = compileNow(name, source, flavor);
+    if (result.ok()) {
+      seal.accept(result.spirv().get());
+      if (cached != null) {
+        store(cached, key, result.spirv().get());
+      }
     }
     return result;
   }
 
   /** Compiles or throws a COMPILE {@link GpuException} carrying shaderc's messages. */
   public static byte[] compileOrThrow(String name, String source, Path cacheDir) {
-    CompileResult r = compile(name, source, cacheDir);
+    return compileOrThrow(name, source, cacheDir, spirv -> { });
+  }
+
+  /** Compiles (checking every module with {@code seal}) or throws a COMPILE {@link GpuException}. */
+  public static byte[] compileOrThrow(String name, String source, Path cacheDir, Consumer<byte[]> seal) {
+    CompileResult r = compile(name, source, cacheDir, Flavor.OPTIMIZED, seal);
     if (!r.ok()) {
       throw GpuException.of(GpuException.Code.COMPILE,
           "GLSL program '" + name.replaceFirst("\\.comp$", "") + "' does not compile: " + r.log().strip(),
@@ -75,19 +122,73 @@ public final class GlslCompiler {
     return r.spirv().get();
   }
 
-  private static CompileResult compileNow(String name, String source) {
+  /**
+   * The cache key of {@code source}: SHA-256 (hex) over the compiler's identity (LWJGL and
+   * shaderc versions, target settings), the flavor and the whole source.
+   */
+  public static String key(String source, Flavor flavor) {
+    return hash(compilerIdentity() + "\n" + flavor.tag + "\n" + source);
+  }
+
+  /** LWJGL version, shaderc's SPIR-V version and the target settings. */
+  static String compilerIdentity() {
+    String id = identity;
+    if (id == null) {
+      try (org.lwjgl.system.MemoryStack stack = org.lwjgl.system.MemoryStack.stackPush()) {
+        java.nio.IntBuffer version = stack.mallocInt(1);
+        java.nio.IntBuffer revision = stack.mallocInt(1);
+        shaderc_get_spv_version(version, revision);
+        id = "lwjgl " + org.lwjgl.Version.getVersion() + "; shaderc spv " + Integer.toHexString(version.get(0)) + "."
+            + revision.get(0) + "; " + SETTINGS;
+      }
+      identity = id;
+    }
+    return id;
+  }
+
+  private static byte[] readEntry(Path file, String key) throws IOException {
+    byte[] bytes = Files.readAllBytes(file);
+    if (bytes.length < HEADER_BYTES) {
+      throw new IOException(bytes.length + " bytes, shorter than the " + HEADER_BYTES + "-byte header");
+    }
+    ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    byte[] magic = new byte[FILE_MAGIC.length];
+    b.get(magic);
+    if (!Arrays.equals(magic, FILE_MAGIC)) {
+      throw new IOException("not a vkspark SPIR-V cache file (bad magic)");
+    }
+    int version = b.getInt();
+    if (version != FILE_VERSION) {
+      throw new IOException("cache format " + version + ", expected " + FILE_VERSION);
+    }
+    byte[] storedKey = new byte[32];
+    b.get(storedKey);
+    if (!HexFormat.of().formatHex(storedKey).equals(key)) {
+      throw new IOException("it holds the module of key " + HexFormat.of().formatHex(storedKey) + ", not " + key);
+    }
+    int length = b.getInt();
+    if (length != bytes.length - HEADER_BYTES) {
+      throw new IOException("header says " + length + " bytes of SPIR-V, the file has " + (bytes.length - HEADER_BYTES));
+    }
+    byte[] digest = new byte[32];
+    b.get(digest);
+    byte[] spirv = Arrays.copyOfRange(bytes, HEADER_BYTES, bytes.length);
+    if (!MessageDigest.isEqual(digest, sha256(spirv))) {
+      throw new IOException("SPIR-V digest does not match its header (corrupt file)");
+    }
+    return spirv;
+  }
+
+  private static CompileResult compileNow(String name, String source, Flavor flavor) {
     synchronized (LOCK) {
       if (compiler == 0) {
         compiler = shaderc_compiler_initialize();
-        options = shaderc_compile_options_initialize();
-        if (compiler == 0 || options == 0) {
+        if (compiler == 0) {
           throw GpuException.of(GpuException.Code.COMPILE, "shaderc could not be initialized.",
               "check that lwjgl-shaderc's natives for this platform are on the classpath.");
         }
-        shaderc_compile_options_set_target_env(options, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
-        shaderc_compile_options_set_target_spirv(options, shaderc_spirv_version_1_5);
-        shaderc_compile_options_set_optimization_level(options, shaderc_optimization_level_performance);
       }
+      long options = OPTIONS.computeIfAbsent(flavor, GlslCompiler::newOptions);
       long t0 = System.nanoTime();
       long result = shaderc_compile_into_spv(compiler, source, shaderc_glsl_compute_shader, name, "main", options);
       if (result == 0) {
@@ -103,12 +204,29 @@ public final class GlslCompiler {
         ByteBuffer bytes = shaderc_result_get_bytes(result);
         byte[] spirv = new byte[bytes.remaining()];
         bytes.get(spirv);
-        LOG.debug("compiled {} in {} ms", name, (System.nanoTime() - t0) / 1_000_000);
+        LOG.debug("compiled {} ({}) in {} ms", name, flavor, (System.nanoTime() - t0) / 1_000_000);
         return new CompileResult(Optional.of(spirv), List.of(), log, false);
       } finally {
         shaderc_result_release(result);
       }
     }
+  }
+
+  private static long newOptions(Flavor flavor) {
+    long options = shaderc_compile_options_initialize();
+    if (options == 0) {
+      throw GpuException.of(GpuException.Code.COMPILE, "shaderc options could not be initialized.",
+          "check that lwjgl-shaderc's natives for this platform are on the classpath.");
+    }
+    shaderc_compile_options_set_target_env(options, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_2);
+    shaderc_compile_options_set_target_spirv(options, shaderc_spirv_version_1_5);
+    if (flavor == Flavor.OPTIMIZED) {
+      shaderc_compile_options_set_optimization_level(options, shaderc_optimization_level_performance);
+    } else {
+      shaderc_compile_options_set_optimization_level(options, shaderc_optimization_level_zero);
+      shaderc_compile_options_set_generate_debug_info(options);
+    }
+    return options;
   }
 
   static List<CompileResult.Diagnostic> diagnostics(String log) {
@@ -129,15 +247,22 @@ public final class GlslCompiler {
     return out;
   }
 
-  private static void store(Path file, byte[] spirv) {
+  private static void store(Path file, String key, byte[] spirv) {
+    ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + spirv.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.put(FILE_MAGIC).putInt(FILE_VERSION).put(HexFormat.of().parseHex(key)).putInt(spirv.length)
+        .put(sha256(spirv)).put(spirv);
     try {
       Files.createDirectories(file.getParent());
       Path tmp = Files.createTempFile(file.getParent(), "spv", ".tmp");
-      Files.write(tmp, spirv);
       try {
-        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } catch (AtomicMoveNotSupportedException e) {
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        Files.write(tmp, b.array());
+        try {
+          Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+          Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+        }
+      } finally {
+        Files.deleteIfExists(tmp);
       }
     } catch (IOException e) {
       LOG.warn("could not write the SPIR-V cache entry {}: {}", file, e.toString());
@@ -145,9 +270,12 @@ public final class GlslCompiler {
   }
 
   static String hash(String text) {
+    return HexFormat.of().formatHex(sha256(text.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private static byte[] sha256(byte[] bytes) {
     try {
-      MessageDigest md = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of().formatHex(md.digest(text.getBytes(StandardCharsets.UTF_8)));
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

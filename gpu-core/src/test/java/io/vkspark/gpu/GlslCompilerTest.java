@@ -71,6 +71,37 @@ final class GlslCompilerTest {
     Program p = Program.spirv("needs_double", java.nio.ByteBuffer.wrap(spirv)).build();
     DeviceFeatures none = new DeviceFeatures(false, false, false, false, false, false);
     assertGpuError(GpuException.Code.UNSUPPORTED, "shaderFloat64",
-        () -> io.vkspark.gpu.internal.SpirvCapabilities.check(p, spirv, none));
+        () -> io.vkspark.gpu.internal.SpirvSeal.requireFeatures(p, spirv, none));
+  }
+
+  @Test
+  void damagedCacheEntry_ofAGlslProgram_isRecompiledBeforeTheDriverSeesIt(@TempDir Path dir) throws Exception {
+    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(dir));
+    try {
+      d.load(TestGpu.saxpy(64)).close();
+      Path entry;
+      try (var files = Files.list(dir.resolve("spirv"))) {
+        entry = files.findFirst().orElseThrow();
+      }
+      byte[] good = Files.readAllBytes(entry);
+      for (byte[] damaged : new byte[][] {java.util.Arrays.copyOf(good, good.length - 8), new byte[good.length], {1, 2, 3}}) {
+        Files.write(entry, damaged);
+        try (Kernel k = d.load(TestGpu.saxpy(64))) {
+          assertNotNull(k.program());
+        }
+        assertArrayEquals(good, Files.readAllBytes(entry), "recompiled and replaced");
+      }
+    } finally {
+      TestGpu.closeClean(d);
+    }
+  }
+
+  @Test
+  void cacheKey_coversCompilerFlavorAndSource() {
+    String k = GlslCompiler.key(TestGpu.SAXPY, GlslCompiler.Flavor.OPTIMIZED);
+    assertTrue(k.matches("[0-9a-f]{64}"), k);
+    assertNotEquals(k, GlslCompiler.key(TestGpu.SAXPY, GlslCompiler.Flavor.DEBUG));
+    assertNotEquals(k, GlslCompiler.key(TestGpu.SAXPY + " ", GlslCompiler.Flavor.OPTIMIZED));
+    assertTrue(GlslCompiler.compilerIdentity().contains("lwjgl 3."), GlslCompiler.compilerIdentity());
   }
 }

@@ -9,6 +9,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -20,6 +21,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A GPU UDF compiled to a whole compute shader: from its {@link KernelSignature} and a GLSL body,
@@ -40,7 +43,10 @@ import java.util.stream.Collectors;
  * thread-safe.
  */
 public final class ColumnKernel implements java.io.Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
+  private static final Logger LOG = LoggerFactory.getLogger(ColumnKernel.class);
+  /** Kernels whose semantics warnings were logged in this JVM: each is logged once. */
+  private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** Binding of the parameter buffer: {@code uint rows} at byte 0, the group counts at byte 16. */
   public static final int PARAMS_BINDING = 0;
   /** Byte offset of the {@code VkDispatchIndirectCommand} in the parameter buffer. */
@@ -59,13 +65,15 @@ public final class ColumnKernel implements java.io.Serializable {
   private final String source;
   private final byte[] spirv;
   private final String id;
+  private final List<String> warnings;
 
-  private ColumnKernel(KernelSignature signature, String body, String source, byte[] spirv) {
+  private ColumnKernel(KernelSignature signature, String body, String source, byte[] spirv, List<String> warnings) {
     this.signature = signature;
     this.body = body;
     this.source = source;
     this.spirv = spirv;
-    this.id = signature.name() + "-" + Integer.toHexString(java.util.Arrays.hashCode(spirv));
+    this.id = signature.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
+    this.warnings = List.copyOf(warnings);
   }
 
   /** Generates and compiles without a SPIR-V disk cache. */
@@ -76,6 +84,11 @@ public final class ColumnKernel implements java.io.Serializable {
   /**
    * Generates the shader and compiles it.
    *
+   * <p>In order: the lexical body check ({@link BodyCheck}), generation, compilation, the seal of
+   * the SPIR-V against {@link #program(int)}'s buffers ({@link SpirvSeal}, also on every cache
+   * read), and the Java-semantics analysis ({@link JavaSemantics}), whose warnings are logged
+   * once per JVM and kept in {@link #warnings()}.
+   *
    * @param cacheDir SPIR-V cache directory, or null
    * @throws GpuException COMPILE naming the UDF and the line of {@code body}
    */
@@ -84,12 +97,30 @@ public final class ColumnKernel implements java.io.Serializable {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
           "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
     }
+    BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
-    CompileResult r = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir);
+    CompileResult r = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir,
+        GlslCompiler.Flavor.OPTIMIZED, spv -> seal(signature, spv));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
-    return new ColumnKernel(signature, body, g.source(), r.spirv().get());
+    List<String> warnings = JavaSemantics.analyze(signature, body, g, cacheDir);
+    ColumnKernel k = new ColumnKernel(signature, body, g.source(), r.spirv().get(), warnings);
+    if (!warnings.isEmpty() && WARNED.add(k.id())) {
+      warnings.forEach(w -> LOG.warn("{}", w));
+    }
+    return k;
+  }
+
+  /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
+  static void seal(KernelSignature sig, byte[] spirv) {
+    try {
+      SpirvSeal.check(program(sig, spirv, 64), spirv, true);
+    } catch (GpuException e) {
+      throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
+              + e.getMessage().replaceFirst("\\.? Fix: .*", ""),
+          "keep the body to expressions and local variables of '" + sig.name() + "'.");
+    }
   }
 
   /** A generated shader and where the user's body sits in it (1-based lines). */
@@ -114,6 +145,7 @@ public final class ColumnKernel implements java.io.Serializable {
     if (needsMath(sig, body)) {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
     }
+    lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
     String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
     boolean expression = !RETURN.matcher(body).find();
@@ -210,15 +242,27 @@ public final class ColumnKernel implements java.io.Serializable {
     return source;
   }
 
-  /** A stable identity of this kernel's code (name and SPIR-V hash). */
+  /**
+   * The full identity of this kernel: its name and the SHA-256 of the compiler, its settings and
+   * the whole generated source (signature and body), as used for the SPIR-V cache.
+   */
   public String id() {
     return id;
+  }
+
+  /**
+   * Where the body relies on GLSL behaviour that differs from Java (division, float min/max,
+   * float-to-integer conversion, shifts), each naming the line and the Java-semantics helper in a
+   * {@code Fix:}. Logged once when the kernel is compiled. See docs/GLSL-SEMANTICS.md.
+   */
+  public List<String> warnings() {
+    return warnings;
   }
 
   /** Why this kernel cannot run on {@code device}, if it cannot. */
   public Optional<String> unsupportedOn(DeviceInfo device) {
     try {
-      io.vkspark.gpu.internal.SpirvCapabilities.check(program(64), spirv, device.features());
+      SpirvSeal.requireFeatures(program(64), spirv, device.features());
       return Optional.empty();
     } catch (GpuException e) {
       return Optional.of(e.getMessage().replaceFirst(" Fix: .*", ""));
@@ -234,6 +278,10 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** The program: params at binding 0, one input per argument, the output last; indirect dispatch. */
   public Program program(int workgroupSize) {
+    return program(signature, spirv, workgroupSize);
+  }
+
+  private static Program program(KernelSignature signature, byte[] spirv, int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))

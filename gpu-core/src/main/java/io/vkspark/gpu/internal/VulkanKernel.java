@@ -58,8 +58,9 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
   static VulkanKernel create(VulkanDevice device, Program program) {
     byte[] spirv = program.spirvCode().orElseGet(() ->
         GlslCompiler.compileOrThrow(program.name() + ".comp", program.glslSource().orElseThrow(),
-            device.options().shaderCacheDir()));
-    SpirvCapabilities.check(program, spirv, device.info().features());
+            device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
+    SpirvSeal.check(program, spirv);
+    SpirvSeal.requireFeatures(program, spirv, device.info().features());
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' asks for workgroups of "
           + program.workgroupSize() + " but device '" + device.info().name() + "' allows at most "

@@ -1,0 +1,217 @@
+package io.vkspark.gpu.column;
+
+import static io.vkspark.gpu.column.KernelSignature.arg;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.GpuException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BinaryOperator;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Java-semantics helpers against Java itself on lavapipe (exact), and the check that refuses or warns. */
+final class JavaSemanticsTest {
+  private static final int[] INTS = {0, 1, -1, 2, -2, 3, -3, 7, -7, 31, 32, 33, -31, -32, -33, 63, 64, 65, 100, -100,
+      Integer.MIN_VALUE, Integer.MAX_VALUE, Integer.MIN_VALUE + 1, Integer.MAX_VALUE - 1};
+  private static final long[] LONGS = {0, 1, -1, 2, -2, 7, -7, 31, 32, 63, 64, 65, -63, -64, -65, 1L << 40, -(1L << 40),
+      Integer.MIN_VALUE, Integer.MAX_VALUE, Long.MIN_VALUE, Long.MAX_VALUE, Long.MIN_VALUE + 1, Long.MAX_VALUE - 1};
+  private static final float[] FLOATS = {0f, -0f, 1f, -1f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, Float.NaN,
+      Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MAX_VALUE, -Float.MAX_VALUE, 2.1e9f, -2.1e9f,
+      2147483648f, -2147483648f, 3e9f, -3e9f, 9.2e18f, -9.2e18f, 9.3e18f, -9.3e18f, 1e20f, -1e20f,
+      Float.intBitsToFloat(0x7fc00001), Float.MIN_NORMAL};
+  private static final double[] DOUBLES = {0d, -0d, 1d, -1d, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, Double.NaN,
+      Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MAX_VALUE, -Double.MAX_VALUE, 2147483647.5,
+      -2147483648.5, 2147483648d, -2147483649d, 3e9, -3e9, 9.223372036854775807E18, -9.223372036854775808E18,
+      9.3e18, -9.3e18, 1e300, -1e300, 123456789.987, -123456789.987, Double.MIN_NORMAL,
+      Double.longBitsToDouble(0x7ff8000000000001L)};
+  private static GpuRows gpu;
+
+  @BeforeAll
+  static void open() {
+    gpu = new GpuRows();
+  }
+
+  @AfterAll
+  static void close() {
+    gpu.close();
+  }
+
+  private static ColumnKernel kernel(String name, SqlType result, SqlType in, int args, String body) {
+    List<KernelSignature.Arg> a = new ArrayList<>();
+    for (int i = 0; i < args; i++) {
+      a.add(arg(i == 0 ? "a" : "b", in));
+    }
+    return ColumnKernel.compile(KernelSignature.of(name, result, a.toArray(KernelSignature.Arg[]::new)), body);
+  }
+
+  /** Every pair of {@code values} through {@code body} on the GPU and through {@code java}; exact. */
+  private static <T> void pairs(String name, SqlType type, T[] values, String body, BinaryOperator<T> java) {
+    int n = values.length * values.length;
+    Object[] a = new Object[n];
+    Object[] b = new Object[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = values[i / values.length];
+      b[i] = values[i % values.length];
+    }
+    ColumnKernel k = kernel(name, type, type, 2, body);
+    assertEquals(List.of(), k.warnings(), name);
+    List<Object> got = gpu.run(k, a, b);
+    int checked = 0;
+    for (int i = 0; i < n; i++) {
+      @SuppressWarnings("unchecked")
+      Object want = java.apply((T) a[i], (T) b[i]);
+      assertEquals(key(want), key(got.get(i)), name + "(" + a[i] + ", " + b[i] + ")");
+      checked++;
+    }
+    assertEquals(n, checked);
+  }
+
+  private static <T> void unary(String name, SqlType in, SqlType out, T[] values, String body, Function<T, Object> java) {
+    ColumnKernel k = kernel(name, out, in, 1, body);
+    List<Object> got = gpu.run(k, (Object[]) values);
+    for (int i = 0; i < values.length; i++) {
+      assertEquals(key(java.apply(values[i])), key(got.get(i)), name + "(" + values[i] + ")");
+    }
+  }
+
+  /** Exact identity: floats by their bits (every NaN alike, -0.0 apart from 0.0). */
+  private static Object key(Object v) {
+    return v instanceof Float f ? (Object) Float.floatToIntBits(f) : v instanceof Double d ? (Object) Double.doubleToLongBits(d) : v;
+  }
+
+  private static Integer[] ints() {
+    return java.util.Arrays.stream(INTS).boxed().toArray(Integer[]::new);
+  }
+
+  private static Long[] longs() {
+    return java.util.Arrays.stream(LONGS).boxed().toArray(Long[]::new);
+  }
+
+  private static Float[] floats() {
+    Float[] f = new Float[FLOATS.length];
+    for (int i = 0; i < f.length; i++) {
+      f[i] = FLOATS[i];
+    }
+    return f;
+  }
+
+  private static Double[] doubles() {
+    return java.util.Arrays.stream(DOUBLES).boxed().toArray(Double[]::new);
+  }
+
+  @Test
+  void intHelpers_matchJava() {
+    pairs("irem", SqlType.INT, ints(), "jrem(a, b)", (x, y) -> y == 0 ? 0 : x % y);
+    pairs("idiv", SqlType.INT, ints(), "jdiv(a, b)", (x, y) -> y == 0 ? 0 : x / y);
+    pairs("ishl", SqlType.INT, ints(), "jshl(a, b)", (x, y) -> x << y);
+    pairs("ishr", SqlType.INT, ints(), "jshr(a, b)", (x, y) -> x >> y);
+    pairs("iushr", SqlType.INT, ints(), "jushr(a, b)", (x, y) -> x >>> y);
+    pairs("imin", SqlType.INT, ints(), "jmin(a, b)", Math::min);
+    pairs("imax", SqlType.INT, ints(), "jmax(a, b)", Math::max);
+  }
+
+  @Test
+  void longHelpers_matchJava() {
+    pairs("lrem", SqlType.BIGINT, longs(), "jrem(a, b)", (x, y) -> y == 0 ? 0 : x % y);
+    pairs("ldiv", SqlType.BIGINT, longs(), "jdiv(a, b)", (x, y) -> y == 0 ? 0 : x / y);
+    pairs("lshl", SqlType.BIGINT, longs(), "jshl(a, b)", (x, y) -> x << y);
+    pairs("lshr", SqlType.BIGINT, longs(), "jshr(a, b)", (x, y) -> x >> y);
+    pairs("lushr", SqlType.BIGINT, longs(), "jushr(a, b)", (x, y) -> x >>> y);
+    pairs("lshli", SqlType.BIGINT, longs(), "jshl(a, int(b))", (x, y) -> x << (int) (long) y);
+    pairs("lmin", SqlType.BIGINT, longs(), "jmin(a, b)", Math::min);
+    pairs("lmax", SqlType.BIGINT, longs(), "jmax(a, b)", Math::max);
+  }
+
+  @Test
+  void floatHelpers_matchJava() {
+    pairs("fmin", SqlType.FLOAT, floats(), "jmin(a, b)", Math::min);
+    pairs("fmax", SqlType.FLOAT, floats(), "jmax(a, b)", Math::max);
+    unary("fint", SqlType.FLOAT, SqlType.INT, floats(), "jint(a)", x -> (int) (float) x);
+    unary("flong", SqlType.FLOAT, SqlType.BIGINT, floats(), "jlong(a)", x -> (long) (float) x);
+  }
+
+  @Test
+  void doubleHelpers_matchJava() {
+    pairs("dmin", SqlType.DOUBLE, doubles(), "jmin(a, b)", Math::min);
+    pairs("dmax", SqlType.DOUBLE, doubles(), "jmax(a, b)", Math::max);
+    unary("dint", SqlType.DOUBLE, SqlType.INT, doubles(), "jint(a)", x -> (int) (double) x);
+    unary("dlong", SqlType.DOUBLE, SqlType.BIGINT, doubles(), "jlong(a)", x -> (long) (double) x);
+  }
+
+  @Test
+  void prelude_isPastedOnlyWhenABodyCallsAHelper() {
+    ColumnKernel plain = kernel("plain", SqlType.INT, SqlType.INT, 2, "a + b");
+    assertFalse(plain.source().contains("jrem"), "no helpers without a call");
+    ColumnKernel ints = kernel("ints", SqlType.INT, SqlType.INT, 2, "jrem(a, b)");
+    assertTrue(ints.source().contains("int jrem(int a, int b)"));
+    assertFalse(ints.source().contains("int64_t jrem"), "int64 helpers only for int64 kernels");
+    assertFalse(ints.source().contains("double jmin"), "double helpers only for double kernels");
+  }
+
+  @Test
+  void remainder_isRefusedNamingTheLineAndJrem() {
+    GpuException e = assertThrows(GpuException.class,
+        () -> kernel("rem", SqlType.BIGINT, SqlType.BIGINT, 2, "a % b"));
+    assertEquals(GpuException.Code.COMPILE, e.code());
+    assertTrue(e.getMessage().contains("GPU UDF 'rem' uses % at line 1 of its body [a % b]"), e.getMessage());
+    assertTrue(e.getMessage().contains("Fix: write jrem(a, b)"), e.getMessage());
+    GpuException f = assertThrows(GpuException.class, () -> kernel("rem2", SqlType.INT, SqlType.INT, 2, """
+        int q = a + 1;
+        // a comment
+        q %= b;
+        return q;
+        """));
+    assertTrue(f.getMessage().contains("line 3 of its body [q %= b;]"), f.getMessage());
+  }
+
+  @Test
+  void undefinedOperations_warnNamingTheHelper() {
+    assertWarns("div", SqlType.INT, SqlType.INT, 2, "a / b", "line 1 of its body [a / b]", "jdiv(a, b)");
+    assertWarns("divz", SqlType.INT, SqlType.INT, 1, "int z = 0;\nreturn a / z;", "line 2", "jdiv(a, b)");
+    assertWarns("fmin", SqlType.FLOAT, SqlType.FLOAT, 2, "min(a, b)", "NaN", "jmin(a, b)");
+    assertWarns("dmax", SqlType.DOUBLE, SqlType.DOUBLE, 2, "max(a, b)", "NaN", "jmax(a, b)");
+    assertWarns("clamp", SqlType.FLOAT, SqlType.FLOAT, 1, "clamp(a, 0.0, 1.0)", "clamp", "jmin(jmax(x, lo), hi)");
+    assertWarns("f2i", SqlType.INT, SqlType.FLOAT, 1, "int(a * 2.0)", "float-to-integer", "jint(x) or jlong(x)");
+    assertWarns("d2l", SqlType.BIGINT, SqlType.DOUBLE, 1, "int64_t(a)", "float-to-integer", "jint(x) or jlong(x)");
+    assertWarns("shl", SqlType.INT, SqlType.INT, 2, "a << b", "non-constant count", "jshl(a, n)");
+    assertWarns("shlw", SqlType.BIGINT, SqlType.BIGINT, 1, "a << 64", "shift by 64", "jshl(a, n)");
+    assertWarns("shr", SqlType.INT, SqlType.INT, 2, "a >> b", "shift", "jshr(a, n)");
+    assertWarns("ushr", SqlType.INT, SqlType.INT, 2, "int(uint(a) >> b)", "shift", "jushr(a, n)");
+  }
+
+  @Test
+  void definedOperations_doNotWarn() {
+    for (String body : new String[] {"a / 2", "a << 3", "a >> 31", "min(a, b)", "max(a, b) + clamp(a, 0, 9)",
+        "jdiv(a, b) + jshl(a, b) + jint(float(a) * 0.5)"}) {
+      assertEquals(List.of(), kernel("ok", SqlType.INT, SqlType.INT, 2, body).warnings(), body);
+    }
+    assertEquals(List.of(), kernel("ok", SqlType.FLOAT, SqlType.FLOAT, 2, "a / b + jmin(a, b)").warnings());
+  }
+
+  @Test
+  void analysis_isCachedOnDisk(@TempDir Path dir) throws Exception {
+    KernelSignature sig = KernelSignature.of("cached", SqlType.INT, arg("a", SqlType.INT), arg("b", SqlType.INT));
+    String body = "a / b + " + System.nanoTime() % 1000;
+    ColumnKernel first = ColumnKernel.compile(sig, body, dir);
+    try (var files = Files.list(dir.resolve("spirv"))) {
+      assertEquals(2, files.count(), "the run module and the analysis module");
+    }
+    ColumnKernel second = ColumnKernel.compile(sig, body, dir);
+    assertEquals(first.warnings(), second.warnings());
+    assertEquals(1, first.warnings().size(), first.warnings().toString());
+  }
+
+  private static void assertWarns(String name, SqlType result, SqlType in, int args, String body, String text, String helper) {
+    List<String> w = kernel(name, result, in, args, body).warnings();
+    assertEquals(1, w.size(), body + ": " + w);
+    assertTrue(w.get(0).startsWith("GPU UDF '" + name + "' at "), w.get(0));
+    assertTrue(w.get(0).contains(text), w.get(0));
+    assertTrue(w.get(0).contains("Fix: use " + helper), w.get(0));
+  }
+}

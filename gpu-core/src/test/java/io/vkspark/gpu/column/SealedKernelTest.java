@@ -1,0 +1,212 @@
+package io.vkspark.gpu.column;
+
+import static io.vkspark.gpu.column.KernelSignature.arg;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.CompileResult;
+import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.Program;
+import io.vkspark.gpu.internal.SpirvSeal;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hostile bodies (each escape seen on 2026-11-30) are refused by the lexical check with the line;
+ * the same escapes compiled anyway are refused by the SPIR-V seal before any driver sees them; and
+ * corrupt modules are errors, never crashes.
+ */
+final class SealedKernelTest {
+  private static final KernelSignature SIG = KernelSignature.of("evil", SqlType.FLOAT,
+      arg("x", SqlType.FLOAT), arg("y", SqlType.FLOAT));
+  private static GpuRows gpu;
+
+  @BeforeAll
+  static void open() {
+    gpu = new GpuRows();
+  }
+
+  @AfterAll
+  static void close() {
+    gpu.close();
+  }
+
+  private static void refused(String body, int line, String text) {
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, body), body);
+    assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+    assertTrue(e.getMessage().startsWith("GPU UDF 'evil' is not allowed: line " + line + " of its body"), e.getMessage());
+    assertTrue(e.getMessage().contains(text), () -> "lacks '" + text + "': " + e.getMessage());
+    assertTrue(e.getMessage().contains(". Fix: ") && e.getMessage().endsWith("of the body of 'evil')."), e.getMessage());
+  }
+
+  @Test
+  void bodiesThatEscapeTheirFunction_areRefusedWithTheLine() {
+    refused("return x; }\nlayout(std430, set = 1, binding = 0) buffer Evil { float evil[]; };\nfloat g() { return evil[0];",
+        1, "a '}' that closes nothing the body opened");
+    refused("x); }\nlayout(push_constant) uniform P { float k; } pc;\nfloat h() { return (pc.k",
+        1, "a ')' that closes nothing");
+    refused("float a = x;\nreturn a; }\nlayout(std430, set = 0, binding = 1) buffer Alias { float alias[]; };\n"
+        + "float g() { alias[0] = 1.0; return 0.0;", 2, "closes nothing");
+    refused("return x;\n}\nlayout(std430, set = 0, binding = 9) buffer U { float u[]; };\nfloat g() {\nreturn u[0];",
+        2, "closes nothing");
+    refused("#extension GL_EXT_buffer_reference : require\nreturn x;", 1, "a preprocessor directive ('#')");
+    refused("float a = x;\n#define X 1\nreturn a;", 2, "'#'");
+    refused("layout(push_constant) uniform P { float k; } pc;\nreturn x;", 1, "'layout', a storage or interface keyword");
+    refused("float a = x; // \\\n}\nreturn a;", 1, "backslash");
+    refused("return vk_in0[5];", 1, "'vk_in0', a name reserved");
+    refused("x + float(vk_rows)", 1, "'vk_rows'");
+    refused("x + float(gl_GlobalInvocationID.x)", 1, "'gl_GlobalInvocationID', a GLSL built-in");
+    refused("float a = x;\nbarrier();\nreturn a;", 2, "'barrier', a barrier");
+    refused("return x + vkm_inf();", 1, "'vkm_inf'");
+    refused("VkIn0 b;\nreturn x;", 1, "'VkIn0', a name reserved for the blocks");
+    refused("return x; /* never closed", 1, "'/*' comment that is never closed");
+    refused("if (x > 0.0) {\nreturn x;\n", 1, "a '{' that is never closed");
+    refused("(x + y", 1, "a '(' that is never closed");
+    refused("{ float a = (x; } return a);", 1, "a '}' that closes the '(' of line 1");
+    refused("float a = x; // \u0000 hidden\nreturn a;", 1, "the control character U+0000");
+  }
+
+  @Test
+  void harmlessBodies_withCommentsAndLibraryCalls_compile() {
+    ColumnKernel k = ColumnKernel.compile(SIG, """
+        // a '#' and a '}' and vk_rows in a comment are fine
+        /* so is { this ( */
+        if (x > y) { return float(vk_norm_cdf(double(x))); }
+        return y;
+        """);
+    List<Object> got = gpu.run(k, new Object[] {2f, -1f}, new Object[] {1f, 3f});
+    assertEquals((float) 0.9772498680518208, (Float) got.get(0), 1e-6f);
+    assertEquals(3f, got.get(1));
+  }
+
+  /** The generated shader of {@link #SIG} with {@code decl} before vk_udf and {@code expr} as its body. */
+  private static byte[] escaped(String header, String decl, String expr) {
+    String src = ColumnKernel.generate(SIG, expr).source();
+    src = src.replace("#version 450\n", "#version 450\n" + header);
+    src = src.replace("float vk_udf(", decl + "\nfloat vk_udf(");
+    CompileResult r = GlslCompiler.compile("escaped.comp", src, null);
+    assertTrue(r.ok(), r.log() + "\n" + src);
+    return r.spirv().get();
+  }
+
+  private static void sealRefuses(byte[] spirv, String text) {
+    sealRefuses(spirv, text, true);
+  }
+
+  /** {@code onLoad}: whether loading it as a hand-written program is refused too (element types are not checked there). */
+  private static void sealRefuses(byte[] spirv, String text, boolean onLoad) {
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.seal(SIG, spirv));
+    assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+    assertTrue(e.getMessage().startsWith("GPU UDF 'evil' compiles to a shader that is not sealed: program 'evil' "),
+        e.getMessage());
+    assertTrue(e.getMessage().contains(text), () -> "lacks '" + text + "': " + e.getMessage());
+    if (!onLoad) {
+      return;
+    }
+    // the device refuses it too, before the driver sees it, and stays clean
+    Program p = ColumnKernel.compile(SIG, "x + y").program(64);
+    Program hostile = Program.spirv("evil", java.nio.ByteBuffer.wrap(spirv)).workgroupSize(64)
+        .buffers(p.buffers()).indirect("params", ColumnKernel.GROUPS_OFFSET).build();
+    GpuException d = assertThrows(GpuException.class, () -> gpu.device().load(hostile));
+    assertEquals(GpuException.Code.INVALID_ARGUMENT, d.code(), d.getMessage());
+    assertTrue(d.getMessage().contains(text), d.getMessage());
+  }
+
+  @Test
+  void escapedShaders_areRefusedByTheSeal() {
+    sealRefuses(escaped("", "layout(std430, set = 1, binding = 0) buffer Evil { float evil[]; };", "evil[0] + x"),
+        "declares a buffer at set 1, binding 0, which the program does not declare");
+    sealRefuses(escaped("", "layout(std430, set = 0, binding = 1) buffer Alias { float alias[]; };",
+        "(alias[0] = 5.0) + x"), "binding 1 ('in0') twice (an alias)");
+    sealRefuses(escaped("", "layout(std430, set = 0, binding = 7) buffer Undeclared { float u[]; };", "u[3] + x"),
+        "set 0, binding 7, which the program does not declare");
+    sealRefuses(escaped("#extension GL_EXT_buffer_reference : require\n#extension GL_EXT_buffer_reference2 : require\n",
+        "layout(buffer_reference, std430) buffer Ptr { float v; };", "Ptr p = Ptr(uint64_t(4096));\nreturn p.v + x;"),
+        "capability 53");
+    sealRefuses(escaped("", "layout(push_constant) uniform Push { float k; } pc;", "pc.k * x"),
+        "storage class PushConstant");
+    sealRefuses(escaped("", "shared float scratch[64];", "scratch[0] + x"), "workgroup-shared memory");
+    sealRefuses(escaped("", "layout(set = 0, binding = 5) uniform sampler2D tex;", "textureLod(tex, vec2(0.0), 0.0).x + x"),
+        "storage class UniformConstant");
+  }
+
+  @Test
+  void generatedDeclarationsChanged_areRefusedByTheSeal() {
+    String src = ColumnKernel.generate(SIG, "(vk_in0[0] = 1.0) + x").source().replace("readonly buffer VkIn0", "buffer VkIn0");
+    sealRefuses(GlslCompiler.compileOrThrow("w.comp", src, null), "may write 'in0' (set 0, binding 1)");
+    String ints = ColumnKernel.generate(SIG, "x + y").source().replace("float vk_in1[]", "int vk_in1[]");
+    sealRefuses(GlslCompiler.compileOrThrow("t.comp", ints, null), "'in1' as an array of 32-bit integers", false);
+    String params = ColumnKernel.generate(SIG, "x + y").source().replace(") uniform VkParams", ") buffer VkParams");
+    sealRefuses(GlslCompiler.compileOrThrow("u.comp", params, null),
+        "declares 'params' (set 0, binding 0) as a storage buffer but the program declares it UNIFORM");
+  }
+
+  @Test
+  void anotherKernelsModule_isRefusedWhenItWritesAnInput() {
+    KernelSignature one = KernelSignature.of("one", SqlType.FLOAT, arg("x", SqlType.FLOAT));
+    byte[] other = ColumnKernel.compile(one, "x * 2.0").program(64).spirvCode().orElseThrow();
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.seal(SIG, other));
+    assertTrue(e.getMessage().contains("may write 'in1'"), e.getMessage());
+  }
+
+  /** {@code good} with operand {@code operand} of its first instruction of {@code opcode} set to {@code value}. */
+  private static byte[] patched(byte[] good, int opcode, int operand, int value) {
+    io.vkspark.gpu.internal.SpirvModule m = io.vkspark.gpu.internal.SpirvModule.parse("test", good);
+    var in = m.instructions().stream().filter(i -> i.opcode() == opcode).findFirst().orElseThrow();
+    byte[] out = good.clone();
+    java.nio.ByteBuffer.wrap(out).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(4 * (in.start() + 1 + operand), value);
+    return out;
+  }
+
+  @Test
+  void handPatchedModules_areRefused() {
+    byte[] good = ColumnKernel.compile(SIG, "x * y + 1.0").program(64).spirvCode().orElseThrow();
+    sealRefuses(patched(good, 14, 0, 5348), "addressing model 5348 (only Logical addressing is allowed)");
+    sealRefuses(patched(good, 17, 0, 6), "capability 6, which vkspark kernels may not use");
+    sealRefuses(patched(good, 17, 0, 5347), "capability 5347");
+    sealRefuses(patched(good, 15, 0, 0), "execution model 0 (only a GLCompute entry point named main is allowed)");
+    sealRefuses(patched(good, 15, 2, 0x6e69616d ^ 0x20), "only a GLCompute entry point named main");
+  }
+
+  @Test
+  void truncatedModules_areRefusedAtEveryLength() {
+    byte[] good = ColumnKernel.compile(SIG, "x * y + 1.0").program(64).spirvCode().orElseThrow();
+    ColumnKernel.seal(SIG, good);
+    for (int len = 0; len < good.length; len++) {
+      byte[] cut = Arrays.copyOf(good, len);
+      GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.seal(SIG, cut), "length " + len);
+      assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
+    }
+  }
+
+  @Test
+  void garbageAndFlippedBits_areErrorsNeverCrashes() {
+    byte[] good = ColumnKernel.compile(SIG, "x * y + 1.0").program(64).spirvCode().orElseThrow();
+    Random r = new Random(10);
+    int refused = 0;
+    for (int i = 0; i < 500; i++) {
+      byte[] junk = new byte[r.nextInt(400)];
+      r.nextBytes(junk);
+      if (i % 2 == 0 && junk.length >= 20) {
+        System.arraycopy(good, 0, junk, 0, 20); // a valid header, garbage after it
+      }
+      assertThrows(GpuException.class, () -> SpirvSeal.check(ColumnKernel.compile(SIG, "x * y + 1.0").program(64), junk));
+      refused++;
+    }
+    assertEquals(500, refused);
+    for (int i = 0; i < 3000; i++) {
+      byte[] flipped = good.clone();
+      int bit = r.nextInt(flipped.length * 8);
+      flipped[bit / 8] ^= (byte) (1 << (bit % 8));
+      try {
+        ColumnKernel.seal(SIG, flipped);
+      } catch (GpuException expected) {
+        assertTrue(expected.getMessage().contains("Fix: "), expected.getMessage());
+      }
+    }
+  }
+}
