@@ -56,12 +56,12 @@ final class JobsTest {
     assertTrue(out.contains("VkGpuEval [black_scholes("), "the plan shows the GPU node: " + out);
     assertTrue(out.contains("implied_volatility(price#") && out.contains(" on GPU"), out);
     // Every node's metrics: rows on the GPU (none zero), none on the CPU.
-    List<String> gpu = out.lines().filter(l -> l.startsWith("  rows on GPU: ")).toList();
-    List<String> cpu = out.lines().filter(l -> l.startsWith("  rows on CPU (fallback): ")).toList();
+    List<String> gpu = out.lines().map(String::strip).filter(l -> l.startsWith("rows on GPU: ")).toList();
+    List<String> cpu = out.lines().map(String::strip).filter(l -> l.startsWith("rows on CPU (fallback): ")).toList();
     assertFalse(gpu.isEmpty(), "metrics: " + out);
-    assertTrue(gpu.stream().noneMatch(l -> l.equals("  rows on GPU: 0")), "metrics: " + out);
+    assertTrue(gpu.stream().noneMatch(l -> l.equals("rows on GPU: 0")), "metrics: " + out);
     assertEquals(gpu.size(), cpu.size(), out);
-    assertTrue(cpu.stream().allMatch(l -> l.equals("  rows on CPU (fallback): 0")), "metrics: " + out);
+    assertTrue(cpu.stream().allMatch(l -> l.equals("rows on CPU (fallback): 0")), "metrics: " + out);
     assertTrue(out.contains("[options] checks passed"), out);
     assertEquals(5, out.lines().filter(l -> l.startsWith("[options] check ") && l.contains(" OK ")).count(), out);
     assertFalse(spark().sparkContext().isStopped(), "the job must not stop a session it did not create");
