@@ -1,5 +1,6 @@
 package io.vkspark.examples;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,10 +15,12 @@ import java.nio.file.Path;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.SparkPlan;
 
 /**
  * The one local SparkSession of this module's tests, with the plugin as a user sets it, the
- * validation layer on and the SQL session time zone UTC (surefire runs the JVM in
+ * validation layer on, fallback off (a UDF that cannot run on the GPU fails instead of passing on the
+ * CPU) and the SQL session time zone UTC (surefire runs the JVM in
  * America/Los_Angeles, so the date/timestamp UDFs are tested off UTC too). The jobs' main()
  * methods reuse it through {@code SparkSession.builder().getOrCreate()}.
  */
@@ -33,6 +36,7 @@ final class ExampleSpark {
           .appName("vkspark-examples-tests")
           .config("spark.plugins", VkSparkPlugin.class.getName())
           .config("spark.vkspark.validation", "true")
+          .config("spark.vkspark.fallback", "false")
           .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
           .config("spark.ui.enabled", "false")
           .config("spark.sql.shuffle.partitions", "4")
@@ -84,11 +88,24 @@ final class ExampleSpark {
     void run() throws Exception;
   }
 
-  /** {@code df} (executed) has a VkGpuEval node, every row of which ran on the GPU. */
+  /**
+   * {@code df} (executed) has VkGpuEval nodes, each of which ran rows on the GPU and none on the
+   * CPU (inside adaptive query stages too).
+   */
+  static void assertAllOnGpu(Dataset<?> df) {
+    assertFalse(SparkJobs.gpuNodes(df).isEmpty(), () -> "no VkGpuEval node: " + SparkJobs.explain(df));
+    for (SparkPlan node : SparkJobs.gpuNodes(df)) {
+      Map<String, Long> m = SparkJobs.metrics(node);
+      assertTrue(m.get("gpuRows") > 0, () -> "no rows on the GPU in " + node.simpleString(200) + ": " + m);
+      assertEquals(0L, m.get("cpuRows"), () -> "rows on the CPU in " + node.simpleString(200) + ": " + m);
+    }
+  }
+
+  /** {@link #assertAllOnGpu(Dataset)}, and the nodes ran {@code rows} rows on the GPU in all. */
   static Map<String, Long> assertAllOnGpu(Dataset<?> df, long rows) {
-    assertFalse(SparkJobs.gpuNodes(df).isEmpty(), () -> SparkJobs.explain(df));
+    assertAllOnGpu(df);
     Map<String, Long> m = SparkJobs.gpuMetrics(df);
-    assertTrue(m.get("cpuRows") == 0 && m.get("gpuRows") == rows, () -> "all " + rows + " rows on the GPU: " + m);
+    assertEquals(rows, m.get("gpuRows"), () -> "all " + rows + " rows on the GPU: " + m);
     return m;
   }
 }

@@ -157,9 +157,13 @@ final class ExampleUdfsTest {
 
   @Test
   void impliedVolatility_recoversTheVolatilityOfTheBlackScholesPrice() {
-    List<Row> rows = table().where("id % 4 = 0 AND v > 0D AND t > 0.05D")
+    Dataset<Row> df = table().where("id % 4 = 0 AND v > 0D AND t > 0.05D")
         .selectExpr("s", "k", "t", "r", "v", "implied_volatility(black_scholes(s, k, t, r, v), s, k, t, r)")
-        .na().drop().collectAsList();
+        .na().drop();
+    List<Row> rows = df.collectAsList();
+    assertAllOnGpu(df);
+    // black_scholes feeds implied_volatility: two stacked nodes (twice here: na().drop() filters on the result too).
+    assertTrue(SparkJobs.gpuNodes(df).size() >= 2, () -> SparkJobs.explain(df));
     int checked = 0;
     for (Row r : rows) {
       double s = r.getDouble(0);
@@ -224,8 +228,9 @@ final class ExampleUdfsTest {
     assertTrue(seen.nulls > 1000 && seen.values > 12_000);
 
     Dataset<Row> where = table().where("in_the_money(s, k)").select("id");
-    long gpuCount = where.count();
+    long gpuCount = where.collectAsList().size();
     assertTrue(SparkJobs.explain(where).contains("VkGpuEval [in_the_money("), SparkJobs.explain(where));
+    assertAllOnGpu(where, ROWS);
     assertEquals(table().where("s > k").count(), gpuCount);
   }
 

@@ -50,10 +50,18 @@ final class JobsTest {
   @Test
   void optionsJob_main() throws Exception {
     String out = captureOut(() -> OptionsJob.main(new String[] {path}));
-    assertTrue(out.contains("[vkspark] device: llvmpipe") || out.contains("[vkspark] device: "), out);
+    // The device the local executor opened, by name (not "none" or "not opened").
+    String device = io.vkspark.spark.ExecutorGpu.current().orElseThrow().device().info().name();
+    assertTrue(out.contains("[vkspark] device: " + device + " ("), out);
     assertTrue(out.contains("VkGpuEval [black_scholes("), "the plan shows the GPU node: " + out);
     assertTrue(out.contains("implied_volatility(price#") && out.contains(" on GPU"), out);
-    assertTrue(out.contains("  rows on GPU: ") && out.contains("  rows on CPU (fallback): 0\n"), "metrics: " + out);
+    // Every node's metrics: rows on the GPU (none zero), none on the CPU.
+    List<String> gpu = out.lines().map(String::strip).filter(l -> l.startsWith("rows on GPU: ")).toList();
+    List<String> cpu = out.lines().map(String::strip).filter(l -> l.startsWith("rows on CPU (fallback): ")).toList();
+    assertFalse(gpu.isEmpty(), "metrics: " + out);
+    assertTrue(gpu.stream().noneMatch(l -> l.equals("rows on GPU: 0")), "metrics: " + out);
+    assertEquals(gpu.size(), cpu.size(), out);
+    assertTrue(cpu.stream().allMatch(l -> l.equals("rows on CPU (fallback): 0")), "metrics: " + out);
     assertTrue(out.contains("[options] checks passed"), out);
     assertEquals(5, out.lines().filter(l -> l.startsWith("[options] check ") && l.contains(" OK ")).count(), out);
     assertFalse(spark().sparkContext().isStopped(), "the job must not stop a session it did not create");
@@ -87,7 +95,8 @@ final class JobsTest {
   @Test
   void demo_main() throws Exception {
     String out = captureOut(() -> Demo.main(new String[] {"60000"}));
-    assertTrue(out.contains("[vkspark] device: "), out);
+    assertTrue(out.contains("[vkspark] device: " + io.vkspark.spark.ExecutorGpu.current().orElseThrow().device().info().name()
+        + " ("), out);
     assertTrue(out.contains("[demo]   GPU  ") && out.contains("[demo]   CPU  "), out);
     assertTrue(out.contains("rows on GPU: 60,000"), out);
     assertTrue(out.contains("rows on CPU (fallback): 0"), out);

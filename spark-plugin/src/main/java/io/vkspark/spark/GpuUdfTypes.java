@@ -5,6 +5,7 @@ import io.vkspark.gpu.GpuException.Code;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.AnsiTypeCoercion$;
 import org.apache.spark.sql.catalyst.analysis.TypeCoercion$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -76,41 +77,83 @@ final class GpuUdfTypes {
     return cast.isDefined() ? Optional.of(cast.get()) : Optional.empty();
   }
 
-  /** Check rule: every GPU UDF call has the kernel's argument count and types. */
-  static final class Check extends AbstractFunction1<LogicalPlan, BoxedUnit> {
-    @Override
-    public BoxedUnit apply(LogicalPlan plan) {
-      plan.foreach(node -> {
-        for (Expression e : Scala.list(node.expressions())) {
-          e.foreach(x -> {
-            if (x instanceof ScalaUDF u && u.childrenResolved()) {
-              GpuUdfs.of(u).ifPresent(udf -> check(u, udf.kernel()));
-            }
-            return BoxedUnit.UNIT;
-          });
-        }
-        return BoxedUnit.UNIT;
-      });
-      return BoxedUnit.UNIT;
+  /**
+   * Resolution rule, after {@link CastArguments}: once the whole plan is resolved (so every implicit
+   * cast is in), every GPU UDF call has the kernel's argument count and types, and (while vkspark is
+   * enabled) a body that compiles. Problems are {@link VkAnalysisException}s, as Spark reports its
+   * own. This runs in the analyzer rather than as a check rule because Spark re-wraps errors of check
+   * rules in an exception that keeps the condition but loses a SQLSTATE that Spark's own table lacks.
+   */
+  static final class CheckCalls extends Rule<LogicalPlan> {
+    private final SparkSession session;
+
+    CheckCalls(SparkSession session) {
+      this.session = session;
     }
 
-    private static void check(ScalaUDF u, GpuKernel k) {
-      String name = GpuPlanner.name(u);
-      List<Expression> args = Scala.list(u.children());
-      if (args.size() != k.argTypes().size()) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + k.argTypes().size()
-            + " arguments " + k + " but was called with " + args.size() + ".", "call " + name + " with "
-            + k.argTypes().size() + " arguments.");
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (plan.resolved()) {
+        validate(plan, session);
       }
-      for (int i = 0; i < args.size(); i++) {
-        DataType want = SparkTypes.of(k.argTypes().get(i));
-        Expression a = args.get(i);
-        if (!a.dataType().equals(want)) {
-          throw GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
-              + name + "' must be " + k.argTypes().get(i).sqlName() + " but " + a.sql() + " is "
-              + a.dataType().simpleString() + ", which Spark cannot cast implicitly.",
-              "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.argTypes().get(i).sqlName() + " column.");
-        }
+      return plan;
+    }
+  }
+
+  /** Check rule: {@link CheckCalls} again on the analyzed plan (a backstop; it finds nothing new). */
+  static final class Check extends AbstractFunction1<LogicalPlan, BoxedUnit> {
+    private final SparkSession session;
+
+    Check(SparkSession session) {
+      this.session = session;
+    }
+
+    @Override
+    public BoxedUnit apply(LogicalPlan plan) {
+      validate(plan, session);
+      return BoxedUnit.UNIT;
+    }
+  }
+
+  static void validate(LogicalPlan plan, SparkSession session) {
+    VkConf[] conf = {null};
+    plan.foreach(node -> {
+      for (Expression e : Scala.list(node.expressions())) {
+        e.foreach(x -> {
+          if (x instanceof ScalaUDF u && u.childrenResolved()) {
+            GpuUdfs.of(u).ifPresent(udf -> {
+              check(u, udf.kernel());
+              if (conf[0] == null) {
+                conf[0] = GpuPlanner.conf(session);
+              }
+              if (conf[0].enabled()) {
+                GpuUdfs.compile(GpuPlanner.name(u), udf.kernel(), conf[0]);
+              }
+            });
+          }
+          return BoxedUnit.UNIT;
+        });
+      }
+      return BoxedUnit.UNIT;
+    });
+  }
+
+  private static void check(ScalaUDF u, GpuKernel k) {
+    String name = GpuPlanner.name(u);
+    List<Expression> args = Scala.list(u.children());
+    if (args.size() != k.argTypes().size()) {
+      throw GpuUdfs.wrongArgumentCount(name, k, args.size());
+    }
+    for (int i = 0; i < args.size(); i++) {
+      DataType want = SparkTypes.of(k.argTypes().get(i));
+      Expression a = args.get(i);
+      if (!a.dataType().equals(want)) {
+        throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_ARGUMENT_TYPE, name,
+            GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
+            + name + "' must be " + k.argTypes().get(i).sqlName() + " but " + a.sql() + " is "
+            + a.dataType().simpleString() + ", which Spark cannot cast implicitly.",
+            "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.argTypes().get(i).sqlName()
+                + " column."));
       }
     }
   }

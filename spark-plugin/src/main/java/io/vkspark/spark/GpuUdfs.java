@@ -38,12 +38,23 @@ public final class GpuUdfs {
 
   private GpuUdfs() {}
 
-  /** Registers {@code udf} under {@code name} with the result type of its kernel. */
+  /**
+   * Registers {@code udf} under {@code name} with the result type of its kernel. The body is compiled
+   * now, so a body that does not compile fails here, naming the line.
+   *
+   * @throws VkAnalysisException VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE or
+   *     VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION
+   */
   @SuppressWarnings({"rawtypes"})
   public static void register(SparkSession spark, String name, GpuUdf udf) {
     DataType type = SparkTypes.of(udf.kernel().result());
     int arity = udf.kernel().argNames().size();
-    switch (checkArity(name, udf, arity)) {
+    checkArity(name, udf, arity);
+    VkConf conf = GpuPlanner.conf(spark);
+    if (conf.enabled()) {
+      compile(name, udf.kernel(), conf);
+    }
+    switch (arity) {
       case 1 -> spark.udf().register(name, (UDF1) udf, type);
       case 2 -> spark.udf().register(name, (UDF2) udf, type);
       case 3 -> spark.udf().register(name, (UDF3) udf, type);
@@ -85,8 +96,7 @@ public final class GpuUdfs {
   static ScalaUDF call(String name, GpuUdf udf, Object function, List<Expression> children) {
     int n = udf.kernel().argNames().size();
     if (children.size() != n) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + n + " arguments "
-          + udf.kernel() + " but was called with " + children.size() + ".", "call " + name + " with " + n + " arguments.");
+      throw wrongArgumentCount(name, udf.kernel(), children.size());
     }
     List<Option<org.apache.spark.sql.catalyst.encoders.ExpressionEncoder<?>>> encoders = new ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -112,11 +122,41 @@ public final class GpuUdfs {
       default -> false;
     };
     if (!ok) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' (" + udf.getClass().getName() + ") declares "
-          + arity + " kernel arguments but does not implement UDF" + arity + ".",
-          "implement org.apache.spark.sql.api.java.UDF" + arity + " (1 to 10 arguments), whose call() is the CPU reference.");
+      throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION, name,
+          GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' (" + udf.getClass().getName() + ") declares "
+              + arity + " kernel arguments but does not implement UDF" + arity + ".",
+              "implement org.apache.spark.sql.api.java.UDF" + arity + " (1 to 10 arguments), whose call() is the CPU reference."));
     }
     return arity;
+  }
+
+  /** The analysis error for a call of {@code name} with {@code given} arguments. */
+  static RuntimeException wrongArgumentCount(String name, GpuKernel k, int given) {
+    int n = k.argNames().size();
+    throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_WRONG_NUM_ARGS, name,
+        GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' takes " + n + " arguments " + k
+            + " but was called with " + given + ".", "call " + name + " with " + n + " arguments."));
+  }
+
+  /**
+   * Compiles the kernel of GPU UDF {@code name} (once per JVM, see {@link GpuPlanner#compile}), as
+   * an analysis-time check: a body that does not compile, or that vkspark refuses, is a
+   * {@link VkAnalysisException} whose cause names the line.
+   */
+  static void compile(String name, GpuKernel k, VkConf conf) {
+    try {
+      GpuPlanner.compile(name, k, conf);
+    } catch (GpuException e) {
+      VkAnalysisException.Condition c = switch (e.code()) {
+        case COMPILE, INVALID_ARGUMENT -> VkAnalysisException.Condition.VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE;
+        case UNSUPPORTED -> VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED;
+        default -> null;
+      };
+      if (c == null) {
+        throw e;
+      }
+      throw VkAnalysisException.raise(c, name, e);
+    }
   }
 
   /** The GPU UDF behind a ScalaUDF, if it is one. */
@@ -154,21 +194,49 @@ public final class GpuUdfs {
     return Optional.empty();
   }
 
+  /**
+   * The GPU UDFs of {@code spark.vkspark.functions}, loaded and checked: each class is on the
+   * classpath, a GpuUdf of a Spark UDFn, not named like a built-in function, and its body compiles.
+   * The driver plugin calls this when the application starts, so a bad list fails the SparkContext
+   * (which then stops) instead of every later session that reuses it.
+   */
+  static List<GpuUdf> configured(VkConf conf, ClassLoader loader) {
+    ClassLoader l = loader == null ? GpuUdfs.class.getClassLoader() : loader;
+    List<GpuUdf> out = new ArrayList<>();
+    for (String className : conf.functions()) {
+      GpuUdf udf = load(className, l);
+      String name = udf.name();
+      if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
+          .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(name))) {
+        throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, name,
+            GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF class " + className + " in " + VkConf.FUNCTIONS
+                + " is named '" + name + "', which would replace Spark's built-in function " + name + ".",
+                "override name() in " + className + " to return another SQL name."));
+      }
+      checkArity(name, udf, udf.kernel().argNames().size());
+      compile(name, udf.kernel(), conf); // a body that does not compile fails here, naming the line
+      out.add(udf);
+    }
+    return out;
+  }
+
   /** Instantiates a GPU UDF class by name (for {@code spark.vkspark.functions}). */
   static GpuUdf load(String className, ClassLoader loader) {
     try {
       Class<?> c = Class.forName(className.trim(), true, loader);
       if (!GpuUdf.class.isAssignableFrom(c)) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions is not a GpuUdf.",
-            "list classes that implement io.vkspark.spark.GpuUdf and a Spark UDFn.");
+        throw GpuException.of(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which is not a GpuUdf.",
+            "list classes that implement io.vkspark.spark.GpuUdf and a Spark UDFn, or remove it from " + VkConf.FUNCTIONS + ".");
       }
       return (GpuUdf) c.getConstructor().newInstance();
     } catch (ClassNotFoundException e) {
-      throw new GpuException(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions is not on the "
-          + "classpath. Fix: add its jar with --jars, or correct the name.", e);
+      throw new GpuException(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which is not a class"
+          + " on the classpath. Fix: correct the name in " + VkConf.FUNCTIONS + " (a fully qualified class name), or add"
+          + " its jar with --jars.", e);
     } catch (ReflectiveOperationException e) {
-      throw new GpuException(Code.INVALID_ARGUMENT, "class " + className + " in spark.vkspark.functions cannot be "
-          + "instantiated: " + e + ". Fix: give it a public no-argument constructor.", e);
+      throw new GpuException(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which cannot be "
+          + "instantiated: " + e + ". Fix: give " + className + " a public no-argument constructor (a public static"
+          + " nested or top-level class).", e);
     }
   }
 }

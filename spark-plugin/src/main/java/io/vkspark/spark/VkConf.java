@@ -22,7 +22,7 @@ import java.util.function.Function;
  * @param concurrentGpuTasks tasks of one executor using the device at once
  *     ({@code spark.vkspark.concurrentGpuTasks}, default 2)
  * @param shaderCacheDir SPIR-V and pipeline cache directory ({@code spark.vkspark.shaderCacheDir},
- *     default {@code ~/.cache/vkspark}; "none" disables it)
+ *     default {@code ~/.cache/vkspark}; "none" disables it; a leading {@code ~} is the user's home)
  * @param fallback run a UDF on the CPU when it cannot run on the GPU
  *     ({@code spark.vkspark.fallback}, default true; false makes that an error)
  * @param functions GPU UDF classes registered as SQL functions in every session
@@ -65,7 +65,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         str(lookup, DEVICE, ""),
         positiveInt(lookup, BATCH_ROWS, DEFAULT_BATCH_ROWS, "rows per GPU batch, e.g. 1048576"),
         positiveInt(lookup, CONCURRENT_GPU_TASKS, DEFAULT_CONCURRENT_GPU_TASKS, "tasks per executor on the GPU at once, e.g. 2"),
-        str(lookup, SHADER_CACHE_DIR, DeviceOptions.defaultCacheDir().toString()),
+        path(lookup, SHADER_CACHE_DIR, DeviceOptions.defaultCacheDir().toString()),
         bool(lookup, FALLBACK, true),
         Arrays.stream(str(lookup, FUNCTIONS, "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(),
         bool(lookup, VALIDATION, false),
@@ -80,13 +80,48 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
 
   /** The device options these settings ask for, with {@code deviceSelector} replacing {@link #device()}. */
   public DeviceOptions deviceOptions(String deviceSelector) {
-    Path cache = shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(shaderCacheDir);
     return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
-        .withShaderCacheDir(cache).withMemoryLimit(deviceMemoryLimit);
+        .withShaderCacheDir(shaderCachePath()).withMemoryLimit(deviceMemoryLimit);
   }
 
+  /** The shader cache directory, or null when it is off ("none" or blank). */
   public Path shaderCachePath() {
-    return shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(shaderCacheDir);
+    return shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(expandHome(shaderCacheDir));
+  }
+
+  /**
+   * {@code ~} and {@code ~/...} (or {@code ~\...}) with the user's home directory, as a shell
+   * would: Java does not, and a folder literally named {@code ~} is never what a user meant.
+   * {@code ~user/...} is not expanded (it is rejected where a path is read).
+   */
+  static String expandHome(String path) {
+    if (path.equals("~")) {
+      return System.getProperty("user.home");
+    }
+    if (path.startsWith("~/") || path.startsWith("~" + java.io.File.separator)) {
+      return Path.of(System.getProperty("user.home")).resolve(path.substring(2)).toString();
+    }
+    return path;
+  }
+
+  /** A directory setting: {@code ~} expanded; "none" and blank kept (they switch the feature off). */
+  private static String path(Function<String, String> lookup, String key, String def) {
+    String v = str(lookup, key, def);
+    if (v.isBlank() || v.equalsIgnoreCase("none")) {
+      return v;
+    }
+    if (v.startsWith("~") && expandHome(v).equals(v)) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "': vkspark expands only ~ and ~/ to the home "
+          + "directory, not ~user.", "set " + key + " to an absolute path or one starting with ~/.");
+    }
+    String expanded = expandHome(v);
+    try {
+      Path.of(expanded);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a valid path (" + e.getReason() + ").",
+          "set " + key + " to a directory path, or none to switch it off.");
+    }
+    return expanded;
   }
 
   private static String str(Function<String, String> lookup, String key, String def) {
@@ -124,31 +159,32 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         "set " + key + " to the number of " + meaning + ".");
   }
 
-  /** A byte size: a number with an optional k, m, g or t suffix (powers of 1024). */
+  /** A byte size: a number with an optional k, m, g or t suffix (powers of 1024; "4g", "4gb", "4GiB" alike). */
   private static long bytes(Function<String, String> lookup, String key) {
     String v = lookup.apply(key);
     if (v == null || v.isBlank()) {
       return 0;
     }
-    String t = v.trim().toLowerCase(Locale.ROOT).replace("_", "");
-    int shift = switch (t.charAt(t.length() - 1)) {
-      case 'k' -> 10;
-      case 'm' -> 20;
-      case 'g' -> 30;
-      case 't' -> 40;
-      default -> 0;
-    };
-    String digits = shift == 0 ? (t.endsWith("b") ? t.substring(0, t.length() - 1) : t) : t.substring(0, t.length() - 1);
-    try {
-      long n = Long.parseLong(digits);
-      if (n >= 0 && n <= (Long.MAX_VALUE >> shift)) {
-        return n << shift;
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9][0-9_]*)\\s*(?:([kmgt])(?:i?b)?|b)?")
+        .matcher(v.trim().toLowerCase(Locale.ROOT));
+    if (m.matches()) {
+      int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
+        case "k" -> 10;
+        case "m" -> 20;
+        case "g" -> 30;
+        default -> 40;
+      };
+      try {
+        long n = Long.parseLong(m.group(1).replace("_", ""));
+        if (n <= (Long.MAX_VALUE >> shift)) {
+          return n << shift;
+        }
+      } catch (NumberFormatException e) {
+        // too many digits: reported below
       }
-    } catch (NumberFormatException e) {
-      // reported below
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
-        "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g.");
+        "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g (0 for no limit).");
   }
 
   private static TransferMode transfers(Function<String, String> lookup) {
@@ -156,8 +192,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     return switch (v.toLowerCase(Locale.ROOT)) {
       case "auto" -> TransferMode.AUTO;
       case "staged" -> TransferMode.STAGED;
-      default -> throw GpuException.of(Code.INVALID_ARGUMENT, TRANSFERS + " is '" + v + "'.",
-          "set " + TRANSFERS + " to auto or staged.");
+      default -> throw GpuException.of(Code.INVALID_ARGUMENT, TRANSFERS + " is '" + v + "', not auto or staged.",
+          "set " + TRANSFERS + " to auto (mapped device memory where the device has it) or staged.");
     };
   }
 }

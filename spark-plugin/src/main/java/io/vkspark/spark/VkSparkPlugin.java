@@ -36,7 +36,11 @@ public final class VkSparkPlugin implements SparkPlugin {
       @Override
       public Map<String, String> init(SparkContext sc, PluginContext ctx) {
         SparkConf conf = sc.conf();
-        VkConf.from(conf); // a bad setting fails the application at start, with its Fix
+        // A bad setting or functions class fails the application at start, with its Fix. Failing here,
+        // while the SparkContext is being built, makes Spark stop it: a corrected builder in the same
+        // JVM then gets a new context instead of this one with its bad configuration.
+        VkConf vk = VkConf.from(conf);
+        GpuUdfs.configured(vk, Thread.currentThread().getContextClassLoader());
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
         LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));

@@ -27,7 +27,8 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
   @Override
   public BoxedUnit apply(SparkSessionExtensions ext) {
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new GpuUdfTypes.CastArguments());
-    ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) s -> new GpuUdfTypes.Check());
+    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) GpuUdfTypes.CheckCalls::new);
+    ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) GpuUdfTypes.Check::new);
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
@@ -39,18 +40,9 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
-      ClassLoader loader = Thread.currentThread().getContextClassLoader();
-      for (String className : conf.functions()) {
-        GpuUdf udf = GpuUdfs.load(className, loader == null ? VkSqlExtensions.class.getClassLoader() : loader);
+      for (GpuUdf udf : GpuUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
         String name = udf.name();
-        if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
-            .functionExists(new FunctionIdentifier(name))) {
-          throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT,
-              "GPU UDF class " + className + " in " + VkConf.FUNCTIONS + " is named '" + name
-                  + "', which would replace Spark's built-in function " + name + ".",
-              "override name() in " + className + " to return another SQL name.");
-        }
-        GpuPlanner.compile(name, udf.kernel(), conf); // a body that does not compile fails the session, naming the line
+        String className = udf.getClass().getName();
         // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
         // must find the same f(a) in the grouping and the select list.
         Object function = GpuUdfs.scalaFunction(name, udf);
@@ -65,6 +57,6 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
   }
 
   static List<String> rules() {
-    return List.of("CastArguments", "Check", "ExtractGpuUdfFromAggregate", "InsertGpuEval");
+    return List.of("CastArguments", "CheckCalls", "Check", "ExtractGpuUdfFromAggregate", "InsertGpuEval");
   }
 }

@@ -5,23 +5,63 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import java.util.Map;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** When a GPU UDF cannot run on the GPU: CPU fallback with the reason in EXPLAIN, or a clear error. */
+/**
+ * When a GPU UDF cannot run on the GPU: CPU fallback with the reason in EXPLAIN, or a clear error;
+ * and GPU UDF mistakes found at analysis, reported as Spark's AnalysisException. These tests run
+ * with {@code spark.vkspark.fallback=true} (the shared session has it off) and switch it off where
+ * they test the error.
+ */
 final class FallbackTest {
   private static Dataset<Row> table() {
     return spark().read().parquet(parquet());
   }
 
+  @BeforeAll
+  static void fallbackOn() {
+    spark().conf().set(VkConf.FALLBACK, "true");
+  }
+
   @AfterAll
   static void validation() {
+    spark().conf().set(VkConf.FALLBACK, "false");
     assertNoValidationErrors();
+  }
+
+  /** Runs {@code body} with fallback off, then on again. */
+  private static void strict(Runnable body) {
+    spark().conf().set(VkConf.FALLBACK, "false");
+    try {
+      body.run();
+    } finally {
+      spark().conf().set(VkConf.FALLBACK, "true");
+    }
+  }
+
+  /** {@code t} is an AnalysisException (or wraps one) with {@code condition}, {@code sqlState}, and a message with a Fix. */
+  static AnalysisException assertAnalysisError(Throwable t, String condition, String sqlState, String... says) {
+    Throwable c = t;
+    while (c != null && !(c instanceof AnalysisException)) {
+      c = c.getCause();
+    }
+    assertNotNull(c, () -> "not an AnalysisException: " + messages(t));
+    AnalysisException a = (AnalysisException) c;
+    assertEquals(condition, a.getCondition(), a::getMessage);
+    assertEquals(condition, a.getErrorClass(), a::getMessage);
+    assertEquals(sqlState, a.getSqlState(), a::getMessage);
+    for (String s : says) {
+      assertTrue(a.getMessage().contains(s), () -> "'" + s + "' in: " + a.getMessage());
+    }
+    return a;
   }
 
   /** Root cause of a Spark failure (driver-side errors may be wrapped). */
@@ -54,21 +94,18 @@ final class FallbackTest {
       String plan = explain(df);
       assertTrue(plan.contains("gpu_hypot(a#"), plan);
       assertTrue(plan.contains("on CPU because no Vulkan device could be opened (no Vulkan device matches 'no-such-gpu'"), plan);
-      assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"));
+      assertVksparkEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"), ran -> { });
       df.collectAsList();
       Map<String, Long> m = metrics(gpuNodes(df).get(0));
       assertEquals(20_000L, m.get("cpuRows"), m.toString());
       assertEquals(0L, m.get("gpuRows"), m.toString());
 
-      s.conf().set(VkConf.FALLBACK, "false");
-      try {
+      strict(() -> {
         Throwable e = assertThrows(Throwable.class, () -> table().selectExpr("id", "gpu_hypot(a, b)").collectAsList());
         String msg = messages(e);
         assertTrue(msg.contains("vkspark: GPU UDF 'gpu_hypot' cannot run on the GPU because no Vulkan device could be opened"), msg);
         assertTrue(msg.contains("Fix: "), msg);
-      } finally {
-        s.conf().unset(VkConf.FALLBACK);
-      }
+      });
     } finally {
       ExecutorGpu.shutdown();
       ExecutorGpu.init(good, "driver", null);
@@ -103,16 +140,13 @@ final class FallbackTest {
     Dataset<Row> df = table().orderBy(org.apache.spark.sql.functions.expr("gpu_hypot(a, b)")).select("id");
     String plan = explain(df);
     assertTrue(plan.contains("vkspark: gpu_hypot runs on CPU because it is inside Sort"), plan);
-    spark().conf().set(VkConf.FALLBACK, "false");
-    try {
+    strict(() -> {
       Throwable e = assertThrows(Throwable.class, () -> table().orderBy(org.apache.spark.sql.functions.expr("gpu_hypot(a, b)"))
           .select("id").collectAsList());
       assertTrue(messages(e).contains("GPU UDF 'gpu_hypot' cannot run on the GPU here: it is inside Sort, which vkspark "
           + "does not plan on the GPU"), messages(e));
       assertTrue(messages(e).contains("Fix: compute it in a SELECT or WHERE first"), messages(e));
-    } finally {
-      spark().conf().unset(VkConf.FALLBACK);
-    }
+    });
   }
 
   @Test
@@ -127,18 +161,37 @@ final class FallbackTest {
   }
 
   @Test
-  void wrongArgumentCountOrType_failsAtAnalysis() {
+  void wrongArgumentCount_isAnAnalysisException() {
     Throwable count = assertThrows(Throwable.class, () -> table().selectExpr("id", "gpu_hypot(a)"));
-    assertTrue(messages(count).contains("GPU UDF 'gpu_hypot' takes 2 arguments (a double, b double) -> double but was called with 1"),
-        messages(count));
+    AnalysisException a = assertAnalysisError(count, "VKSPARK_GPU_UDF_WRONG_NUM_ARGS", "42605",
+        "GPU UDF 'gpu_hypot' takes 2 arguments (a double, b double) -> double but was called with 1", "Fix: call gpu_hypot with 2");
+    assertEquals("gpu_hypot", a.getMessageParameters().get("udf"));
+    assertInstanceOf(GpuException.class, a.getCause());
+    // Registered with spark.udf().register: Spark checks the count itself, with its own condition.
     Throwable registered = assertThrows(Throwable.class, () -> table().selectExpr("id", "hypot_gpu(a, b, a)"));
-    assertTrue(messages(registered).contains("hypot_gpu"), messages(registered));
-    Throwable type = assertThrows(Throwable.class, () -> table().selectExpr("id", "gpu_hypot(a, p)"));
-    GpuException g = (GpuException) root(type);
-    assertEquals(GpuException.Code.INVALID_ARGUMENT, g.code());
-    assertTrue(g.getMessage().contains("argument 2 (b) of GPU UDF 'gpu_hypot' must be double but p is boolean"),
-        g.getMessage());
-    assertTrue(g.getMessage().contains("Fix: write CAST(p AS DOUBLE)"), g.getMessage());
+    AnalysisException r = assertInstanceOf(AnalysisException.class, registered);
+    assertTrue(r.getCondition().startsWith("WRONG_NUM_ARGS"), r.getCondition());
+    assertTrue(r.getMessage().contains("hypot_gpu"), r.getMessage());
+  }
+
+  @Test
+  void wrongArgumentType_isAnAnalysisException_withTheCastToWrite() {
+    for (String query : new String[] {"gpu_hypot(a, p)", "hypot_gpu(a, p)"}) {
+      Throwable type = assertThrows(Throwable.class, () -> table().selectExpr("id", query));
+      String name = query.substring(0, query.indexOf('('));
+      AnalysisException a = assertAnalysisError(type, "VKSPARK_GPU_UDF_ARGUMENT_TYPE", "42K09",
+          "argument 2 (b) of GPU UDF '" + name + "' must be double but p is boolean", "Fix: write CAST(p AS DOUBLE)");
+      assertEquals(GpuException.Code.INVALID_ARGUMENT, assertInstanceOf(GpuException.class, a.getCause()).code());
+    }
+    // Spark's JSON error formats need a message template and SQLSTATE that Spark's own table lacks.
+    AnalysisException a = assertAnalysisError(assertThrows(Throwable.class, () -> table().selectExpr("gpu_hypot(a, p)")),
+        "VKSPARK_GPU_UDF_ARGUMENT_TYPE", "42K09");
+    for (var format : java.util.List.of(org.apache.spark.ErrorMessageFormat.PRETTY(),
+        org.apache.spark.ErrorMessageFormat.MINIMAL(), org.apache.spark.ErrorMessageFormat.STANDARD())) {
+      String json = org.apache.spark.SparkThrowableHelper.getMessage(a, format);
+      assertTrue(json.contains("gpu_hypot"), json);
+    }
+    assertFalse(a.isInternalError());
   }
 
   /** A body with a typo on its third line. */
@@ -159,13 +212,39 @@ final class FallbackTest {
   }
 
   @Test
-  void bodyThatDoesNotCompile_failsTheQueryNamingUdfAndLine() {
-    GpuUdfs.register(spark(), "broken_udf", new Broken());
-    Throwable e = assertThrows(Throwable.class, () -> table().selectExpr("id", "broken_udf(a)").collectAsList());
-    GpuException g = (GpuException) root(e);
-    assertEquals(GpuException.Code.COMPILE, g.code());
-    assertTrue(g.getMessage().contains("GPU UDF 'broken_udf' does not compile: line 3 of its body"), g.getMessage());
-    assertTrue(g.getMessage().contains("undefined_name"), g.getMessage());
+  void bodyThatDoesNotCompile_failsRegistrationAndAnalysis_namingUdfAndLine() {
+    Throwable atRegistration = assertThrows(Throwable.class, () -> GpuUdfs.register(spark(), "broken_udf", new Broken()));
+    AnalysisException a = assertAnalysisError(atRegistration, "VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE", "42601",
+        "GPU UDF 'broken_udf' does not compile: line 3 of its body", "undefined_name", "Fix: ");
+    assertEquals(GpuException.Code.COMPILE, ((GpuException) root(a)).code());
+    assertThrows(AnalysisException.class, () -> spark().sql("SELECT broken_udf(1D)"), "nothing was registered");
+
+    // Registered as a plain Java UDF, the body is compiled when a query using it is analyzed.
+    spark().udf().register("broken_plain", new Broken(), DataTypes.DoubleType);
+    Throwable atAnalysis = assertThrows(Throwable.class, () -> table().selectExpr("id", "broken_plain(a)"));
+    assertAnalysisError(atAnalysis, "VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE", "42601",
+        "GPU UDF 'broken_plain' does not compile: line 3 of its body", "Fix: ");
+  }
+
+  /** Declares two kernel arguments but is a UDF1. */
+  public static final class WrongInterface implements UDF1<Double, Double>, GpuUdf {
+    @Override
+    public Double call(Double x) {
+      return x;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("double").arg("x", "double").arg("y", "double").body("x + y");
+    }
+  }
+
+  @Test
+  void udfClassOfTheWrongArity_isAnAnalysisException() {
+    Throwable e = assertThrows(Throwable.class, () -> GpuUdfs.register(spark(), "wrong_interface", new WrongInterface()));
+    assertAnalysisError(e, "VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION", "38000",
+        "GPU UDF 'wrong_interface' (" + WrongInterface.class.getName() + ") declares 2 kernel arguments but does not implement UDF2",
+        "Fix: implement org.apache.spark.sql.api.java.UDF2");
   }
 
   @Test

@@ -40,6 +40,8 @@ final class GpuUdfSqlTest {
     assertEquals(1, gpuNodes(gpu).size(), () -> explain(gpu));
     assertGpuEqualsCpu(() -> table().selectExpr("id", call + " AS r"));
     List<Row> rows = gpu.collectAsList();
+    assertAllRowsOnGpu(gpu);
+    assertEquals(20_000L, metrics(gpuNodes(gpu).get(0)).get("gpuRows"));
     assertTrue(rows.stream().anyMatch(r -> r.isNullAt(1)), "nulls propagate");
     assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1)));
   }
@@ -69,6 +71,8 @@ final class GpuUdfSqlTest {
     assertEquals(1, gpuNodes(df).size(), "one node evaluates every call: " + explain(df));
     assertEquals(4, gpuNodes(df).get(0).calls().size());
     assertGpuEqualsCpu(() -> table().selectExpr(cols));
+    df.collectAsList();
+    assertAllRowsOnGpu(df);
   }
 
   @Test
@@ -82,9 +86,9 @@ final class GpuUdfSqlTest {
   @Test
   void inWhere() {
     Dataset<Row> df = table().where("is_positive(b) AND hypot_gpu(a, b) > 1000").select("id", "a", "b");
-    assertFalse(gpuNodes(df).isEmpty(), explain(df));
     assertGpuEqualsCpu(() -> table().where("is_positive(b) AND hypot_gpu(a, b) > 1000").select("id", "a", "b"));
-    long n = df.count();
+    long n = df.collectAsList().size();
+    assertAllRowsOnGpu(df);
     assertTrue(n > 0 && n < 20_000, "filtered " + n);
   }
 
@@ -93,7 +97,7 @@ final class GpuUdfSqlTest {
     Dataset<Row> df = table().groupBy(functions.expr("j % 5").as("k"))
         .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)"));
     df.collectAsList();
-    assertFalse(gpuNodes(df).isEmpty(), explain(df));
+    assertAllRowsOnGpu(df);
     assertGpuEqualsCpu(() -> table().groupBy(functions.expr("j % 5").as("k"))
         .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)")));
   }
@@ -118,11 +122,15 @@ final class GpuUdfSqlTest {
 
   @Test
   void callsInsideLambdas_stayWithTheirLambdaVariables() {
-    Dataset<Row> df = table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t");
-    assertTrue(explain(df).contains("hypot_gpu runs on CPU because it is inside a lambda function"), explain(df));
-    assertGpuEqualsCpu(() -> table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t"));
-    assertGpuEqualsCpu(() -> table().where("exists(array(a, b), x -> is_positive(x))").select("id"));
-    assertTrue(table().selectExpr("transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t").where("t[0] IS NOT NULL").count() > 0);
+    withFallback(() -> {
+      Dataset<Row> df = table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t");
+      assertTrue(explain(df).contains("hypot_gpu runs on CPU because it is inside a lambda function"), explain(df));
+      assertVksparkEqualsCpu(() -> table().selectExpr("id", "transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t"),
+          ran -> assertTrue(gpuNodes(ran).isEmpty(), explain(ran)));
+      assertVksparkEqualsCpu(() -> table().where("exists(array(a, b), x -> is_positive(x))").select("id"),
+          ran -> assertTrue(gpuNodes(ran).isEmpty(), explain(ran)));
+      assertTrue(table().selectExpr("transform(array(a, b), x -> hypot_gpu(x, 1.0D)) AS t").where("t[0] IS NOT NULL").count() > 0);
+    });
   }
 
   @Test
@@ -131,13 +139,20 @@ final class GpuUdfSqlTest {
     String z = "(j % 5)";
     String[] cols = {"id", "CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END AS c",
         "CASE WHEN " + z + " <> 0 THEN hypot_gpu(a, b) END AS h", "coalesce(hypot_gpu(a, b), 0D) AS k"};
-    assertGpuEqualsCpu(() -> table().selectExpr(cols));
-    Dataset<Row> df = table().selectExpr(cols);
-    assertEquals(1, gpuNodes(df).size(), "calls over plain columns still run on the GPU: " + explain(df));
-    assertTrue(explain(df).contains("int_poly runs on CPU because it sits in a branch of CASE"), explain(df));
-    assertGpuEqualsCpu(() -> table().where(z + " <> 0 AND int_poly(i div " + z + ", 1) > 3").select("id"));
-    assertGpuEqualsCpu(() -> table().groupBy("p").agg(functions.expr(
-        "sum(CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END)"), functions.expr("sum(hypot_gpu(a, b))")));
+    java.util.function.Consumer<Dataset<Row>> someRowsOnGpu = ran -> {
+      assertFalse(gpuNodes(ran).isEmpty(), explain(ran));
+      gpuNodes(ran).forEach(n -> assertTrue(metrics(n).get("gpuRows") > 0, metrics(n).toString()));
+    };
+    withFallback(() -> {
+      assertVksparkEqualsCpu(() -> table().selectExpr(cols), someRowsOnGpu);
+      Dataset<Row> df = table().selectExpr(cols);
+      assertEquals(1, gpuNodes(df).size(), "calls over plain columns still run on the GPU: " + explain(df));
+      assertTrue(explain(df).contains("int_poly runs on CPU because it sits in a branch of CASE"), explain(df));
+      assertVksparkEqualsCpu(() -> table().where(z + " <> 0 AND int_poly(i div " + z + ", 1) > 3").select("id"), ran -> { });
+      assertVksparkEqualsCpu(() -> table().groupBy("p").agg(functions.expr(
+          "sum(CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END)"), functions.expr("sum(hypot_gpu(a, b))")),
+          someRowsOnGpu);
+    });
   }
 
   @Test
@@ -209,6 +224,9 @@ final class GpuUdfSqlTest {
     SparkSession other = spark().newSession();
     Dataset<Row> df = other.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p", "gpu_hypot(a, b) AS h");
     assertEquals(1, gpuNodes(df).size(), explain(df));
+    df.collectAsList();
+    assertAllRowsOnGpu(df);
+    // Compared in the other session itself: its vkspark on vs off (not the shared session's).
     assertGpuEqualsCpu(() -> other.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p"));
   }
 
@@ -222,5 +240,6 @@ final class GpuUdfSqlTest {
     assertEquals(recorded, ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated());
     assertEquals(buffers, ExecutorGpu.current().orElseThrow().device().counters().buffersCreated());
     assertEquals(0L, metrics(gpuNodes(again).get(0)).get("bufferSetsRecorded"));
+    assertAllRowsOnGpu(again);
   }
 }

@@ -17,6 +17,8 @@ import org.apache.spark.sql.execution.SparkPlan;
 /**
  * The shared local-mode SparkSession of the integration tests: a real Spark with the plugin as a
  * user would set it ({@code spark.plugins} only, plus the validation layer), on lavapipe in CI.
+ * Fallback is off, so a GPU UDF that cannot run on the GPU fails its test instead of passing on the
+ * CPU; tests about fallback switch it on with {@link #withFallback}.
  */
 final class TestSpark {
   static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
@@ -27,18 +29,7 @@ final class TestSpark {
 
   static synchronized SparkSession spark() {
     if (spark == null) {
-      spark = SparkSession.builder()
-          .master("local[4,3]")
-          .appName("vkspark-tests")
-          .config("spark.plugins", VkSparkPlugin.class.getName())
-          .config("spark.vkspark.validation", "true")
-          .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
-          .config("spark.vkspark.functions", FUNCTIONS)
-          .config("spark.ui.enabled", "false")
-          .config("spark.sql.shuffle.partitions", "4")
-          .config("spark.driver.host", "127.0.0.1")
-          .config("spark.driver.bindAddress", "127.0.0.1")
-          .getOrCreate();
+      spark = builder().getOrCreate();
       GpuUdfs.register(spark, "long_mix", new TestUdfs.LongMix());
       GpuUdfs.register(spark, "float_saxpy", new TestUdfs.FloatSaxpy());
       GpuUdfs.register(spark, "xor_gpu", new TestUdfs.Xor());
@@ -48,6 +39,41 @@ final class TestSpark {
       spark.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), org.apache.spark.sql.types.DataTypes.DoubleType);
     }
     return spark;
+  }
+
+  /** The shared session's builder: the plugin as a user sets it, validation on, fallback off. */
+  static SparkSession.Builder builder() {
+    return SparkSession.builder()
+        .master("local[4,3]")
+        .appName("vkspark-tests")
+        .config("spark.plugins", VkSparkPlugin.class.getName())
+        .config("spark.vkspark.validation", "true")
+        .config("spark.vkspark.fallback", "false")
+        .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
+        .config("spark.vkspark.functions", FUNCTIONS)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1");
+  }
+
+  /** Stops the shared session (a test that needs its own SparkContext); the next {@link #spark()} builds a new one. */
+  static synchronized void stop() {
+    if (spark != null) {
+      spark.stop();
+      spark = null;
+    }
+  }
+
+  /** Runs {@code body} with {@code spark.vkspark.fallback=true} in the shared session, then sets it back to false. */
+  static void withFallback(Runnable body) {
+    SparkSession s = spark();
+    s.conf().set(VkConf.FALLBACK, "true");
+    try {
+      body.run();
+    } finally {
+      s.conf().set(VkConf.FALLBACK, "false");
+    }
   }
 
   /**
@@ -84,22 +110,48 @@ final class TestSpark {
     return "CASE WHEN rand(" + (100 + seed) + ") < 0.1 THEN NULL ELSE " + expr + " END";
   }
 
-  /** Runs {@code query} with vkspark on and off; returns {GPU rows, CPU rows}, sorted by column 0. */
+  /**
+   * Runs {@code query} with vkspark on and off; returns {GPU rows, CPU rows}, sorted by column 0. The
+   * run with vkspark on must have had every row of every VkGpuEval node on the GPU
+   * ({@link #assertAllRowsOnGpu}): results that agree prove nothing if the GPU never ran.
+   */
   static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
-    SparkSession s = spark();
-    List<Row> gpu = sorted(query.get().collectAsList());
+    return onAndOff(query, TestSpark::assertAllRowsOnGpu);
+  }
+
+  /**
+   * Runs {@code query} with vkspark on, checks that run with {@code check}, then with vkspark off
+   * (Spark's own CPU plan, in the query's session); returns {vkspark rows, CPU rows}, sorted by column 0.
+   */
+  static List<List<Row>> onAndOff(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+    Dataset<Row> on = query.get();
+    SparkSession s = on.sparkSession();
+    List<Row> gpu = sorted(on.collectAsList());
+    check.accept(on);
+    String was = s.conf().get(VkConf.ENABLED, "true");
     s.conf().set(VkConf.ENABLED, "false");
     try {
-      List<Row> cpu = sorted(query.get().collectAsList());
+      Dataset<Row> off = query.get();
+      assertTrue(gpuNodes(off).isEmpty(), () -> "the CPU run has no VkGpuEval node: " + explain(off));
+      List<Row> cpu = sorted(off.collectAsList());
       return List.of(gpu, cpu);
     } finally {
-      s.conf().set(VkConf.ENABLED, "true");
+      s.conf().set(VkConf.ENABLED, was);
     }
   }
 
-  /** Asserts the GPU and CPU runs of {@code query} agree (floats within a few ulps). */
+  /** Asserts the GPU and CPU runs of {@code query} agree (floats within a few ulps), every row on the GPU. */
   static void assertGpuEqualsCpu(Supplier<Dataset<Row>> query) {
     List<List<Row>> both = gpuAndCpu(query);
+    assertRowsEqual(both.get(1), both.get(0));
+  }
+
+  /**
+   * For fallback tests: {@code query} with vkspark on (where calls may run on the CPU) agrees with
+   * Spark's CPU plan; {@code check} sees the executed vkspark run (to assert where rows ran).
+   */
+  static void assertVksparkEqualsCpu(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+    List<List<Row>> both = onAndOff(query, check);
     assertRowsEqual(both.get(1), both.get(0));
   }
 
@@ -140,6 +192,21 @@ final class TestSpark {
       }
     });
     return out;
+  }
+
+  /**
+   * {@code executed} (a Dataset that has run) has VkGpuEval nodes, and each ran rows on the GPU
+   * ({@code gpuRows > 0}) and none on the CPU ({@code cpuRows == 0}); every node is checked, inside
+   * adaptive query stages and subqueries too.
+   */
+  static void assertAllRowsOnGpu(Dataset<Row> executed) {
+    List<GpuEvalExec> nodes = gpuNodes(executed);
+    assertFalse(nodes.isEmpty(), () -> "no VkGpuEval node: " + explain(executed));
+    for (GpuEvalExec node : nodes) {
+      Map<String, Long> m = metrics(node);
+      assertTrue(m.get("gpuRows") > 0, () -> "no rows ran on the GPU in " + node.simpleString(200) + ": " + m);
+      assertEquals(0L, m.get("cpuRows"), () -> "rows ran on the CPU in " + node.simpleString(200) + ": " + m);
+    }
   }
 
   static Map<String, Long> metrics(GpuEvalExec node) {

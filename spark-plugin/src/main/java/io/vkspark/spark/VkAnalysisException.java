@@ -1,0 +1,107 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.GpuException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.spark.QueryContext;
+import org.apache.spark.sql.AnalysisException;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A GPU UDF problem found before anything runs (a wrong argument type, count or body), reported the
+ * way Spark reports its own: an {@link AnalysisException} with an error condition and a SQLSTATE,
+ * so tools that route on {@code getCondition()}/{@code getSqlState()} treat it like Spark's. Spark's
+ * error-conditions.json does not know vkspark's conditions, so the SQLSTATE and the message template
+ * travel with the exception; the {@link GpuException} with the Fix is its cause.
+ */
+public final class VkAnalysisException extends AnalysisException {
+  private static final long serialVersionUID = 1L;
+
+  /** vkspark's analysis-time conditions and their SQLSTATEs (the class Spark uses for the like). */
+  public enum Condition {
+    /** An argument of a type the kernel does not take and Spark cannot cast implicitly (Spark's DATATYPE_MISMATCH). */
+    VKSPARK_GPU_UDF_ARGUMENT_TYPE("42K09"),
+    /** Called with more or fewer arguments than the kernel declares (Spark's WRONG_NUM_ARGS). */
+    VKSPARK_GPU_UDF_WRONG_NUM_ARGS("42605"),
+    /** The GLSL body does not compile (a syntax or semantic error in the body; Spark's PARSE_SYNTAX_ERROR class). */
+    VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE("42601"),
+    /** The body or kernel uses something vkspark refuses to run (feature not supported). */
+    VKSPARK_GPU_UDF_UNSUPPORTED("0A000"),
+    /** A GPU UDF class that is not a usable Spark UDF (Spark's INVALID_UDF_IMPLEMENTATION). */
+    VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION("38000"),
+    /** A GPU UDF named like one of Spark's built-in functions (Spark's ROUTINE_ALREADY_EXISTS). */
+    VKSPARK_GPU_UDF_SHADOWS_BUILTIN("42723");
+
+    private final String sqlState;
+
+    Condition(String sqlState) {
+      this.sqlState = sqlState;
+    }
+
+    public String sqlState() {
+      return sqlState;
+    }
+  }
+
+  private final Condition condition;
+
+  private VkAnalysisException(Condition condition, String message, Map<String, String> parameters, GpuException cause) {
+    super(message, Option.empty(), Option.empty(), Option.apply(cause), Option.apply(condition.name()),
+        scalaMap(parameters), new QueryContext[0], Option.apply(condition.sqlState()), Option.apply("<message>"));
+    this.condition = condition;
+  }
+
+  /**
+   * {@code condition} about GPU UDF {@code udf}: "[CONDITION] " and {@code cause}'s message, which
+   * names the UDF and ends with its Fix (the SQLSTATE is {@link #getSqlState()}).
+   */
+  public static VkAnalysisException of(Condition condition, String udf, GpuException cause) {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("udf", udf);
+    p.put("message", cause.getMessage());
+    return new VkAnalysisException(condition, "[" + condition.name() + "] " + cause.getMessage(), p, cause);
+  }
+
+  /**
+   * Throws {@link #of}'s exception. AnalysisException is a checked exception in Java, but Spark (in
+   * Scala) throws it from every query method without declaring it; vkspark does the same from the
+   * analyzer's rules and function builders. Write {@code throw VkAnalysisException.raise(...)}.
+   */
+  public static RuntimeException raise(Condition condition, String udf, GpuException cause) {
+    throw VkAnalysisException.<RuntimeException>sneaky(of(condition, udf, cause));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  public Condition vkCondition() {
+    return condition;
+  }
+
+  @Override
+  public String getCondition() {
+    return condition.name();
+  }
+
+  @Override
+  public String getErrorClass() {
+    return condition.name();
+  }
+
+  @Override
+  public String getSqlState() {
+    return condition.sqlState();
+  }
+
+  @Override
+  public boolean isInternalError() {
+    return false;
+  }
+
+  private static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> m) {
+    return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(m));
+  }
+}

@@ -1,0 +1,65 @@
+package io.vkspark.spark;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.GpuException;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Every spark.vkspark.* setting: parsed as documented, and a bad value names the key and the value with a Fix. */
+final class VkConfTest {
+  private static VkConf with(String key, String value) {
+    return VkConf.from(Map.of(key, value)::get);
+  }
+
+  @Test
+  void tildeInTheShaderCacheDir_isTheUserHome() {
+    Path home = Path.of(System.getProperty("user.home"));
+    assertEquals(home.resolve("x"), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath());
+    assertEquals(home.resolve("a/b"), with(VkConf.SHADER_CACHE_DIR, " ~/a/b ").deviceOptions("").shaderCacheDir());
+    assertEquals(home, with(VkConf.SHADER_CACHE_DIR, "~").shaderCachePath());
+    assertEquals(home.resolve("x").toString(), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCacheDir());
+    assertFalse(with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath().toString().contains("~"));
+    assertEquals(Path.of("/tmp/a~b"), with(VkConf.SHADER_CACHE_DIR, "/tmp/a~b").shaderCachePath());
+    assertNull(with(VkConf.SHADER_CACHE_DIR, "none").shaderCachePath());
+    // A record built directly (as tests and tools do) expands too.
+    VkConf d = VkConf.from(k -> null);
+    assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0)
+        .shaderCachePath());
+  }
+
+  @Test
+  void sizes_acceptTheUsualSuffixes() {
+    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4g").deviceMemoryLimit());
+    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4GB").deviceMemoryLimit());
+    assertEquals(512L << 20, with(VkConf.DEVICE_MEMORY_LIMIT, "512MiB").deviceMemoryLimit());
+    assertEquals(1000L, with(VkConf.DEVICE_MEMORY_LIMIT, "1000").deviceMemoryLimit());
+    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, "0").deviceMemoryLimit());
+    assertEquals(1_048_576, with(VkConf.BATCH_ROWS, "1_048_576").batchRows());
+    assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
+  }
+
+  @ParameterizedTest(name = "{0}={1}")
+  @CsvSource(delimiter = '|', value = {
+      "spark.vkspark.enabled|yes|spark.vkspark.enabled is 'yes', not a boolean. Fix: set spark.vkspark.enabled to true or false.",
+      "spark.vkspark.fallback|1|spark.vkspark.fallback is '1', not a boolean. Fix: set spark.vkspark.fallback to true or false.",
+      "spark.vkspark.validation|on|spark.vkspark.validation is 'on', not a boolean. Fix: set spark.vkspark.validation to true or false.",
+      "spark.vkspark.batchRows|0|spark.vkspark.batchRows is '0', not a positive whole number. Fix: set spark.vkspark.batchRows",
+      "spark.vkspark.batchRows|9999999999|spark.vkspark.batchRows is '9999999999', not a positive whole number. Fix: ",
+      "spark.vkspark.concurrentGpuTasks|two|spark.vkspark.concurrentGpuTasks is 'two', not a positive whole number. Fix: set spark.vkspark.concurrentGpuTasks",
+      "spark.vkspark.deviceMemoryLimit|-1g|spark.vkspark.deviceMemoryLimit is '-1g', not a size. Fix: set spark.vkspark.deviceMemoryLimit",
+      "spark.vkspark.deviceMemoryLimit|4x|spark.vkspark.deviceMemoryLimit is '4x', not a size. Fix: ",
+      "spark.vkspark.deviceMemoryLimit|99999999999t|spark.vkspark.deviceMemoryLimit is '99999999999t', not a size. Fix: ",
+      "spark.vkspark.transfers|fast|spark.vkspark.transfers is 'fast', not auto or staged. Fix: set spark.vkspark.transfers to auto",
+      "spark.vkspark.shaderCacheDir|~bob/cache|spark.vkspark.shaderCacheDir is '~bob/cache': vkspark expands only ~ and ~/ to the home directory, not ~user. Fix: ",
+      "spark.vkspark.shaderCacheDir|/tmp/a\u0000b|spark.vkspark.shaderCacheDir is '/tmp/a\u0000b', not a valid path"})
+  void badValue_namesKeyAndValue_andSaysWhatToWrite(String key, String value, String message) {
+    GpuException e = assertThrows(GpuException.class, () -> with(key, value));
+    assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
+    assertTrue(e.getMessage().startsWith(message), e.getMessage());
+    assertTrue(e.getMessage().contains("Fix: set " + key), e.getMessage());
+  }
+}
