@@ -177,18 +177,17 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
       }
       long before = gpu.runtime().bufferSetsCreated();
-      List<FieldVector> out;
+      List<FieldVector> out = null;
       try {
         out = runner.run(inputs, rows);
       } catch (GpuException e) {
-        if (onGpuFailure(e)) {
-          recompute = true; // on the CPU, once the GPU permit is released
-          return;
+        if (!onGpuFailure(e)) {
+          throw e;
         }
-        throw e;
+        recompute = true; // on the CPU, once the GPU permit is released
       }
       add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
-      for (int i = 0, g = 0; i < calls.size(); i++) {
+      for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
         if (calls.get(i).onGpu()) {
           FieldVector v = out.get(g++);
           if (gpuResults[i] == null) {

@@ -241,8 +241,10 @@ public final class BatchRunner implements AutoCloseable {
     control.clear();
     control.putInt(0, 1).limit(4);
     set.control.write(LoopGuard.ABORT_OFFSET, control);
+    long aborted = System.nanoTime();
     TimedDispatch stopped = set.dispatch.awaitFor(ABORT_GRACE);
     long ms = (System.nanoTime() - start) / 1_000_000;
+    long stopMs = (System.nanoTime() - aborted) / 1_000_000;
     String udfs = udfNames(false);
     if (stopped == null) {
       abandonSet();
@@ -251,8 +253,8 @@ public final class BatchRunner implements AutoCloseable {
           + "'; the device is treated as hung.", "nothing to do for this query (a Spark executor opens its device "
           + "again for later tasks); if it repeats, bound the UDF's loops or lower spark.vkspark.batchRows.");
     }
-    LOG.warn("vkspark: aborted GPU UDF(s) {} after {} ms ({}); the kernel stopped", udfs, ms,
-        cancel ? "task cancelled" : "kernel timeout " + kernelTimeout);
+    LOG.warn("vkspark: aborted GPU UDF(s) {} after {} ms ({}); the kernel stopped {} ms after the abort", udfs, ms,
+        cancel ? "task cancelled" : "kernel timeout " + kernelTimeout, stopMs);
     if (cancel) {
       return GpuException.of(Code.CANCELLED, "GPU UDF(s) " + udfs + " were cancelled after " + ms
           + " ms (the task was killed); the kernel was aborted and the GPU released.",
