@@ -121,6 +121,9 @@ final class BoundedTimeSparkTest {
   void loopLimit_batchesAreRecomputedWithCall_neverReturnedCut() {
     spark().conf().set(VkConf.FALLBACK, "true");
     Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j * 50) AS s"); // up to 100,000 iterations a row
+    String plan = explain(df);
+    assertTrue(plan.contains("loop_sum loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 "
+        + "iterations) is recomputed on the CPU with call(), never returned"), plan);
     assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j * 50) AS s"));
     df.collectAsList();
     Map<String, Long> m = metrics(gpuNodes(df).get(0));
@@ -137,6 +140,8 @@ final class BoundedTimeSparkTest {
   void loopLimit_withoutFallback_failsWithAFix_andShortLoopsRunOnTheGpu() {
     spark().conf().set(VkConf.FALLBACK, "false");
     if (deviceLoopLimit() > 0) {
+      assertTrue(explain(table().selectExpr("id", "loop_sum(j, j * 50) AS s")).contains("fails the query ("
+          + VkConf.FALLBACK + "=false)"));
       Exception e = assertThrows(Exception.class, () -> table().selectExpr("id", "loop_sum(j, j * 50) AS s").collectAsList());
       String all = messages(e);
       assertTrue(all.contains("loop limit") && all.contains("'loop_sum'") && all.contains("spark.vkspark.fallback=true"), all);
