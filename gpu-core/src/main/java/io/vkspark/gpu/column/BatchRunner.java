@@ -53,8 +53,11 @@ public final class BatchRunner implements AutoCloseable {
   private static final int MIN_SHAPE = 4096;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
-  /** Longest one dispatch may run (0: no limit); past it the kernel is aborted with a TIMEOUT error. */
-  private java.time.Duration kernelTimeout = java.time.Duration.ZERO;
+  /**
+   * Longest one dispatch may run (0: no limit); past it the kernel is aborted with a TIMEOUT error.
+   * The device's fence timeout until {@link #bound} sets it.
+   */
+  private java.time.Duration kernelTimeout;
   private java.util.function.BooleanSupplier cancelled = () -> false;
   private final java.nio.ByteBuffer control =
       java.nio.ByteBuffer.allocateDirect(LoopGuard.CONTROL_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
@@ -71,6 +74,7 @@ public final class BatchRunner implements AutoCloseable {
     DeviceInfo info = runtime.device().info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
+    this.kernelTimeout = runtime.device().options().fenceTimeout();
     this.slots = new OutputSlots(allocator);
     this.lengths = new long[2 * calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
