@@ -87,6 +87,7 @@ final class BoundedTimeSparkTest {
     SparkSession s = spark();
     s.conf().unset(VkConf.FALLBACK);
     s.conf().unset(VkConf.KERNEL_TIMEOUT);
+    s.conf().unset(VkConf.BATCH_ROWS);
     FaultInjection.reset();
   }
 
@@ -99,8 +100,12 @@ final class BoundedTimeSparkTest {
     return spark().read().parquet(parquet());
   }
 
-  /** One partition of 2^20 rows: one dispatch that keeps lavapipe busy for seconds when every row loops long. */
+  /**
+   * One partition of 2^20 rows in batches of 2^20 (another test may have left smaller batches in the
+   * session): one dispatch that keeps lavapipe busy for minutes when every row loops long.
+   */
   private static Dataset<Row> big(String udf, String n) {
+    spark().conf().set(VkConf.BATCH_ROWS, String.valueOf(1 << 20));
     return spark().range(0, 1 << 20, 1, 1).selectExpr("id", "cast(id as int) AS x")
         .selectExpr("id", udf + "(x, " + n + ") AS s");
   }
@@ -161,10 +166,10 @@ final class BoundedTimeSparkTest {
     s.conf().set(VkConf.FALLBACK, "false");
     s.conf().set(VkConf.KERNEL_TIMEOUT, "2s");
     long t0 = System.nanoTime();
-    Exception e = assertThrows(Exception.class, () -> big("loop_sum", "x + 1000000000").collectAsList());
+    Exception e = assertThrows(Exception.class, () -> big("heavy_loop", "x + 1000000000").collectAsList());
     long ms = (System.nanoTime() - t0) / 1_000_000;
     String all = messages(e);
-    assertTrue(all.contains("kernel timeout of 2000 ms") && all.contains("'loop_sum'")
+    assertTrue(all.contains("kernel timeout of 2000 ms") && all.contains("'heavy_loop'")
         && all.contains("spark.vkspark.kernelTimeout"), all);
     // Spark tries the task 3 times (local[4,3]); each attempt is aborted 2 s in.
     assertTrue(ms < 3 * 2_000 + 10_000, "failed after " + ms + " ms");
