@@ -5,10 +5,11 @@ package io.vkspark.gpu.column;
  * each {@code for (init; cond; step)}, {@code while (cond)} and {@code do ... while (cond);}
  * becomes {@code vk_tick() && (cond)} (an empty {@code for} condition becomes {@code vk_tick()}).
  *
- * <p>The generated {@code vk_tick()} counts the row's loop iterations, so rows that reach a
- * driver's loop limit (lavapipe stops every loop after 65,535 iterations) are detected and never
- * returned, and every 1,024 iterations reads an abort word the host sets on a kernel timeout or a
- * cancelled task, so every loop ends quickly. See {@link ColumnKernel}.
+ * <p>The generated {@code vk_tick()} reads, on a loop's first pass and every 1,024th after, an
+ * abort word the host sets on a kernel timeout or a cancelled task; once set, every guarded loop
+ * ends, so the kernel stops within about 1,024 iterations. Rows a driver's loop limit may have cut
+ * short (lavapipe) are found by a canary loop after the call ({@link #countTruncatedRow()}) and are
+ * never returned. See {@link ColumnKernel}.
  *
  * <p>The rewrite only inserts text inside lines, never a line break, so compile errors keep their
  * body line numbers. Comments are skipped. The body is expected to have passed the lexical check
