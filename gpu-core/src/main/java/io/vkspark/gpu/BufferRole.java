@@ -7,5 +7,11 @@ public enum BufferRole {
   /** Shaders write it, the host reads it after the dispatch. */
   OUTPUT,
   /** Small per-dispatch values the host rewrites before each replay (row count, group counts). */
-  PARAMS
+  PARAMS,
+  /**
+   * A few words the host and a running shader both see: host-visible, host-coherent memory,
+   * never staged, so a host write made while a dispatch runs (an abort request) reaches the
+   * shader, and the shader's counters are read back after it.
+   */
+  CONTROL
 }

@@ -39,7 +39,14 @@ public final class GpuException extends RuntimeException {
     /** A type or feature is not supported on this device or by vkspark. */
     UNSUPPORTED,
     /** Waiting for the device took longer than allowed. */
-    TIMEOUT
+    TIMEOUT,
+    /**
+     * The device cut a kernel's loops short (a driver loop limit, e.g. lavapipe's 65,535
+     * iterations); the batch's results were discarded, never returned.
+     */
+    LOOP_LIMIT,
+    /** The caller cancelled a dispatch while it ran (a killed Spark task); the kernel was aborted. */
+    CANCELLED
   }
 
   private final Code code;

@@ -19,8 +19,21 @@ public interface PrerecordedDispatch extends AutoCloseable {
   /** Submits the recording. */
   void replay();
 
-  /** Waits for the last replay; outputs stay in their buffers. */
+  /**
+   * Waits for the last replay; outputs stay in their buffers.
+   *
+   * @throws GpuException TIMEOUT past the device's fence timeout, DEVICE_LOST when the device is lost
+   */
   TimedDispatch await();
+
+  /**
+   * Waits at most {@code limit} for the last replay: its timings once it finished (as
+   * {@link #await()}), or null while it still runs (it stays in flight; wait again). Callers that
+   * must stay responsive (deadlines, cancellation) wait in short slices with this.
+   *
+   * @throws GpuException DEVICE_LOST when the device is lost
+   */
+  TimedDispatch awaitFor(java.time.Duration limit);
 
   /** {@link #replay()} then {@link #await()}. */
   TimedDispatch run();

@@ -20,6 +20,9 @@ public final class ExecutorGpu {
   private static ExecutorGpu current;
   private static String unavailable;
   private static boolean initialized;
+  /** Spark's gpu resource address given to {@link #init}, kept to reopen the same device after a loss. */
+  private static String lastGpuAddress;
+  private static long devicesLost;
 
   private final GpuDevice device;
   private final ColumnRuntime runtime;
@@ -46,6 +49,7 @@ public final class ExecutorGpu {
       return;
     }
     initialized = true;
+    lastGpuAddress = gpuAddress;
     String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
     try {
       GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
@@ -61,7 +65,7 @@ public final class ExecutorGpu {
   /** The device of this JVM, opening it with {@code conf} if nothing has yet. */
   public static synchronized Optional<ExecutorGpu> get(VkConf conf, String executorId) {
     if (!initialized) {
-      init(conf, executorId, null);
+      init(conf, executorId, lastGpuAddress);
     }
     return Optional.ofNullable(current);
   }
@@ -109,6 +113,50 @@ public final class ExecutorGpu {
     }
     unavailable = null;
     initialized = false;
+  }
+
+  /**
+   * The device of {@code lost} failed with DEVICE_LOST (or hung): the next task opens the device
+   * again. Tasks still using the old one fail with DEVICE_LOST themselves (a lost device fails
+   * every wait at once). A lost device is closed in the background once its tasks are gone; a hung
+   * one (its kernel would not stop) is left open, since closing it would wait on the hang.
+   */
+  public static synchronized void deviceLost(ExecutorGpu lost, GpuException cause) {
+    if (current != lost) {
+      return; // already replaced
+    }
+    devicesLost++;
+    current = null;
+    initialized = false;
+    lost.closed = true;
+    boolean reallyLost = lost.device.isLost();
+    LOG.error("vkspark executor {}: Vulkan device '{}' {}; later tasks open it again: {}", lost.executorId,
+        lost.device.info().name(), reallyLost ? "was lost" : "hung", cause.getMessage());
+    if (!reallyLost) {
+      return;
+    }
+    Thread closer = new Thread(() -> {
+      try {
+        lost.semaphore.tryAcquire(lost.concurrentTasks, 60, TimeUnit.SECONDS); // every task of the old device is done
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      try {
+        lost.runtime.close();
+      } catch (RuntimeException e) {
+        LOG.warn("vkspark: closing the lost device's column runtime: {}", e.toString());
+      } finally {
+        lost.device.close();
+        lost.semaphore.release(Integer.MAX_VALUE / 2); // wake tasks still waiting: they find it closed
+      }
+    }, "vkspark-close-lost-device");
+    closer.setDaemon(true);
+    closer.start();
+  }
+
+  /** How many devices this JVM replaced after a loss or hang. */
+  public static synchronized long devicesLost() {
+    return devicesLost;
   }
 
   public GpuDevice device() {

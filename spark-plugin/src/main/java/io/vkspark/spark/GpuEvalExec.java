@@ -118,6 +118,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
       m.put("gpuBatches", SQLMetrics.createMetric(sc, "GPU dispatches"));
       m.put("gpuRows", SQLMetrics.createMetric(sc, "rows on GPU"));
       m.put("cpuRows", SQLMetrics.createMetric(sc, "rows on CPU (fallback)"));
+      m.put("loopLimitBatches", SQLMetrics.createMetric(sc, "batches recomputed on CPU (device loop limit)"));
       m.put("uploadBytes", SQLMetrics.createSizeMetric(sc, "bytes uploaded", -1));
       m.put("readbackBytes", SQLMetrics.createSizeMetric(sc, "bytes read back", -1));
       m.put("deviceTime", SQLMetrics.createNanoTimingMetric(sc, "GPU device time", -1));

@@ -54,6 +54,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final List<Integer> gpuColumns = new ArrayList<>();
   private final ColumnVector[] results;
   private final FieldVector[] cpuVectors;
+  /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
+  private final ColumnVector[] gpuResults;
+  private boolean loopLimitLogged;
   private BatchRunner runner;
   private ExecutorGpu gpu;
   private BatchStats reported = BatchStats.ZERO;
@@ -71,6 +74,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         "vkspark-task-" + (task == null ? "driver" : task.taskAttemptId()), 0, Long.MAX_VALUE);
     this.results = new ColumnVector[planned.size()];
     this.cpuVectors = new FieldVector[planned.size()];
+    this.gpuResults = new ColumnVector[planned.size()];
     if (task != null) {
       task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
     }
@@ -149,6 +153,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
       inputs.add(SparkInputs.of(in.column(o), t, rows));
     }
+    boolean recompute = false;
     long w0 = System.nanoTime();
     try {
       gpu.semaphore().acquire(); // interruptible: a killed task stops waiting
@@ -168,16 +173,27 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
             conf.batchRows(), allocator);
         add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
+        TaskContext task = TaskContext.get();
+        runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
       }
       long before = gpu.runtime().bufferSetsCreated();
-      List<FieldVector> out = runner.run(inputs, rows);
+      List<FieldVector> out = null;
+      try {
+        out = runner.run(inputs, rows);
+      } catch (GpuException e) {
+        if (!onGpuFailure(e)) {
+          throw e;
+        }
+        recompute = true; // on the CPU, once the GPU permit is released
+      }
       add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
-      for (int i = 0, g = 0; i < calls.size(); i++) {
+      for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
         if (calls.get(i).onGpu()) {
           FieldVector v = out.get(g++);
-          if (results[i] == null) {
-            results[i] = new ArrowColumnVector(v);
+          if (gpuResults[i] == null) {
+            gpuResults[i] = new ArrowColumnVector(v);
           }
+          results[i] = gpuResults[i];
         }
       }
       report(runner.stats());
@@ -191,6 +207,51 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         runner.releaseBuffers();
       }
       gpu.semaphore().release();
+    }
+    if (recompute) {
+      for (int i = 0; i < calls.size(); i++) {
+        if (calls.get(i).onGpu()) {
+          runOnCpu(i, in, rows);
+          results[i] = new ArrowColumnVector(cpuVectors[i]);
+        }
+      }
+    }
+  }
+
+  /**
+   * What a failed dispatch means for this task. LOOP_LIMIT: the device cut loops short and the
+   * batch's GPU results were discarded; with fallback on, the batch's GPU calls are recomputed with
+   * call() (true), otherwise the task fails with the error. CANCELLED: the task was killed; Spark's
+   * own TaskKilledException is thrown. DEVICE_LOST: the executor opens its device again for later
+   * tasks, and this one fails.
+   */
+  private boolean onGpuFailure(GpuException e) {
+    switch (e.code()) {
+      case LOOP_LIMIT -> {
+        if (!conf.fallback()) {
+          return false;
+        }
+        if (!loopLimitLogged) {
+          loopLimitLogged = true;
+          LOG.warn("vkspark: recomputing a batch on the CPU with call(): {}", e.getMessage().replaceFirst(" Fix: .*", ""));
+        }
+        add("loopLimitBatches", 1);
+        return true;
+      }
+      case CANCELLED -> {
+        TaskContext task = TaskContext.get();
+        if (task != null) {
+          task.killTaskIfInterrupted();
+        }
+        return false;
+      }
+      case DEVICE_LOST -> {
+        ExecutorGpu.deviceLost(gpu, e);
+        return false;
+      }
+      default -> {
+        return false;
+      }
     }
   }
 

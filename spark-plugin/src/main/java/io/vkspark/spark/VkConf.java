@@ -33,10 +33,13 @@ import java.util.function.Function;
  * @param deviceMemoryLimit most device memory the executor's buffers may hold
  *     ({@code spark.vkspark.deviceMemoryLimit}, e.g. {@code 4g}; default 0, no limit beyond the
  *     device's); when reached, batches are split into smaller dispatches
+ * @param kernelTimeout longest one GPU dispatch may run ({@code spark.vkspark.kernelTimeout}, a
+ *     duration such as {@code 60s}, {@code 500ms} or {@code 2min}; default 60s; 0 for no limit);
+ *     past it the kernel is aborted and the task fails with a TIMEOUT error naming the UDF
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                     long deviceMemoryLimit)
+                     long deviceMemoryLimit, java.time.Duration kernelTimeout)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -50,12 +53,23 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String VALIDATION = PREFIX + "validation";
   public static final String TRANSFERS = PREFIX + "transfers";
   public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
+  public static final String KERNEL_TIMEOUT = PREFIX + "kernelTimeout";
+  public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
   public static final int DEFAULT_CONCURRENT_GPU_TASKS = 2;
 
   public VkConf {
     functions = List.copyOf(functions);
+    java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
+  }
+
+  /** The settings with the default kernel timeout. */
+  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
+                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
+                long deviceMemoryLimit) {
+    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
+        deviceMemoryLimit, DEFAULT_KERNEL_TIMEOUT);
   }
 
   /** Reads every setting through {@code lookup} (null for unset). */
@@ -70,7 +84,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Arrays.stream(str(lookup, FUNCTIONS, "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(),
         bool(lookup, VALIDATION, false),
         transfers(lookup),
-        bytes(lookup, DEVICE_MEMORY_LIMIT));
+        bytes(lookup, DEVICE_MEMORY_LIMIT),
+        duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT));
   }
 
   /** From a SparkConf. */
@@ -185,6 +200,25 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
         "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g (0 for no limit).");
+  }
+
+  /** A duration as Spark writes them ({@code 60s}, {@code 500ms}, {@code 2min}, {@code 1h}; a bare number is seconds). */
+  private static java.time.Duration duration(Function<String, String> lookup, String key, java.time.Duration def) {
+    String v = lookup.apply(key);
+    if (v == null || v.isBlank()) {
+      return def;
+    }
+    try {
+      long ms = org.apache.spark.network.util.JavaUtils.timeStringAsMs(
+          v.trim().matches("\\d+") ? v.trim() + "s" : v.trim());
+      if (ms >= 0) {
+        return java.time.Duration.ofMillis(ms);
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a duration.",
+        "set " + key + " to a duration such as 60s, 500ms or 2min (0 for no limit).");
   }
 
   private static TransferMode transfers(Function<String, String> lookup) {

@@ -27,6 +27,9 @@ public final class VkExplain implements ExtendedExplainGenerator {
       if (node instanceof GpuEvalExec g) {
         for (GpuUdfCall c : g.calls()) {
           lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
+          if (c.onGpu() && c.kernel().hasLoops()) {
+            lines.add("vkspark: " + loopNote(c, GpuPlanner.conf(g.session())));
+          }
         }
       }
       node.getTagValue(InsertGpuEval.FALLBACK).foreach(reason -> {
@@ -37,6 +40,18 @@ public final class VkExplain implements ExtendedExplainGenerator {
       });
     });
     return lines.isEmpty() ? "vkspark: no GPU UDF calls in this plan\n" : String.join("\n", lines) + "\n";
+  }
+
+  /** What happens to a looping UDF's batches on a device that cuts loops short (the plan cannot know the executors' devices). */
+  private static String loopNote(GpuUdfCall c, VkConf conf) {
+    String here = ExecutorGpu.current().map(g -> {
+      int limit = g.device().loopLimit();
+      return limit > 0 ? "; '" + g.device().info().name() + "' stops loops after " + limit + " iterations"
+          : "; '" + g.device().info().name() + "' has no loop limit";
+    }).orElse("");
+    return c.name() + " loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 iterations) "
+        + (conf.fallback() ? "is recomputed on the CPU with call()" : "fails the query (" + VkConf.FALLBACK + "=false)")
+        + ", never returned" + here;
   }
 
   /**

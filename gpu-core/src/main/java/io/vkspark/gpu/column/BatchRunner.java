@@ -53,6 +53,18 @@ public final class BatchRunner implements AutoCloseable {
   private static final int MIN_SHAPE = 4096;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
+  /**
+   * Longest one dispatch may run (0: no limit); past it the kernel is aborted with a TIMEOUT error.
+   * The device's fence timeout until {@link #bound} sets it.
+   */
+  private java.time.Duration kernelTimeout;
+  private java.util.function.BooleanSupplier cancelled = () -> false;
+  private final java.nio.ByteBuffer control =
+      java.nio.ByteBuffer.allocateDirect(LoopGuard.CONTROL_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+  /** How often a waiting task looks at its deadline and its cancellation. */
+  static final java.time.Duration WAIT_SLICE = java.time.Duration.ofMillis(50);
+  /** How long an aborted kernel may take to stop before the device counts as hung. */
+  static final java.time.Duration ABORT_GRACE = java.time.Duration.ofSeconds(5);
 
   BatchRunner(ColumnRuntime runtime, List<KernelCall> calls, List<SqlType> inputTypes, int capacity, BufferAllocator allocator) {
     this.runtime = runtime;
@@ -62,6 +74,7 @@ public final class BatchRunner implements AutoCloseable {
     DeviceInfo info = runtime.device().info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
+    this.kernelTimeout = runtime.device().options().fenceTimeout();
     this.slots = new OutputSlots(allocator);
     this.lengths = new long[2 * calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
@@ -69,6 +82,25 @@ public final class BatchRunner implements AutoCloseable {
       SqlType t = call.kernel().signature().result();
       results.add(new Field(call.kernel().signature().name(), FieldType.nullable(t.arrowType()), null).createVector(allocator));
     }
+  }
+
+  /**
+   * Bounds the time of each dispatch. The task waits on the GPU in slices of 50 ms; past
+   * {@code kernelTimeout}, or once {@code cancelled} (or the thread's interrupt flag) says so, it
+   * sets the kernel's abort word, which ends every loop of the kernel within 1,024 iterations, and
+   * throws TIMEOUT or CANCELLED; the buffers stay usable. A kernel that does not stop within 5 s of
+   * the abort leaves its device hung: DEVICE_LOST.
+   *
+   * @param kernelTimeout longest dispatch; zero for no limit
+   * @param cancelled polled while waiting, e.g. {@code TaskContext::isInterrupted}
+   */
+  public void bound(java.time.Duration kernelTimeout, java.util.function.BooleanSupplier cancelled) {
+    if (kernelTimeout == null || kernelTimeout.isNegative()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "kernel timeout " + kernelTimeout + " is negative or missing.",
+          "use a positive duration, or zero for no limit.");
+    }
+    this.kernelTimeout = kernelTimeout;
+    this.cancelled = cancelled == null ? () -> false : cancelled;
   }
 
   /** Most rows per dispatch (larger batches are split). */
@@ -149,8 +181,18 @@ public final class BatchRunner implements AutoCloseable {
         params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
         params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
         set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
+        int loopLimit = runtime.loopLimit();
+        control.clear();
+        control.putInt(LoopGuard.ABORT_OFFSET, 0)
+            .putInt(LoopGuard.CANARY_OFFSET, loopLimit > 0 ? LoopGuard.CANARY_PASSES : 0)
+            .putInt(LoopGuard.TRUNCATED_OFFSET, 0).putInt(12, 0);
+        set.control.write(0, control);
         hostNs += System.nanoTime() - h0;
-        TimedDispatch t = set.dispatch.run();
+        TimedDispatch t = dispatchBounded();
+        int cut = truncatedRows();
+        if (cut > 0) {
+          throw loopLimitError(cut, n, loopLimit);
+        }
         dispatches++;
         waitNs += t.waitNs();
         deviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
@@ -173,6 +215,92 @@ public final class BatchRunner implements AutoCloseable {
     hostNs += System.nanoTime() - h2;
     stats = stats.plus(new BatchStats(1, rows, dispatches, uploaded, read, deviceNs, waitNs, hostNs, slotStats));
     return results;
+  }
+
+  private TimedDispatch dispatchBounded() {
+    try {
+      set.dispatch.replay();
+      long start = System.nanoTime();
+      while (true) {
+        TimedDispatch t = set.dispatch.awaitFor(WAIT_SLICE);
+        if (t != null) {
+          return t;
+        }
+        boolean cancel = Thread.currentThread().isInterrupted() || cancelled.getAsBoolean();
+        boolean late = !kernelTimeout.isZero() && System.nanoTime() - start >= kernelTimeout.toNanos();
+        if (cancel || late) {
+          throw abort(cancel, start);
+        }
+      }
+    } catch (GpuException e) {
+      if (e.code() == Code.DEVICE_LOST && set != null) {
+        abandonSet();
+      }
+      throw e;
+    }
+  }
+
+  /** Sets the abort word and waits a bounded grace for the kernel to stop. */
+  private GpuException abort(boolean cancel, long start) {
+    control.clear();
+    control.putInt(0, 1).limit(4);
+    set.control.write(LoopGuard.ABORT_OFFSET, control);
+    long aborted = System.nanoTime();
+    TimedDispatch stopped = set.dispatch.awaitFor(ABORT_GRACE);
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    long stopMs = (System.nanoTime() - aborted) / 1_000_000;
+    String udfs = udfNames(false);
+    if (stopped == null) {
+      abandonSet();
+      return GpuException.of(Code.DEVICE_LOST, "GPU UDF(s) " + udfs + " did not stop within " + ABORT_GRACE.toSeconds()
+          + " s of being aborted (after " + ms + " ms) on '" + runtime.device().info().name()
+          + "'; the device is treated as hung.", "nothing to do for this query (a Spark executor opens its device "
+          + "again for later tasks); if it repeats, bound the UDF's loops or lower spark.vkspark.batchRows.");
+    }
+    LOG.warn("vkspark: aborted GPU UDF(s) {} after {} ms ({}); the kernel stopped {} ms after the abort", udfs, ms,
+        cancel ? "task cancelled" : "kernel timeout " + kernelTimeout, stopMs);
+    if (cancel) {
+      return GpuException.of(Code.CANCELLED, "GPU UDF(s) " + udfs + " were cancelled after " + ms
+          + " ms (the task was killed); the kernel was aborted and the GPU released.",
+          "nothing to do: the task was cancelled on purpose.");
+    }
+    return GpuException.of(Code.TIMEOUT, "GPU UDF(s) " + udfs + " ran longer than the kernel timeout of "
+        + kernelTimeout.toMillis() + " ms on one batch of up to " + capacity + " rows; the kernel was aborted after "
+        + ms + " ms.", "check the UDF's loops for one that never ends, or raise spark.vkspark.kernelTimeout "
+        + "(0 for no limit), or lower spark.vkspark.batchRows.");
+  }
+
+  /** A set whose dispatch may still run: never reused; the device closes it. */
+  private void abandonSet() {
+    BufferSet s = set;
+    set = null;
+    runtime.abandon(s);
+  }
+
+  private int truncatedRows() {
+    control.clear();
+    control.limit(4);
+    set.control.read(LoopGuard.TRUNCATED_OFFSET, control);
+    return control.getInt(0);
+  }
+
+  private GpuException loopLimitError(int cut, int rows, int loopLimit) {
+    return GpuException.of(Code.LOOP_LIMIT, String.format("GPU UDF(s) %s ran into the loop limit of device '%s' in up "
+        + "to %,d of %,d rows: its driver stops loops after %,d iterations in total per invocation (all loops of a "
+        + "SIMD group together; lavapipe/llvmpipe does) and carries on with the values it has, so the batch's GPU "
+        + "results were discarded.", udfNames(true), runtime.device().info().name(), cut, rows, loopLimit),
+        "let such batches run on the CPU with the UDF's call() (spark.vkspark.fallback=true), run on a GPU "
+            + "without a loop limit, or keep the UDF's loops well below " + loopLimit + " iterations per row in total.");
+  }
+
+  private String udfNames(boolean loopsOnly) {
+    List<String> names = new ArrayList<>();
+    for (KernelCall c : calls) {
+      if (!loopsOnly || c.kernel().hasLoops()) {
+        names.add("'" + c.kernel().signature().name() + "'");
+      }
+    }
+    return String.join(", ", names.isEmpty() ? List.of("?") : names);
   }
 
   /**
@@ -288,11 +416,20 @@ public final class BatchRunner implements AutoCloseable {
     }
     closed = true;
     if (set != null) {
-      if (set.dispatch.isInFlight()) {
-        set.dispatch.await();
+      boolean idle = !set.dispatch.isInFlight();
+      if (!idle) {
+        try {
+          idle = set.dispatch.awaitFor(ABORT_GRACE) != null;
+        } catch (GpuException e) {
+          LOG.warn("vkspark: waiting for the last dispatch while closing: {}", e.getMessage());
+        }
       }
-      runtime.release(set);
-      set = null;
+      if (idle) {
+        runtime.release(set);
+        set = null;
+      } else {
+        abandonSet();
+      }
     }
     results.forEach(FieldVector::close);
     slots.close();

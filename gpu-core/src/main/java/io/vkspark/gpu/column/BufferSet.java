@@ -19,6 +19,8 @@ import java.util.Map;
 final class BufferSet implements AutoCloseable {
   final Key key;
   final GpuBuffer params;
+  /** Abort word, loop limit and cut-short row count ({@link LoopGuard}); host-visible, never staged. */
+  final GpuBuffer control;
   /** Input buffers by column index; null for columns no call reads. */
   final GpuBuffer[] inputs;
   final GpuBuffer[] outputs;
@@ -28,13 +30,15 @@ final class BufferSet implements AutoCloseable {
   /** What makes two buffer sets interchangeable. */
   record Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity) {}
 
-  private BufferSet(Key key, GpuBuffer params, GpuBuffer[] inputs, GpuBuffer[] outputs, PrerecordedDispatch dispatch) {
+  private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
+                    PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
+    this.control = control;
     this.inputs = inputs;
     this.outputs = outputs;
     this.dispatch = dispatch;
-    long bytes = params.byteLength();
+    long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
       bytes += b == null ? 0 : b.byteLength();
     }
@@ -48,6 +52,7 @@ final class BufferSet implements AutoCloseable {
     List<AutoCloseable> made = new ArrayList<>();
     try {
       GpuBuffer params = track(made, device.createBuffer(ColumnKernel.PARAMS_BYTES, BufferRole.PARAMS));
+      GpuBuffer control = track(made, device.createBuffer(LoopGuard.CONTROL_BYTES, BufferRole.CONTROL));
       GpuBuffer[] inputs = new GpuBuffer[key.inputTypes().size()];
       for (KernelCall call : key.calls()) {
         for (int c : call.argColumns()) {
@@ -65,10 +70,11 @@ final class BufferSet implements AutoCloseable {
         for (int c : call.argColumns()) {
           in.add(inputs[c]);
         }
+        in.add(control);
         steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
       }
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, inputs, outputs, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, dispatch);
     } catch (RuntimeException e) {
       for (int i = made.size() - 1; i >= 0; i--) {
         try {
@@ -92,6 +98,7 @@ final class BufferSet implements AutoCloseable {
     List<AutoCloseable> parts = new ArrayList<>();
     parts.add(dispatch);
     parts.add(params);
+    parts.add(control);
     for (GpuBuffer b : inputs) {
       if (b != null) {
         parts.add(b);

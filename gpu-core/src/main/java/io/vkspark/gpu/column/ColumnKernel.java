@@ -142,6 +142,13 @@ public final class ColumnKernel implements java.io.Serializable {
     SqlType result = sig.result();
     lines.add("layout(std430, set = 0, binding = " + (sig.args().size() + 1) + ") "
         + (result.isBitPacked() ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
+    // --- bounded time: control block and loop guard (see LoopGuard) ---
+    lines.add(LoopGuard.controlBlock(controlBinding(sig)));
+    LoopGuard.Guarded guarded = LoopGuard.rewrite(body);
+    if (guarded.loops() > 0) {
+      lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
+    }
+    // --- end bounded time ---
     if (needsMath(sig, body)) {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
     }
@@ -162,7 +169,7 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       bodyLines = exprLines;
     } else {
-      lines.addAll(List.of(bodyLines));
+      lines.addAll(List.of(guarded.body().replace("\r\n", "\n").split("\n", -1)));
     }
     lines.add("}");
     lines.add("void main() {");
@@ -176,6 +183,9 @@ public final class ColumnKernel implements java.io.Serializable {
           : "vk_in" + i + "[vk_row]");
     }
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
+    if (guarded.loops() > 0) {
+      lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
+    }
     if (result.isBitPacked()) {
       lines.add("  if (vk_result) { atomicOr(vk_out[vk_row >> 5u], 1u << (vk_row & 31u)); }");
     } else {
@@ -276,7 +286,10 @@ public final class ColumnKernel implements java.io.Serializable {
     return Math.min(wg, device.maxWorkgroupSizeX());
   }
 
-  /** The program: params at binding 0, one input per argument, the output last; indirect dispatch. */
+  /**
+   * The program: params at binding 0, one input per argument, the output, then the control buffer;
+   * indirect dispatch.
+   */
   public Program program(int workgroupSize) {
     return program(signature, spirv, workgroupSize);
   }
@@ -291,7 +304,21 @@ public final class ColumnKernel implements java.io.Serializable {
       b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
     }
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
+    b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
     return b.build();
+  }
+
+  /**
+   * Binding of the control buffer (abort word, loop limit, cut-short row count; see
+   * {@link LoopGuard}): after the output. Bound last, after the inputs, in {@link #program}.
+   */
+  static int controlBinding(KernelSignature sig) {
+    return sig.args().size() + 2;
+  }
+
+  /** Whether the body has loops (guarded against driver loop limits and aborts). */
+  public boolean hasLoops() {
+    return LoopGuard.rewrite(body).loops() > 0;
   }
 
   static ElementType elementType(SqlType t) {

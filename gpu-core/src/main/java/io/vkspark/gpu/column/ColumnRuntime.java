@@ -34,6 +34,8 @@ public final class ColumnRuntime implements AutoCloseable {
   /** Idle sets in the order they were released, oldest first. */
   private final java.util.LinkedHashSet<BufferSet> idleOrder = new java.util.LinkedHashSet<>();
   private final List<BufferSet> all = new ArrayList<>();
+  /** Sets whose dispatch did not finish (aborted without stopping, device lost); closed last, if they can be. */
+  private final List<BufferSet> abandoned = new ArrayList<>();
   private final AtomicLong setsCreated = new AtomicLong();
   private final AtomicLong setsReused = new AtomicLong();
   private long idleBytes;
@@ -50,6 +52,7 @@ public final class ColumnRuntime implements AutoCloseable {
   public ColumnRuntime(GpuDevice device, long maxIdleBytes) {
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;
+    device.loopLimit(); // probe now, not in the middle of the first batch
   }
 
   public GpuDevice device() {
@@ -156,6 +159,23 @@ public final class ColumnRuntime implements AutoCloseable {
     set.close();
   }
 
+  /**
+   * Forgets a set whose dispatch may still be running (aborted without stopping, or its device
+   * lost): it is never handed out again, and the device frees it when it closes.
+   */
+  synchronized void abandon(BufferSet set) {
+    if (all.remove(set)) {
+      abandoned.add(set);
+      LOG.warn("vkspark: abandoned a buffer set of {} ({} bytes) whose dispatch did not finish", set.key.calls(),
+          set.deviceBytes);
+    }
+  }
+
+  /** The device's loop limit ({@link GpuDevice#loopLimit()}), probed once. */
+  int loopLimit() {
+    return device.loopLimit();
+  }
+
   /** Buffer sets recorded so far. */
   public long bufferSetsCreated() {
     return setsCreated.get();
@@ -223,6 +243,23 @@ public final class ColumnRuntime implements AutoCloseable {
     idle.clear();
     idleOrder.clear();
     idleBytes = 0;
+    boolean pending = false;
+    for (BufferSet s : abandoned) {
+      try {
+        s.close(); // waits a bounded time for its dispatch
+      } catch (RuntimeException e) {
+        pending = true;
+        LOG.warn("vkspark: a buffer set whose dispatch did not finish stays open until its device closes: {}", e.toString());
+      }
+    }
+    abandoned.clear();
+    if (pending) {
+      kernels.clear(); // a pending dispatch still uses their pipelines; the device closes them after waiting idle
+      if (failure != null) {
+        throw failure;
+      }
+      return;
+    }
     for (Kernel k : kernels.values()) {
       try {
         k.close();

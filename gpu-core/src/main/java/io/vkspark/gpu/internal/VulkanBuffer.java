@@ -64,7 +64,8 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       throw GpuException.of(Code.SIZE, "a buffer of " + bytes + " bytes was requested.", "request 0 or more bytes.");
     }
     long padded = Math.max(PADDING, Sizes.alignUp(bytes, PADDING, "buffer size"));
-    boolean staged = device.options().transfers() == TransferMode.STAGED;
+    // Control words must be seen by a running shader: never staged, whatever the transfer mode.
+    boolean staged = device.options().transfers() == TransferMode.STAGED && role != BufferRole.CONTROL;
     // Reserve the bytes before allocating, so concurrent allocations cannot pass the limit together.
     long limit = device.options().memoryLimit();
     long reserved = staged ? Sizes.multiply(padded, 2, "buffer size") : padded;
@@ -100,11 +101,21 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       hostFlags = VMA_ALLOCATION_CREATE_HOST_ACCESS_SEQUENTIAL_WRITE_BIT
           | VMA_ALLOCATION_CREATE_HOST_ACCESS_ALLOW_TRANSFER_INSTEAD_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;
     }
-    long[] main = allocate(device, padded, usage, hostFlags, staged ? VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE : VMA_MEMORY_USAGE_AUTO, role);
+    if (role == BufferRole.CONTROL) {
+      hostFlags = VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;
+    }
+    long[] main = allocate(device, padded, usage, hostFlags,
+        staged ? VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE
+            : role == BufferRole.CONTROL ? VMA_MEMORY_USAGE_AUTO_PREFER_HOST : VMA_MEMORY_USAGE_AUTO, role);
     long mapped = main[2];
     boolean hostVisible = !staged && (memoryFlags(device, main[1]) & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0 && mapped != 0;
     long twin = VK_NULL_HANDLE;
     long twinAlloc = VK_NULL_HANDLE;
+    if (!hostVisible && role == BufferRole.CONTROL) {
+      vmaDestroyBuffer(device.allocator, main[0], main[1]);
+      throw GpuException.of(Code.VULKAN, "the device gave a CONTROL buffer memory the host cannot map.",
+          "this is a driver or vkspark bug; report the device and driver.");
+    }
     if (!hostVisible) {
       int twinUsage = role == BufferRole.OUTPUT ? VK_BUFFER_USAGE_TRANSFER_DST_BIT : VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
       int twinFlags = (role == BufferRole.OUTPUT ? VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT
@@ -135,6 +146,10 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       VkBufferCreateInfo bci = VkBufferCreateInfo.calloc(stack).sType$Default()
           .size(size).usage(usage).sharingMode(VK_SHARING_MODE_EXCLUSIVE);
       VmaAllocationCreateInfo aci = VmaAllocationCreateInfo.calloc(stack).usage(memoryUsage).flags(flags);
+      if (role == BufferRole.CONTROL) {
+        // Every Vulkan device has a host-visible, host-coherent memory type (spec guarantee).
+        aci.requiredFlags(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+      }
       java.nio.LongBuffer pb = stack.mallocLong(1);
       PointerBuffer pa = stack.mallocPointer(1);
       VmaAllocationInfo ai = VmaAllocationInfo.calloc(stack);
@@ -237,9 +252,9 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   @Override
   public void read(long offset, long dstAddress, long bytes) {
     ensureOpen("reading from");
-    if (role != BufferRole.OUTPUT) {
+    if (role != BufferRole.OUTPUT && role != BufferRole.CONTROL) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "host read from " + role + " buffer #" + id + ".",
-          "read only OUTPUT buffers: input memory may be device-local, which the CPU reads at ~0.03 GB/s.");
+          "read only OUTPUT and CONTROL buffers: input memory may be device-local, which the CPU reads at ~0.03 GB/s.");
     }
     checkRange(offset, bytes, "read");
     if (bytes == 0) {

@@ -77,6 +77,8 @@ public final class VulkanDevice implements GpuDevice {
   private volatile boolean closed;
   private final long validationErrorsBefore;
   private final int messagesBefore;
+  private volatile String lost;
+  private volatile int loopLimit = -1;
   private volatile long errorsAtClose;
   private volatile List<String> messagesAtClose;
 
@@ -260,10 +262,79 @@ public final class VulkanDevice implements GpuDevice {
   }
 
   void submit(org.lwjgl.vulkan.VkSubmitInfo submit, long fence, String what) {
+    ensureNotLost("vkQueueSubmit (" + what + ")");
+    int r;
     synchronized (queueLock) {
-      Vk.check(vkQueueSubmit(queue, submit, fence), "vkQueueSubmit (" + what + ")");
+      r = vkQueueSubmit(queue, submit, fence);
     }
+    if (r == VK_ERROR_DEVICE_LOST) {
+      markLost("vkQueueSubmit (" + what + ") returned VK_ERROR_DEVICE_LOST");
+    }
+    Vk.check(r, "vkQueueSubmit (" + what + ")");
     counters.dispatches.incrementAndGet();
+  }
+
+  /**
+   * Waits up to {@code nanos} for {@code fence}: VK_SUCCESS, VK_TIMEOUT, or an error. A
+   * VK_ERROR_DEVICE_LOST (real, or armed by {@link FaultInjection}) marks the device lost, and
+   * every later wait and submission fails at once with DEVICE_LOST.
+   */
+  int waitFence(long fence, long nanos, String what) {
+    if (lost != null) {
+      return VK_ERROR_DEVICE_LOST;
+    }
+    if (FaultInjection.takeDeviceLoss()) {
+      markLost("fault injection while waiting for " + what);
+      return VK_ERROR_DEVICE_LOST;
+    }
+    int r = vkWaitForFences(handle, fence, true, nanos);
+    if (r == VK_ERROR_DEVICE_LOST) {
+      markLost("vkWaitForFences for " + what + " returned VK_ERROR_DEVICE_LOST");
+    }
+    return r;
+  }
+
+  private void markLost(String why) {
+    if (lost == null) {
+      lost = why;
+      LOG.error("vkspark: Vulkan device '{}' is lost ({}); its work fails with DEVICE_LOST until it is reopened",
+          info.name(), why);
+    }
+  }
+
+  void ensureNotLost(String what) {
+    String why = lost;
+    if (why != null) {
+      throw GpuException.of(Code.DEVICE_LOST, what + " on Vulkan device '" + info.name() + "', which is lost (" + why
+          + "); its results are gone.", "close this GpuDevice and open a new one (a Spark executor does so for its "
+          + "next task); check the driver log (dmesg) for the cause.");
+    }
+  }
+
+  @Override
+  public boolean isLost() {
+    return lost != null;
+  }
+
+  @Override
+  public int loopLimit() {
+    int known = loopLimit;
+    return known >= 0 ? known : probeLoopLimit();
+  }
+
+  private synchronized int probeLoopLimit() {
+    if (loopLimit < 0) {
+      int limit = use("probing the loop limit", () -> LoopProbe.measure(this));
+      if (limit > 0) {
+        LOG.warn("vkspark: Vulkan device '{}' stops every loop after {} iterations (a driver loop limit); GPU UDF rows "
+            + "that loop that long are recomputed on the CPU or fail, never returned cut short", info.name(), limit);
+      } else {
+        LOG.info("vkspark: Vulkan device '{}' ran a {}-iteration loop in full: no loop limit", info.name(),
+            LoopProbe.ITERATIONS);
+      }
+      loopLimit = limit;
+    }
+    return loopLimit;
   }
 
   /** Every cached descriptor set that names this allocation is freed (the buffer is going away). */

@@ -247,18 +247,32 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
 
   @Override
   public TimedDispatch await() {
+    java.time.Duration limit = device.options().fenceTimeout();
+    TimedDispatch t = awaitFor(limit);
+    if (t == null) {
+      throw GpuException.of(Code.TIMEOUT, "'" + name + "' did not finish within " + limit + ".",
+          "use smaller batches, raise the fence timeout, or check the kernel for an endless loop.");
+    }
+    return t;
+  }
+
+  @Override
+  public TimedDispatch awaitFor(java.time.Duration limit) {
     long t0 = System.nanoTime();
-    Long deviceNs = device.use("waiting for '" + name + "'", () -> {
+    long nanos = Math.max(0, limit.toNanos());
+    Long[] deviceNs = new Long[1];
+    boolean done = device.use("waiting for '" + name + "'", () -> {
       ensureOpen("waiting for");
       if (!inFlight) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "await() on '" + name + "' with no replay in flight.",
             "call replay() first (or run(), which does both).");
       }
-      long timeout = device.options().fenceTimeout().toNanos();
-      int r = vkWaitForFences(device.handle, fence, true, timeout);
+      int r = device.waitFence(fence, nanos, "'" + name + "'");
       if (r == VK_TIMEOUT) {
-        throw GpuException.of(Code.TIMEOUT, "'" + name + "' did not finish within " + device.options().fenceTimeout() + ".",
-            "use smaller batches, raise the fence timeout, or check the kernel for an endless loop.");
+        return false;
+      }
+      if (r == VK_ERROR_DEVICE_LOST) {
+        device.ensureNotLost("waiting for '" + name + "'");
       }
       Vk.check(r, "vkWaitForFences('" + name + "')");
       Vk.check(vkResetFences(device.handle, fence), "vkResetFences");
@@ -268,11 +282,15 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         VulkanBuffer vb = (VulkanBuffer) o;
         vb.invalidate(0, vb.paddedLength);
       }
-      return readTimestamps();
+      deviceNs[0] = readTimestamps();
+      return true;
     });
+    if (!done) {
+      return null;
+    }
     long end = System.nanoTime();
     long start = replayStartNs == 0 ? t0 : replayStartNs;
-    return new TimedDispatch(List.of(), end - start, deviceNs, enqueueNs, end - t0);
+    return new TimedDispatch(List.of(), end - start, deviceNs[0], enqueueNs, end - t0);
   }
 
   private Long readTimestamps() {
@@ -379,8 +397,10 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     device.closeChild(this, () -> {
       closed = true;
       if (inFlight) {
-        int r = vkWaitForFences(device.handle, fence, true, device.options().fenceTimeout().toNanos());
-        if (r != VK_SUCCESS) {
+        // A lost device may never signal; destroying its objects is allowed, so wait only briefly.
+        long wait = device.isLost() ? 1_000_000_000L : device.options().fenceTimeout().toNanos();
+        int r = vkWaitForFences(device.handle, fence, true, wait);
+        if (r != VK_SUCCESS && !device.isLost()) {
           // Still pending: destroying now would be undefined. The device destroys it after waiting idle.
           closed = false;
           device.adopt(this);

@@ -21,7 +21,10 @@ final class ColumnKernelTest {
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("saxpy", SqlType.FLOAT,
         arg("x", SqlType.FLOAT), arg("y", SqlType.FLOAT)), "2.5 * x + y");
     assertTrue(k.source().contains("return (2.5 * x + y);"), k.source());
-    assertEquals(4, k.program(64).buffers().size());
+    assertEquals(5, k.program(64).buffers().size(), "params, two inputs, output, control");
+    assertEquals("control", k.program(64).buffers().get(4).name());
+    assertEquals(4, k.program(64).buffers().get(4).binding());
+    assertFalse(k.source().contains("vk_tick"), "no loops, no guard");
   }
 
   @Test

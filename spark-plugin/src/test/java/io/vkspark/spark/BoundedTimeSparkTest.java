@@ -1,0 +1,249 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.internal.FaultInjection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF2;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Bounded time in Spark: rows a driver's loop limit cut short are never returned (CPU recompute or
+ * a clear error), {@code spark.vkspark.kernelTimeout} fails a runaway kernel, cancelling a job
+ * releases the GPU, and a lost device is opened again for the next tasks.
+ */
+final class BoundedTimeSparkTest {
+  /** s = sum over i < n of ((x + i) & 7): n loop iterations per row. */
+  public static final class LoopSum implements UDF2<Integer, Integer, Integer>, GpuUdf {
+    @Override
+    public Integer call(Integer x, Integer n) {
+      if (x == null || n == null) {
+        return null;
+      }
+      int s = 0;
+      for (int i = 0; i < n; i++) {
+        s += (x + i) & 7;
+      }
+      return s;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("int").arg("x", "int").arg("n", "int")
+          .body("int s = 0;\nfor (int i = 0; i < n; i++) {\n  s += (x + i) & 7;\n}\nreturn s;");
+    }
+  }
+
+  /** Like {@link LoopSum} with far more work per iteration: keeps lavapipe busy for a minute or more. */
+  public static final class HeavyLoop implements UDF2<Integer, Integer, Integer>, GpuUdf {
+    @Override
+    public Integer call(Integer x, Integer n) {
+      if (x == null || n == null) {
+        return null;
+      }
+      float s = 0f;
+      for (int i = 0; i < n; i++) {
+        float t = x + i;
+        for (int k = 0; k < 8; k++) {
+          s += (float) (Math.sin(t + k) * Math.cos(t * 0.5f));
+        }
+      }
+      return (int) s;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("int").arg("x", "int").arg("n", "int").body("""
+          float s = 0.0;
+          for (int i = 0; i < n; i++) {
+            float t = float(x + i);
+            s += sin(t) * cos(t * 0.5) + sin(t + 1.0) * cos(t * 0.5) + sin(t + 2.0) * cos(t * 0.5)
+                + sin(t + 3.0) * cos(t * 0.5) + sin(t + 4.0) * cos(t * 0.5) + sin(t + 5.0) * cos(t * 0.5)
+                + sin(t + 6.0) * cos(t * 0.5) + sin(t + 7.0) * cos(t * 0.5);
+          }
+          return int(s);""");
+    }
+  }
+
+  @BeforeAll
+  static void register() {
+    GpuUdfs.register(spark(), "loop_sum", new LoopSum());
+    GpuUdfs.register(spark(), "heavy_loop", new HeavyLoop());
+  }
+
+  @AfterEach
+  void defaults() {
+    SparkSession s = spark();
+    s.conf().unset(VkConf.FALLBACK);
+    s.conf().unset(VkConf.KERNEL_TIMEOUT);
+    s.conf().unset(VkConf.BATCH_ROWS);
+    FaultInjection.reset();
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  private static Dataset<Row> table() {
+    return spark().read().parquet(parquet());
+  }
+
+  /**
+   * One partition of 2^20 rows in batches of 2^20 (another test may have left smaller batches in the
+   * session): one dispatch that keeps lavapipe busy for minutes when every row loops long.
+   */
+  private static Dataset<Row> big(String udf, String n) {
+    spark().conf().set(VkConf.BATCH_ROWS, String.valueOf(1 << 20));
+    return spark().range(0, 1 << 20, 1, 1).selectExpr("id", "cast(id as int) AS x")
+        .selectExpr("id", udf + "(x, " + n + ") AS s");
+  }
+
+  private static int deviceLoopLimit() {
+    return ExecutorGpu.get(GpuPlanner.conf(spark()), "driver").orElseThrow().device().loopLimit();
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder s = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      s.append(c).append('\n');
+    }
+    return s.toString();
+  }
+
+  @Test
+  void loopLimit_batchesAreRecomputedWithCall_neverReturnedCut() {
+    spark().conf().set(VkConf.FALLBACK, "true");
+    Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j * 50) AS s"); // up to 100,000 iterations a row
+    String plan = explain(df);
+    assertTrue(plan.contains("loop_sum loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 "
+        + "iterations) is recomputed on the CPU with call(), never returned"), plan);
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j * 50) AS s"));
+    df.collectAsList();
+    Map<String, Long> m = metrics(gpuNodes(df).get(0));
+    if (deviceLoopLimit() > 0) {
+      assertTrue(m.get("loopLimitBatches") > 0, m.toString());
+      assertTrue(m.get("cpuRows") > 0, "the cut batches were recomputed with call(): " + m);
+    } else {
+      assertEquals(0L, m.get("loopLimitBatches"), m.toString());
+      assertEquals(20_000L, m.get("gpuRows"), m.toString());
+    }
+  }
+
+  @Test
+  void loopLimit_withoutFallback_failsWithAFix_andShortLoopsRunOnTheGpu() {
+    spark().conf().set(VkConf.FALLBACK, "false");
+    if (deviceLoopLimit() > 0) {
+      assertTrue(explain(table().selectExpr("id", "loop_sum(j, j * 50) AS s")).contains("fails the query ("
+          + VkConf.FALLBACK + "=false)"));
+      Exception e = assertThrows(Exception.class, () -> table().selectExpr("id", "loop_sum(j, j * 50) AS s").collectAsList());
+      String all = messages(e);
+      assertTrue(all.contains("loop limit") && all.contains("'loop_sum'") && all.contains("spark.vkspark.fallback=true"), all);
+    }
+    Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j) AS s"); // at most 2,000 iterations a row
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j) AS s"));
+    df.collectAsList();
+    Map<String, Long> m = metrics(gpuNodes(df).get(0));
+    assertEquals(20_000L, m.get("gpuRows"), m.toString());
+    assertEquals(0L, m.get("cpuRows"), m.toString());
+    assertEquals(0L, m.get("loopLimitBatches"), m.toString());
+  }
+
+  @Test
+  void kernelTimeout_failsWithTimeout_andTheNextQueryRuns() {
+    SparkSession s = spark();
+    s.conf().set(VkConf.FALLBACK, "false");
+    s.conf().set(VkConf.KERNEL_TIMEOUT, "2s");
+    long t0 = System.nanoTime();
+    Exception e = assertThrows(Exception.class, () -> big("heavy_loop", "x + 1000000000").collectAsList());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    String all = messages(e);
+    assertTrue(all.contains("kernel timeout of 2000 ms") && all.contains("'heavy_loop'")
+        && all.contains("spark.vkspark.kernelTimeout"), all);
+    // Spark tries the task 3 times (local[4,3]); each attempt is aborted 2 s in.
+    assertTrue(ms < 3 * 2_000 + 10_000, "failed after " + ms + " ms");
+    assertNextQueryRunsOnGpu();
+  }
+
+  @Test
+  void cancelAllJobs_releasesTheGpuWithinABound_andTheNextQueryRuns() throws Exception {
+    SparkSession s = spark();
+    s.conf().set(VkConf.FALLBACK, "false");
+    s.conf().set(VkConf.KERNEL_TIMEOUT, "0"); // no timeout: only the cancellation stops it
+    ExecutorGpu gpu = ExecutorGpu.get(GpuPlanner.conf(s), "driver").orElseThrow();
+    int permits = gpu.semaphore().availablePermits();
+    long dispatchesBefore = gpu.device().counters().dispatchesSubmitted();
+    CompletableFuture<Object> query = CompletableFuture.supplyAsync(() -> big("heavy_loop", "x + 1000000000").collectAsList());
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (gpu.semaphore().availablePermits() == permits && System.nanoTime() < deadline) {
+      Thread.sleep(20); // until the task holds the GPU
+    }
+    while (gpu.device().counters().dispatchesSubmitted() == dispatchesBefore && System.nanoTime() < deadline) {
+      Thread.sleep(10); // until its kernel runs
+    }
+    assertTrue(gpu.device().counters().dispatchesSubmitted() > dispatchesBefore, "the kernel was submitted");
+    Thread.sleep(300);
+    assertTrue(gpu.semaphore().availablePermits() < permits, "the kernel still runs 300 ms after its submission");
+    long t0 = System.nanoTime();
+    s.sparkContext().cancelAllJobs();
+    while (gpu.semaphore().availablePermits() < permits && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
+      Thread.sleep(10);
+    }
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(permits, gpu.semaphore().availablePermits(), "the GPU was released");
+    // Measured on lavapipe (2 cores, shared): Spark marks the task killed 1-3 s after cancelAllJobs
+    // (its scheduler threads compete with llvmpipe's); vkspark then aborts within a 50 ms slice
+    // and the kernel stops ~100 ms later. Left alone, this kernel holds the GPU for minutes.
+    assertTrue(ms < 8_000, "GPU released " + ms + " ms after cancelAllJobs");
+    Exception e = assertThrows(Exception.class, () -> query.get(30, TimeUnit.SECONDS));
+    assertTrue(messages(e).toLowerCase().contains("cancel"), messages(e));
+    assertNextQueryRunsOnGpu();
+  }
+
+  @Test
+  void deviceLost_failsTheTask_andTheExecutorOpensTheDeviceAgain() {
+    SparkSession s = spark();
+    s.conf().set(VkConf.FALLBACK, "false");
+    ExecutorGpu before = ExecutorGpu.get(GpuPlanner.conf(s), "driver").orElseThrow();
+    GpuDevice old = before.device();
+    long lost = ExecutorGpu.devicesLost();
+    FaultInjection.loseDeviceOnNextWait();
+    // The first attempt of the task whose wait reports the loss fails with DEVICE_LOST; Spark
+    // retries it (local[4,3]) on the device the executor opened again.
+    assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j) AS s"));
+    assertEquals(lost + 1, ExecutorGpu.devicesLost());
+    assertTrue(old.isLost());
+    ExecutorGpu now = ExecutorGpu.current().orElseThrow();
+    assertNotSame(before, now);
+    assertFalse(now.device().isLost());
+    assertNextQueryRunsOnGpu();
+  }
+
+  private static void assertNextQueryRunsOnGpu() {
+    SparkSession s = spark();
+    s.conf().set(VkConf.FALLBACK, "false");
+    s.conf().unset(VkConf.KERNEL_TIMEOUT);
+    Dataset<Row> df = table().selectExpr("id", "j", "loop_sum(j, j) AS s");
+    List<Row> rows = df.collectAsList();
+    assertEquals(20_000, rows.size());
+    LoopSum cpu = new LoopSum();
+    for (Row r : rows) {
+      Integer j = r.isNullAt(1) ? null : r.getInt(1);
+      assertEquals(cpu.call(j, j), r.isNullAt(2) ? null : r.getInt(2), r.toString());
+    }
+    Map<String, Long> m = metrics(gpuNodes(df).get(0));
+    assertEquals(20_000L, m.get("gpuRows"), m.toString());
+    assertEquals(0L, m.get("cpuRows"), m.toString());
+  }
+}
