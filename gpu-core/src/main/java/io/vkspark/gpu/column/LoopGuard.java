@@ -34,14 +34,15 @@ final class LoopGuard {
   private LoopGuard() {}
 
   /**
-   * The control block every column kernel declares: {@code vk_abort} (the host sets it to stop a
-   * running kernel), {@code vk_canary} (2 on a device with a loop limit, else 0) and
-   * {@code vk_truncated} (rows whose loops the limit may have cut, counted by the shader).
-   * Coherent and volatile: the host writes the abort word while the dispatch runs.
+   * The control block every column kernel declares, one array of four words (the shape the seal
+   * accepts for every generated buffer): {@code vk_control[0]} the abort word (the host sets it to
+   * stop a running kernel), {@code [1]} the canary bound (2 on a device with a loop limit, else 0)
+   * and {@code [2]} the rows whose loops the limit may have cut, counted by the shader. Coherent and
+   * volatile: the host writes the abort word while the dispatch runs.
    */
   static String controlBlock(int binding) {
     return "layout(std430, set = 0, binding = " + binding + ") coherent volatile buffer VkControl {"
-        + " uint vk_abort; uint vk_canary; uint vk_truncated; uint vk_control_pad; };";
+        + " uint vk_control[" + (CONTROL_BYTES / 4) + "]; };";
   }
 
   /** The guard, declared before the UDF's function when its body has loops. */
@@ -52,13 +53,13 @@ final class LoopGuard {
         + "bool vk_stopped = false;\n"
         + "bool vk_tick() {\n"
         + "  vk_ticks++;\n"
-        + "  if ((vk_ticks & " + (ABORT_CHECK_EVERY - 1) + "u) == 1u && vk_abort != 0u) { vk_stopped = true; }\n"
+        + "  if ((vk_ticks & " + (ABORT_CHECK_EVERY - 1) + "u) == 1u && vk_control[0] != 0u) { vk_stopped = true; }\n"
         + "  return !vk_stopped;\n"
         + "}";
   }
 
   /**
-   * After the call in main, on a device with a loop limit: a canary loop of {@code vk_canary} (2)
+   * After the call in main, on a device with a loop limit: a canary loop of {@code vk_control[1]} (2)
    * passes. llvmpipe's limiter is one counter per shader invocation of a SIMD vector, shared by
    * every loop (passes with no active lane count too) and never reset; once it has run out, every
    * loop ends after one pass. So a canary that does not complete both passes proves the limiter
@@ -68,8 +69,8 @@ final class LoopGuard {
    */
   static String countTruncatedRow() {
     return "  uint vk_passes = 0u;\n"
-        + "  for (uint vk_c = 0u; vk_c < vk_canary; vk_c++) { vk_passes++; }\n"
-        + "  if (vk_passes != vk_canary) { atomicAdd(vk_truncated, 1u); }";
+        + "  for (uint vk_c = 0u; vk_c < vk_control[1]; vk_c++) { vk_passes++; }\n"
+        + "  if (vk_passes != vk_control[1]) { atomicAdd(vk_control[2], 1u); }";
   }
 
   /** A rewritten body and how many loops it guards. */
