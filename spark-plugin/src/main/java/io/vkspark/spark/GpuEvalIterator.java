@@ -253,7 +253,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       for (int a : args) {
         anyNull |= row.isNullAt(a);
       }
-      Object value = anyNull ? null : c.boundCpu().eval(row);
+      // Rows Spark would not evaluate the call for (a CASE branch not taken, ...) get null, never call().
+      Object value = anyNull || !c.evaluatedFor(row) ? null : c.boundCpu().eval(row);
       set(v, c.resultType(), r, value);
     }
     v.setValueCount(rows);
