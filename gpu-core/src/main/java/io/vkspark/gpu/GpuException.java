@@ -39,7 +39,9 @@ public final class GpuException extends RuntimeException {
     /** A type or feature is not supported on this device or by vkspark. */
     UNSUPPORTED,
     /** Waiting for the device took longer than allowed. */
-    TIMEOUT
+    TIMEOUT,
+    /** Verify mode found a GPU result that disagrees with the UDF's CPU reference. */
+    VERIFY
   }
 
   private final Code code;
