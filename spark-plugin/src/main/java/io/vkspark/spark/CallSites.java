@@ -32,11 +32,11 @@ import org.apache.spark.sql.types.DataTypes;
 
 /**
  * Where GPU UDF calls sit in an expression, and under which condition Spark evaluates them (their
- * guard). A call in a branch of CASE, IF, COALESCE, NaNvl, the list of IN, on the right of AND/OR
- * or under an aggregate's FILTER runs only for the rows its condition lets through; the node that
+ * guard). A call in a branch of CASE, IF, COALESCE, NaNvl, the list of IN, on the right of AND/OR,
+ * past the n-th input of AtLeastNNonNulls or under an aggregate's FILTER runs only for the rows its condition lets through; the node that
  * computes it must not run its {@code call()} for the others. A call inside a lambda
  * ({@code transform(arr, x -> f(x))}) sees lambda variables, not columns; a call inside
- * {@code try_eval} must fail where Spark would catch it: both stay where they are.
+ * {@code try_eval} must not fail where Spark would catch its error: both stay where they are.
  *
  * <p>A guard is built from the conditions themselves with AND, OR, NOT, COALESCE and IS [NOT]
  * NULL, all of which Spark evaluates lazily left to right: evaluating a guard evaluates a
@@ -110,7 +110,7 @@ final class CallSites {
   }
 
   private static void walk(Expression e, Site site, Expression guard, List<Occurrence> out) {
-    if (e instanceof LambdaFunction || e instanceof TryEval || e instanceof AtLeastNNonNulls) {
+    if (e instanceof LambdaFunction || e instanceof TryEval) {
       site = Site.LAMBDA;
     }
     if (e instanceof ScalaUDF u && GpuUdfs.of(u).isPresent()) {
@@ -171,6 +171,16 @@ final class CallSites {
         walkUnder(item, guard, noMatch, out);
         noMatch = new And(noMatch, new Not(isTrue(new EqualTo(in.value(), item))));
       }
+    } else if (e instanceof AtLeastNNonNulls at) {
+      // Stops at the n-th non-null (non-NaN) input: input j runs while fewer than n of those before it are.
+      List<Expression> inputs = Scala.list(at.children());
+      for (int j = 0; j < inputs.size(); j++) {
+        if (j < at.n()) {
+          walk(inputs.get(j), site, guard, out);
+        } else {
+          walkUnder(inputs.get(j), guard, new Not(new AtLeastNNonNulls(at.n(), Scala.seq(inputs.subList(0, j)))), out);
+        }
+      }
     } else if (e instanceof AggregateExpression agg && agg.filter().isDefined()) {
       walk(agg.filter().get(), site, guard, out);
       walkUnder(agg.aggregateFunction(), guard, isTrue(agg.filter().get()), out);
@@ -214,7 +224,7 @@ final class CallSites {
   /** Why a call at {@code site} stays where it is. */
   static String reason(Site site) {
     return site == Site.LAMBDA
-        ? "it is inside a lambda function or try_eval (its arguments are lambda variables, or its errors are caught)"
+        ? "it is inside a lambda function or a try_* function (its arguments are lambda variables, or its errors are caught)"
         : "it sits in a branch of CASE, IF, COALESCE, AND or OR with computed arguments or a condition that cannot be "
             + "re-evaluated (non-deterministic), which must not run for rows the condition skips";
   }

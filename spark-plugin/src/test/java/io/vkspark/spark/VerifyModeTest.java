@@ -77,7 +77,7 @@ final class VerifyModeTest {
     assertEquals(GpuException.Code.VERIFY, g.code(), g.getMessage());
     String msg = g.getMessage();
     assertTrue(msg.matches("(?s)vkspark: GPU UDF 'off_by_one' disagrees with its call\\(\\) on the row \\(x=(\\d+)\\): "
-        + "GPU gave (\\d+), call\\(\\) gave (\\d+) .*Fix: .*"), msg);
+        + "GPU gave (\\d+), call\\(\\) gave (\\d+)\\. Fix: .*"), msg);
     String x = msg.replaceFirst("(?s).*\\(x=(\\d+)\\).*", "$1");
     assertTrue(msg.contains("GPU gave " + (Integer.parseInt(x) + 1) + ", call() gave " + x), msg);
   }
