@@ -69,6 +69,23 @@ final class CallSites {
   }
 
   /**
+   * The site of each GPU UDF call of {@code exprs} by canonical form, over all its occurrences:
+   * ALWAYS if Spark evaluates it for every row somewhere (one column serves them all); otherwise
+   * LAMBDA if any occurrence is in a lambda (a guarded column would be null where the lambda reads
+   * it); otherwise CONDITIONAL.
+   */
+  static Map<Expression, Site> sites(List<Expression> exprs) {
+    Map<Expression, Site> sites = new HashMap<>();
+    for (Expression e : exprs) {
+      for (Occurrence o : occurrences(e)) {
+        sites.merge(o.call().canonicalized(), o.site(),
+            (a, b) -> a == Site.ALWAYS || b == Site.ALWAYS ? Site.ALWAYS : a.ordinal() >= b.ordinal() ? a : b);
+      }
+    }
+    return sites;
+  }
+
+  /**
    * For each GPU UDF call of {@code exprs} (by canonical form) that is not in a lambda: the
    * condition under which Spark evaluates it at least once, or null when it always does.
    * Evaluated over the same row, the guard is true exactly when some occurrence of the call is

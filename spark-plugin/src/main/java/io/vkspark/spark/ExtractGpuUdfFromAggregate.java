@@ -63,11 +63,13 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
     List<ScalaUDF> found = new ArrayList<>();
     List<Expression> roots = roots(a);
     Map<Expression, Expression> guards = CallSites.guards(roots);
+    Map<Expression, CallSites.Site> sites = CallSites.sites(roots);
     for (Expression root : roots) {
-      CallSites.of(root).forEach((u, site) -> {
+      CallSites.of(root).forEach((u, s) -> {
         Expression guard = guards.get(u.canonicalized());
-        boolean safe = site == CallSites.Site.ALWAYS || guard == null
-            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u) && guard.deterministic()
+        CallSites.Site site = sites.get(u.canonicalized());
+        boolean safe = site == CallSites.Site.ALWAYS
+            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u) && guard != null && guard.deterministic()
                 && guard.references().subsetOf(input)
                 && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
         if (safe && u.references().subsetOf(input)) {

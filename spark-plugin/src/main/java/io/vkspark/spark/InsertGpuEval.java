@@ -206,13 +206,9 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     throw new IllegalStateException("column " + a + " is not in " + output);
   }
 
-  /** The safest site of each call (by canonical form): one evaluation for every row is enough. */
+  /** The site of each call (by canonical form) over all its occurrences: see {@link CallSites#sites}. */
   private static Map<Expression, CallSites.Site> sites(List<Expression> exprs) {
-    Map<Expression, CallSites.Site> sites = new java.util.HashMap<>();
-    for (Expression e : exprs) {
-      CallSites.of(e).forEach((u, site) -> sites.merge(u.canonicalized(), site, (a, b) -> a.ordinal() <= b.ordinal() ? a : b));
-    }
-    return sites;
+    return CallSites.sites(exprs);
   }
 
   /**

@@ -107,6 +107,10 @@ final class ConditionalGuardTest {
       for (Supplier<Dataset<Row>> q : AGGREGATES) {
         assertGpuEqualsCpu(q);
       }
+      // The same call in a branch and in a lambda under a wider condition: a guarded column would be
+      // null where the lambda reads it, so the call stays in place.
+      assertGpuEqualsCpu(select("IF(y > 0, safe_div(x, y), -1) "
+          + "+ coalesce(CASE WHEN y <> 0 THEN transform(array(1), e -> safe_div(x, y))[0] END, 0)"));
     });
   }
 
