@@ -2,6 +2,7 @@ package io.vkspark.examples;
 
 import io.vkspark.spark.GpuKernel;
 import io.vkspark.spark.GpuUdf;
+import io.vkspark.spark.Tolerance;
 import org.apache.spark.sql.api.java.UDF5;
 
 /**
@@ -48,6 +49,12 @@ public final class BlackScholes implements UDF5<Double, Double, Double, Double, 
     double d1 = (StrictMath.log(s / k) + (r + 0.5 * v * v) * t) / sd;
     double d2 = d1 - sd;
     return s * normCdf(d1) - k * df * normCdf(d2);
+  }
+
+  /** For spark.vkspark.verify: 1e-12 relative, and 1e-11 absolute for deep out-of-the-money prices near 0. */
+  @Override
+  public Tolerance tolerance() {
+    return new Tolerance(4, OptionsJob.BS_REL, 1e-11);
   }
 
   @Override

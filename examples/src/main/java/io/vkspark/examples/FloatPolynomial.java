@@ -2,6 +2,7 @@ package io.vkspark.examples;
 
 import io.vkspark.spark.GpuKernel;
 import io.vkspark.spark.GpuUdf;
+import io.vkspark.spark.Tolerance;
 import org.apache.spark.sql.api.java.UDF2;
 
 /**
@@ -26,6 +27,16 @@ public final class FloatPolynomial implements UDF2<Float, Float, Float>, GpuUdf 
   /** The CPU reference. */
   public static float eval(float x, float y) {
     return 0.5f * x * x * x - 2.0f * x + y;
+  }
+
+  /**
+   * For spark.vkspark.verify: a GPU may fuse the multiply-adds, so the result is within a few ulps
+   * of the terms' magnitude, not of the result (which can cancel): 4 ulps of 6e5 covers the
+   * example's data (|x| <= 100, |y| <= 1e5).
+   */
+  @Override
+  public Tolerance tolerance() {
+    return new Tolerance(4, 0, 4 * Math.ulp(6e5f));
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.vkspark.examples;
 
 import io.vkspark.spark.GpuKernel;
 import io.vkspark.spark.GpuUdf;
+import io.vkspark.spark.Tolerance;
 import org.apache.spark.sql.api.java.UDF5;
 
 /**
@@ -73,6 +74,12 @@ public final class ImpliedVolatility implements UDF5<Double, Double, Double, Dou
       sigma = next >= lo && next <= hi ? next : 0.5 * (lo + hi);
     }
     return sigma;
+  }
+
+  /** For spark.vkspark.verify: Newton's iteration stops within 1e-9; ill-conditioned rows (vega near 0) differ more. */
+  @Override
+  public Tolerance tolerance() {
+    return new Tolerance(4, 1e-7, OptionsJob.IV_ABS);
   }
 
   @Override

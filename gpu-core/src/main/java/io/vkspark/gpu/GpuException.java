@@ -46,7 +46,9 @@ public final class GpuException extends RuntimeException {
      */
     LOOP_LIMIT,
     /** The caller cancelled a dispatch while it ran (a killed Spark task); the kernel was aborted. */
-    CANCELLED
+    CANCELLED,
+    /** Verify mode found a GPU result that disagrees with the UDF's CPU reference. */
+    VERIFY
   }
 
   private final Code code;

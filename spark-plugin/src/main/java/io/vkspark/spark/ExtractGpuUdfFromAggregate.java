@@ -53,25 +53,25 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
   /**
    * The outermost GPU UDF calls over the aggregate's input, under aggregate functions or in
    * grouping keys, that may be computed for every input row: always evaluated, or over plain
-   * columns and literals (not in a branch that would skip computed arguments, not in a lambda).
+   * columns and literals with a guard (not in a branch that would skip computed arguments, not in
+   * a lambda). A guarded call moves as {@code IF(guard, call, NULL)}, so no path evaluates it for
+   * rows the aggregate would skip.
    * Calls nested in them move with them: the physical rule stacks their nodes.
    */
   private static Map<Expression, ScalaUDF> candidates(Aggregate a) {
     var input = a.child().outputSet();
     List<ScalaUDF> found = new ArrayList<>();
-    List<Expression> roots = new ArrayList<>(Scala.list(a.groupingExpressions()));
-    for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {
-      ((Expression) ne).foreach(node -> {
-        if (node instanceof AggregateExpression agg) {
-          roots.add(agg);
-        }
-        return BoxedUnit.UNIT;
-      });
-    }
+    List<Expression> roots = roots(a);
+    Map<Expression, Expression> guards = CallSites.guards(roots);
+    Map<Expression, CallSites.Site> sites = CallSites.sites(roots);
     for (Expression root : roots) {
-      CallSites.of(root).forEach((u, site) -> {
+      CallSites.of(root).forEach((u, s) -> {
+        Expression guard = guards.get(u.canonicalized());
+        CallSites.Site site = sites.get(u.canonicalized());
         boolean safe = site == CallSites.Site.ALWAYS
-            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u));
+            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u) && guard != null && guard.deterministic()
+                && guard.references().subsetOf(input)
+                && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
         if (safe && u.references().subsetOf(input)) {
           found.add(u);
         }
@@ -87,13 +87,33 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
     return outermost;
   }
 
+  /** The expressions an aggregate evaluates per input row: grouping keys and aggregate expressions. */
+  private static List<Expression> roots(Aggregate a) {
+    List<Expression> roots = new ArrayList<>(Scala.list(a.groupingExpressions()));
+    for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {
+      ((Expression) ne).foreach(node -> {
+        if (node instanceof AggregateExpression agg) {
+          roots.add(agg);
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    return roots;
+  }
+
   private static LogicalPlan rewrite(Aggregate a) {
     Map<Expression, ScalaUDF> calls = candidates(a);
+    Map<Expression, Expression> guards = CallSites.guards(roots(a));
     Map<Expression, Attribute> columns = new LinkedHashMap<>();
     List<NamedExpression> projectList = new ArrayList<>(Scala.list(a.child().output()));
     int i = 0;
     for (Map.Entry<Expression, ScalaUDF> e : calls.entrySet()) {
-      Alias alias = CallSites.alias(e.getValue(), GpuPlanner.name(e.getValue()) + "_" + i++);
+      // A conditional call keeps its condition: IF(guard, f(a), NULL) is evaluated where Spark would evaluate f(a).
+      Expression guard = guards.get(e.getKey());
+      Expression value = guard == null ? e.getValue()
+          : new org.apache.spark.sql.catalyst.expressions.If(guard, e.getValue(),
+              org.apache.spark.sql.catalyst.expressions.Literal.create(null, e.getValue().dataType()));
+      Alias alias = CallSites.alias(value, GpuPlanner.name(e.getValue()) + "_" + i++);
       projectList.add(alias);
       columns.put(e.getKey(), alias.toAttribute());
     }

@@ -101,10 +101,11 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
   public RDD<ColumnarBatch> doExecuteColumnar() {
     List<GpuUdfCall> planned = calls();
     VkConf conf = GpuPlanner.conf(session());
+    VerifySettings verify = VerifySettings.from(k -> session().conf().contains(k) ? session().conf().get(k) : null);
     Map<String, SQLMetric> m = metricsMap();
     int childColumns = child.output().size();
     return child.executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childColumns, conf, m))
+        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childColumns, conf, m, verify))
         .rdd();
   }
 
@@ -130,6 +131,9 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
       m.put("appendedSlots", SQLMetrics.createMetric(sc, "output slots appended"));
       m.put("bufferSetsRecorded", SQLMetrics.createMetric(sc, "buffer sets recorded"));
       m.put("deviceBytesHeld", SQLMetrics.createSizeMetric(sc, "GPU buffer memory per task", -1));
+      m.put("verifyRows", SQLMetrics.createMetric(sc, "verify rows"));
+      m.put("verifyMismatches", SQLMetrics.createMetric(sc, "verify mismatches"));
+      m.put("verifyTime", SQLMetrics.createNanoTimingMetric(sc, "verify time", -1));
       metrics = m;
     }
     return metrics;

@@ -62,14 +62,17 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private BatchStats reported = BatchStats.ZERO;
   private long taskBufferBytes;
   private boolean closed;
+  /** spark.vkspark.verify: re-checks a sample of GPU rows with call() (see GpuVerifier). */
+  private final GpuVerifier verifier;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, int childColumns, VkConf conf,
-                  Map<String, SQLMetric> metrics) {
+                  Map<String, SQLMetric> metrics, VerifySettings verify) {
     this.input = input;
     this.childColumns = childColumns;
     this.conf = conf;
     this.metrics = metrics;
     TaskContext task = TaskContext.get();
+    this.verifier = new GpuVerifier(verify, metrics, task == null ? 0 : task.partitionId());
     this.allocator = ArrowUtils$.MODULE$.rootAllocator().newChildAllocator(
         "vkspark-task-" + (task == null ? "driver" : task.taskAttemptId()), 0, Long.MAX_VALUE);
     this.results = new ColumnVector[planned.size()];
@@ -131,6 +134,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     int rows = in.numRows();
     if (!gpuCalls.isEmpty()) {
       runOnGpu(in, rows);
+      if (verifier.on()) {
+        verifier.check(in, rows, calls, results);
+      }
     }
     for (int i = 0; i < calls.size(); i++) {
       if (!calls.get(i).onGpu()) {
@@ -314,7 +320,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       for (int a : args) {
         anyNull |= row.isNullAt(a);
       }
-      Object value = anyNull ? null : c.boundCpu().eval(row);
+      // Rows Spark would not evaluate the call for (a CASE branch not taken, ...) get null, never call().
+      Object value = anyNull || !c.evaluatedFor(row) ? null : c.boundCpu().eval(row);
       set(v, c.resultType(), r, value);
     }
     v.setValueCount(rows);

@@ -36,11 +36,13 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
   private final String name;
   private final GpuKernel kernel;
   private final Object cpu;
+  private final Tolerance tolerance;
 
-  private GpuFunction(String name, GpuKernel kernel, Object cpu) {
+  private GpuFunction(String name, GpuKernel kernel, Object cpu, Tolerance tolerance) {
     this.name = name;
     this.kernel = kernel;
     this.cpu = cpu;
+    this.tolerance = tolerance == null ? Tolerance.defaultFor(kernel.result()) : tolerance;
     int arity = arity(cpu);
     if (arity != kernel.argNames().size()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' declares " + kernel.argNames().size()
@@ -62,6 +64,11 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
   @Override
   public String name() {
     return name;
+  }
+
+  @Override
+  public Tolerance tolerance() {
+    return tolerance;
   }
 
   /** Registers this function in {@code spark} under its name. */
@@ -138,6 +145,7 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
     private final String name;
     private GpuKernel.Builder kernel;
     private GpuKernel built;
+    private Tolerance tolerance;
 
     private Builder(String name) {
       this.name = Objects.requireNonNull(name, "name");
@@ -163,6 +171,12 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
       return this;
     }
 
+    /** How far the GPU result may be from the CPU reference's ({@code spark.vkspark.verify}); before cpu(...). */
+    public Builder tolerance(Tolerance t) {
+      tolerance = Objects.requireNonNull(t, "tolerance");
+      return this;
+    }
+
     /** The CPU reference, a Spark {@code UDF1} .. {@code UDF10}; finishes the definition. */
     public GpuFunction cpu(Object udf) {
       if (built == null) {
@@ -173,7 +187,7 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
         throw GpuException.of(Code.INVALID_ARGUMENT, "the CPU function of GPU UDF '" + name + "' is not a Spark UDF1..UDF10.",
             "pass a lambda cast to UDFn, e.g. (UDF2<Double, Double, Double>) (a, b) -> a + b.");
       }
-      return new GpuFunction(name, built, udf);
+      return new GpuFunction(name, built, udf, tolerance);
     }
 
     private GpuKernel.Builder requireReturns() {

@@ -26,6 +26,16 @@ public interface GpuUdf extends Serializable {
   GpuKernel kernel();
 
   /**
+   * How far the GPU result may be from {@code call()}'s for {@code spark.vkspark.verify} to count
+   * them as equal: exact for integer, boolean, date and timestamp results; a few ulps or a small
+   * relative difference for float and double ({@link Tolerance#defaultFor}). Override it when the
+   * result can cancel or the body approximates.
+   */
+  default Tolerance tolerance() {
+    return Tolerance.defaultFor(kernel().result());
+  }
+
+  /**
    * The SQL name used when the class is listed in {@code spark.vkspark.functions}: by default the
    * class's simple name in snake case ({@code BlackScholes} becomes {@code black_scholes}).
    */

@@ -16,16 +16,20 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
  * @param expr the original call, for EXPLAIN
  * @param boundCpu the call bound to the child's columns, for the CPU path
  * @param argOrdinals the child column each argument reads
+ * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
+ *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
+ *     runs only where it is true, and the result elsewhere is never read (see {@link CallSites})
  */
 record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
-                  AttributeReference result, String cpuReason) implements Serializable {
+                  AttributeReference result, String cpuReason, Expression guard) implements Serializable {
 
   /** Records compare arrays by identity; plans compare calls by value (exchange reuse, AQE). */
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
         && c.kernel.id().equals(kernel.id()) && java.util.Arrays.equals(c.argOrdinals, argOrdinals)
-        && c.result.equals(result) && java.util.Objects.equals(c.cpuReason, cpuReason);
+        && c.result.equals(result) && java.util.Objects.equals(c.cpuReason, cpuReason)
+        && java.util.Objects.equals(c.guard, guard);
   }
 
   @Override
@@ -42,12 +46,17 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
   }
 
   GpuUdfCall onCpu(String reason) {
-    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, reason);
+    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, reason, guard);
+  }
+
+  /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
+  boolean evaluatedFor(org.apache.spark.sql.catalyst.InternalRow row) {
+    return guard == null || Boolean.TRUE.equals(guard.eval(row));
   }
 
   /** {@code black_scholes(s#1, k#2) AS r#9 on GPU} or {@code ... on CPU because ...}. */
   String describe() {
     return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
-        + ") AS " + result.name() + "#" + result.exprId().id() + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
+        + ") AS " + result.name() + "#" + result.exprId().id() + (guard == null ? "" : " (guarded)") + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
   }
 }

@@ -95,12 +95,14 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     boolean changed = false;
     while (true) {
       Map<Expression, CallSites.Site> sites = sites(exprs);
+      Map<Expression, Expression> guards = CallSites.guards(exprs);
       // Calls we can extract now: safe GPU UDF calls with no extractable call below them.
       Map<Expression, ScalaUDF> ready = new LinkedHashMap<>();
       for (Expression e : exprs) {
         e.foreach(node -> {
           if (node instanceof ScalaUDF u && extractable(u, sites, decisions, planner)
-              && !hasExtractableBelow(u, sites, decisions, planner)) {
+              && !hasExtractableBelow(u, sites, decisions, planner)
+              && guardReady(guards.get(u.canonicalized()), sites, decisions, planner)) {
             ready.putIfAbsent(u.canonicalized(), u);
           }
           return BoxedUnit.UNIT;
@@ -147,9 +149,11 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         AttributeReference result = new AttributeReference(name, u.dataType(), true, Metadata.empty(),
             NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()));
         Expression boundCpu = u.withNewChildren(Scala.seq(bound));
+        Expression guard = bind(guards.get(entry.getKey()), childOutput);
         GpuUdfCall call = d instanceof GpuPlanner.OnGpu g
-            ? new GpuUdfCall(name, u, boundCpu, g.kernel(), ordinals, result, null)
-            : new GpuUdfCall(name, u, boundCpu, ((GpuPlanner.OnCpu) d).kernel(), ordinals, result, ((GpuPlanner.OnCpu) d).reason());
+            ? new GpuUdfCall(name, u, boundCpu, g.kernel(), ordinals, result, null, guard)
+            : new GpuUdfCall(name, u, boundCpu, ((GpuPlanner.OnCpu) d).kernel(), ordinals, result,
+                ((GpuPlanner.OnCpu) d).reason(), guard);
         calls.add(call);
         results.put(entry.getKey(), result);
       }
@@ -162,6 +166,37 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     }
   }
 
+  /** {@code e} with each column replaced by its ordinal in {@code output} (null stays null). */
+  private static Expression bind(Expression e, List<Attribute> output) {
+    if (e == null) {
+      return null;
+    }
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof Attribute;
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        Attribute a = (Attribute) x;
+        return new BoundReference(indexOf(output, a), a.dataType(), a.nullable());
+      }
+    });
+  }
+
+  /**
+   * A guard can be evaluated by the node once the GPU UDF calls in it have become columns (they
+   * are extracted first; the call waits a round) and when evaluating it again gives what Spark
+   * saw (deterministic).
+   */
+  private boolean guardReady(Expression guard, Map<Expression, CallSites.Site> sites,
+                             Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    return guard == null || (guard.deterministic()
+        && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty()
+        && guard.find(x -> x instanceof ScalaUDF v && extractable(v, sites, decisions, planner)).isEmpty());
+  }
+
   private static int indexOf(List<Attribute> output, Attribute a) {
     for (int i = 0; i < output.size(); i++) {
       if (output.get(i).exprId().equals(a.exprId())) {
@@ -171,19 +206,16 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     throw new IllegalStateException("column " + a + " is not in " + output);
   }
 
-  /** The safest site of each call (by canonical form): one evaluation for every row is enough. */
+  /** The site of each call (by canonical form) over all its occurrences: see {@link CallSites#sites}. */
   private static Map<Expression, CallSites.Site> sites(List<Expression> exprs) {
-    Map<Expression, CallSites.Site> sites = new java.util.HashMap<>();
-    for (Expression e : exprs) {
-      CallSites.of(e).forEach((u, site) -> sites.merge(u.canonicalized(), site, (a, b) -> a.ordinal() <= b.ordinal() ? a : b));
-    }
-    return sites;
+    return CallSites.sites(exprs);
   }
 
   /**
    * A call moves into a {@link GpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
-   * computing it for every row is safe: it is always evaluated anyway, or it runs on the GPU over
-   * plain columns and literals (a GPU kernel cannot fail on the rows a condition would skip).
+   * its arguments may be computed for every row: it is always evaluated anyway, or they are plain
+   * columns and literals. A conditional call carries its guard: the GPU computes every row (a
+   * kernel cannot fail), the CPU only the rows Spark would.
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
@@ -199,7 +231,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     if (d instanceof GpuPlanner.LeaveToSpark) {
       return false;
     }
-    return site == CallSites.Site.ALWAYS || (d instanceof GpuPlanner.OnGpu && CallSites.plainArguments(u));
+    return site == CallSites.Site.ALWAYS || CallSites.plainArguments(u);
   }
 
   private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, CallSites.Site> sites,

@@ -46,6 +46,12 @@ final class TestUdfs {
     public GpuKernel kernel() {
       return GpuKernel.returns("float").arg("x", "float").arg("y", "float").body("2.5 * x + y");
     }
+
+    /** A fused multiply-add rounds once: up to half an ulp of 2.5 x (|x| <= 1000), even where the sum cancels. */
+    @Override
+    public Tolerance tolerance() {
+      return new Tolerance(8, 0, 8 * Math.ulp(1000f));
+    }
   }
 
   /** double: the hypotenuse, as statements. */

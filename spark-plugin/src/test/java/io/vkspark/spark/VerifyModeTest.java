@@ -1,0 +1,154 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.GpuException;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** spark.vkspark.verify: a sample of GPU rows re-computed with call() and compared. */
+final class VerifyModeTest {
+  @BeforeAll
+  static void register() {
+    SparkSession s = spark();
+    // Deliberately wrong above 100: the GPU adds one, call() does not.
+    GpuFunction.define("off_by_one").returns("int").arg("x", "int")
+        .body("x > 100 ? x + 1 : x")
+        .cpu((UDF1<Integer, Integer>) x -> x)
+        .register(s);
+  }
+
+  @AfterEach
+  void reset() {
+    spark().conf().unset(VerifySettings.VERIFY);
+    spark().conf().unset(VerifySettings.SAMPLE_RATE);
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  private static Dataset<Row> table() {
+    return spark().read().parquet(parquet());
+  }
+
+  /** Sums the metric over the query's GPU nodes, after asserting they ran on the GPU. */
+  private static long metric(Dataset<Row> df, String name) {
+    List<Map<String, Long>> ms = gpuNodes(df).stream().map(TestSpark::metrics).toList();
+    assertFalse(ms.isEmpty(), explain(df));
+    for (Map<String, Long> m : ms) {
+      assertTrue(m.get("gpuRows") > 0, m.toString());
+      assertEquals(0L, m.get("cpuRows"), m.toString());
+    }
+    return ms.stream().mapToLong(m -> m.get(name)).sum();
+  }
+
+  @Test
+  void sample_countsMismatches_andReturnsTheGpuValues() {
+    spark().conf().set(VerifySettings.VERIFY, "sample");
+    spark().conf().set(VerifySettings.SAMPLE_RATE, "0.01");
+    Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
+    List<Row> rows = df.collectAsList();
+    List<Row> expected = table().selectExpr("id", "IF(i > 100, i + 1, i) AS r").collectAsList();
+    assertRowsEqual(sortById(expected), sortById(rows));
+    long checked = metric(df, "verifyRows");
+    long mismatches = metric(df, "verifyMismatches");
+    // 20,000 rows at 1%: about 200 checked, about half of them above 100.
+    assertTrue(checked >= 150 && checked <= 260, "verify rows " + checked);
+    assertTrue(mismatches > checked / 4 && mismatches < checked, mismatches + " of " + checked);
+  }
+
+  @Test
+  void strict_failsNamingTheUdfTheRowAndBothValues() {
+    spark().conf().set(VerifySettings.VERIFY, "strict");
+    Throwable e = assertThrows(Throwable.class, () -> table().selectExpr("id", "off_by_one(i) AS r").collectAsList());
+    GpuException g = cause(e);
+    assertEquals(GpuException.Code.VERIFY, g.code(), g.getMessage());
+    String msg = g.getMessage();
+    assertTrue(msg.matches("(?s)vkspark: GPU UDF 'off_by_one' disagrees with its call\\(\\) on the row \\(x=(\\d+)\\): "
+        + "GPU gave (\\d+), call\\(\\) gave (\\d+)\\. Fix: .*"), msg);
+    String x = msg.replaceFirst("(?s).*\\(x=(\\d+)\\).*", "$1");
+    assertTrue(msg.contains("GPU gave " + (Integer.parseInt(x) + 1) + ", call() gave " + x), msg);
+  }
+
+  private static GpuException cause(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof GpuException g) {
+        return g;
+      }
+    }
+    throw new AssertionError("no GpuException in " + t, t);
+  }
+
+  @Test
+  void correctUdfs_noMismatches_rowsChecked() {
+    spark().conf().set(VerifySettings.VERIFY, "strict");
+    spark().conf().set(VerifySettings.SAMPLE_RATE, "0.05");
+    Supplier<Dataset<Row>> q = () -> table().selectExpr("id", "int_poly(i, j) AS p", "hypot_gpu(a, b) AS h",
+        "float_saxpy(f, g) AS s", "long_mix(l, m) AS x", "is_positive(a) AS y", "add_days(d, j) AS z");
+    Dataset<Row> df = q.get();
+    df.collectAsList();
+    long checked = metric(df, "verifyRows");
+    assertTrue(checked >= 6 * 900, "verify rows " + checked);
+    assertEquals(0L, metric(df, "verifyMismatches"));
+    assertGpuEqualsCpu(q);
+  }
+
+  @Test
+  void strict_respectsGuards_neverRunsASkippedBranch() throws Exception {
+    ConditionalGuardTest.table(); // x, y: y is 0 where id % 7 = 3, null where id % 11 = 0
+    spark().conf().set(VerifySettings.VERIFY, "strict");
+    spark().conf().set(VerifySettings.SAMPLE_RATE, "1");
+    Supplier<Dataset<Row>> q = () -> ConditionalGuardTest.t().selectExpr("id",
+        "CASE WHEN y <> 0 THEN safe_div(x, y) ELSE -1 END AS r");
+    Dataset<Row> df = q.get();
+    df.collectAsList();
+    long taken = java.util.stream.LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
+    assertEquals(taken, metric(df, "verifyRows"), "every row whose branch is taken, and only those");
+    assertEquals(0L, metric(df, "verifyMismatches"));
+    assertGpuEqualsCpu(q);
+  }
+
+  /** Indicative cost of sample mode at the default rate (lavapipe on a shared 2-core box). */
+  @Test
+  void sampleModeCost_printed() {
+    Supplier<Dataset<Row>> q = () -> spark().range(0, 2_000_000, 1, 2)
+        .selectExpr("hypot_gpu(CAST(id AS DOUBLE), 3.0D) AS h", "int_poly(CAST(id AS INT), 1) AS p")
+        .selectExpr("sum(h)", "sum(p)");
+    q.get().collectAsList(); // warm: kernels compiled, buffers recorded
+    long off = 0;
+    long on = 0;
+    long verifyNs = 0;
+    for (int round = 0; round < 3; round++) {
+      long t0 = System.nanoTime();
+      q.get().collectAsList();
+      off += System.nanoTime() - t0;
+      spark().conf().set(VerifySettings.VERIFY, "sample");
+      t0 = System.nanoTime();
+      Dataset<Row> df = q.get();
+      df.collectAsList();
+      on += System.nanoTime() - t0;
+      spark().conf().unset(VerifySettings.VERIFY);
+      verifyNs += metric(df, "verifyTime");
+      assertTrue(metric(df, "verifyRows") >= 2_000, "verify rows: " + metric(df, "verifyRows"));
+    }
+    System.out.printf("vkspark verify cost: 2M rows x 2 UDFs, off %.0f ms, sample@%s %.0f ms per query (%+.1f%%); "
+            + "verifier's own time %.1f ms per query%n",
+        off / 3e6, VerifySettings.DEFAULT_SAMPLE_RATE, on / 3e6, 100.0 * (on - off) / off, verifyNs / 3e6);
+  }
+
+  private static List<Row> sortById(List<Row> rows) {
+    return rows.stream().sorted(java.util.Comparator.comparingLong((Row r) -> r.getLong(0))).toList();
+  }
+}
