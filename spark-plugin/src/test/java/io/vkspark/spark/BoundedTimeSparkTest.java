@@ -85,7 +85,7 @@ final class BoundedTimeSparkTest {
   @AfterEach
   void defaults() {
     SparkSession s = spark();
-    s.conf().unset(VkConf.FALLBACK);
+    s.conf().set(VkConf.FALLBACK, "false"); // the tests' default (TestSpark): every row on the GPU
     s.conf().unset(VkConf.KERNEL_TIMEOUT);
     s.conf().unset(VkConf.BATCH_ROWS);
     FaultInjection.reset();
@@ -124,21 +124,23 @@ final class BoundedTimeSparkTest {
 
   @Test
   void loopLimit_batchesAreRecomputedWithCall_neverReturnedCut() {
-    spark().conf().set(VkConf.FALLBACK, "true");
-    Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j * 50) AS s"); // up to 100,000 iterations a row
-    String plan = explain(df);
-    assertTrue(plan.contains("loop_sum loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 "
-        + "iterations) is recomputed on the CPU with call(), never returned"), plan);
-    assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j * 50) AS s"));
-    df.collectAsList();
-    Map<String, Long> m = metrics(gpuNodes(df).get(0));
-    if (deviceLoopLimit() > 0) {
-      assertTrue(m.get("loopLimitBatches") > 0, m.toString());
-      assertTrue(m.get("cpuRows") > 0, "the cut batches were recomputed with call(): " + m);
-    } else {
-      assertEquals(0L, m.get("loopLimitBatches"), m.toString());
-      assertEquals(20_000L, m.get("gpuRows"), m.toString());
-    }
+    withFallback(() -> {
+      Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j * 50) AS s"); // up to 100,000 iterations a row
+      String plan = explain(df);
+      assertTrue(plan.contains("loop_sum loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 "
+          + "iterations) is recomputed on the CPU with call(), never returned"), plan);
+      assertVksparkEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j * 50) AS s"), ran -> {
+        Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+        if (deviceLoopLimit() > 0) {
+          assertTrue(m.get("loopLimitBatches") > 0, m.toString());
+          assertTrue(m.get("cpuRows") > 0, "the cut batches were recomputed with call(): " + m);
+        } else {
+          assertEquals(0L, m.get("loopLimitBatches"), m.toString());
+          assertEquals(20_000L, m.get("gpuRows"), m.toString());
+          assertEquals(0L, m.get("cpuRows"), m.toString());
+        }
+      });
+    });
   }
 
   @Test
