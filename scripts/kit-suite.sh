@@ -10,7 +10,9 @@
 #     CPDIR  per-module classpath lists, one jar file name per line: gpu-core.cp, spark-plugin.cp,
 #            examples.cp (scripts/kit-suite.sh --lists CPDIR writes them here, with Maven)
 #     OUT    where logs and JUnit reports go
-#     STEP   any of: gpu-core spark-plugin examples demo bench (default: all, in that order)
+#     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time (default: the first
+#            five, in that order); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe (is the
+#            abort word seen by a running kernel on this GPU?)
 # Prints "[kit-suite] <step> exit <code>" per JVM and ends with "[kit-suite] OK" or exits 1.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -86,6 +88,10 @@ for s in $steps; do
         -cp "$(classpath examples)" io.vkspark.examples.bench.SparkBench ${SPARK_BENCH_ARGS:---rows 5000000 --iv-rows 200000 --runs 3} \
         >"$out/spark-bench.json" 2>"$out/spark-bench.log"
       check spark-bench $? "$out/spark-bench.log" ;;
+    bounded-time)
+      java --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$(classpath gpu-core)" io.vkspark.gpu.column.BoundedTimeProbe \
+        >"$out/bounded-time.log" 2>&1
+      check bounded-time $? "$out/bounded-time.log"; grep -v '^[0-9:. ]*\[' "$out/bounded-time.log" | tail -n 12 ;;
     *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
   esac
 done
