@@ -30,11 +30,13 @@ if [ "${1:-}" = "--lists" ]; then   # on the build machine: write the classpath 
 fi
 
 jars="${1:?usage: kit-suite.sh JARS CPDIR OUT [STEP...]}"
-cpdir="${2:?CPDIR}"
+cpdir="$(cd "${2:?CPDIR}" && pwd)"   # absolute: each suite runs in its own folder
 out="${3:?OUT}"
 shift 3
 steps="${*:-gpu-core spark-plugin examples demo bench}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+jars="$(cd "$jars" && pwd)"
 flags="$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$root/pom.xml" | head -n1)"
 console=$(ls "$jars"/junit-platform-console-standalone-*.jar | head -n1)
 failed=0

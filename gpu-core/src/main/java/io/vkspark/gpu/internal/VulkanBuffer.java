@@ -149,6 +149,10 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       if (role == BufferRole.CONTROL) {
         // Every Vulkan device has a host-visible, host-coherent memory type (spec guarantee).
         aci.requiredFlags(VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+        int mask = controlMemoryTypes(device);
+        if (mask != 0) {
+          aci.memoryTypeBits(mask);
+        }
       }
       java.nio.LongBuffer pb = stack.mallocLong(1);
       PointerBuffer pa = stack.mallocPointer(1);
@@ -165,6 +169,38 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       }
       return new long[] {pb.get(0), pa.get(0), ai.pMappedData()};
     }
+  }
+
+  /**
+   * Memory types the CONTROL buffer may use: device-local and host-visible where the device has
+   * such a type (ReBAR or the 256 MiB BAR window; the buffer is 16 bytes). Measured on the H200
+   * (2026-11-30): a running kernel saw the host's abort word within 1 ms in device-local memory and
+   * never in system memory, host-cached or not, read volatile or atomically (the GPU's L2 keeps the
+   * system-memory line it read first). {@code -Dvkspark.controlMemory=cached|uncached|device}
+   * overrides the choice, to diagnose a device; 0 means any host-coherent type.
+   */
+  private static int controlMemoryTypes(VulkanDevice device) {
+    String want = System.getProperty("vkspark.controlMemory", "device");
+    int mask = 0;
+    try (MemoryStack stack = stackPush()) {
+      org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties mp = org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties.malloc(stack);
+      vkGetPhysicalDeviceMemoryProperties(device.handle.getPhysicalDevice(), mp);
+      int coherent = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+      for (int t = 0; t < mp.memoryTypeCount(); t++) {
+        int f = mp.memoryTypes(t).propertyFlags();
+        boolean local = (f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
+        boolean cached = (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
+        boolean ok = (f & coherent) == coherent && switch (want) {
+          case "cached" -> !local && cached;
+          case "uncached" -> !local && !cached;
+          default -> local;
+        };
+        if (ok) {
+          mask |= 1 << t;
+        }
+      }
+    }
+    return mask;
   }
 
   private static int memoryFlags(VulkanDevice device, long allocation) {

@@ -42,6 +42,23 @@ public final class BoundedTimeProbe {
           System.out.println("100,000-iteration loop: " + e.code() + " " + e.getMessage());
           expect(limit > 0 && e.code() == GpuException.Code.LOOP_LIMIT, "LOOP_LIMIT only where the device has a limit");
         }
+        if (args.length > 1 && args[1].equals("--abort-only")) {
+          // One timeout round, then halt at once (a kernel that ignored the abort would hang close()).
+          runner.bound(Duration.ofSeconds(1), () -> false);
+          t = System.nanoTime();
+          String what;
+          try {
+            run(runner, allocator, big, r -> r, r -> Integer.MAX_VALUE);
+            what = "returned";
+          } catch (GpuException e) {
+            what = e.code().toString();
+          }
+          System.out.printf("ABORT %s %s=%s %s=%s after %d ms%n", what, "controlMemory",
+              System.getProperty("vkspark.controlMemory", "default"), "abortRead",
+              System.getProperty("vkspark.abortRead", "volatile"), (System.nanoTime() - t) / 1_000_000);
+          System.out.flush();
+          Runtime.getRuntime().halt(0);
+        }
         for (int round = 0; round < 3; round++) {
           runner.bound(Duration.ofSeconds(2), () -> false);
           t = System.nanoTime();
