@@ -209,4 +209,32 @@ final class SealedKernelTest {
       }
     }
   }
+
+  /**
+   * A body of 20,000 additions: once an OutOfMemoryError (LWJGL's 64 KiB stack held the source),
+   * and a chain of 1,500 killed the JVM with SIGSEGV (glslang recursed off an 8 MiB native stack).
+   * Now compiled on a thread with room, and the result matches Java.
+   */
+  @Test
+  void longAndDeepBodies_compileWithoutCrashingTheJvm() {
+    ColumnKernel k = ColumnKernel.compile(SIG, "x" + " + y".repeat(20_000));
+    List<Object> got = gpu.run(k, new Object[] {1f, -3f}, new Object[] {0.5f, 0.25f});
+    float want0 = 1f;
+    float want1 = -3f;
+    for (int i = 0; i < 20_000; i++) {
+      want0 += 0.5f;
+      want1 += 0.25f;
+    }
+    assertEquals(List.of(want0, want1), got);
+    // from a thread with a small stack, as executor threads may have
+    Thread t = new Thread(null, () -> ColumnKernel.compile(SIG, "x" + "*y+x".repeat(3_000)), "small", 256 * 1024);
+    Throwable[] failed = new Throwable[1];
+    t.setUncaughtExceptionHandler((th, e) -> failed[0] = e);
+    t.start();
+    assertDoesNotThrow(() -> t.join());
+    assertNull(failed[0]);
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, "x" + " + y".repeat(70_000)));
+    assertEquals(GpuException.Code.COMPILE, e.code());
+    assertTrue(e.getMessage().contains("more than vkspark compiles"), e.getMessage());
+  }
 }
