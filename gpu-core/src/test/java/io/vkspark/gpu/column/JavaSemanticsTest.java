@@ -24,12 +24,14 @@ final class JavaSemanticsTest {
   private static final float[] FLOATS = {0f, -0f, 1f, -1f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, Float.NaN,
       Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MAX_VALUE, -Float.MAX_VALUE, 2.1e9f, -2.1e9f,
       2147483648f, -2147483648f, 3e9f, -3e9f, 9.2e18f, -9.2e18f, 9.3e18f, -9.3e18f, 1e20f, -1e20f,
-      Float.intBitsToFloat(0x7fc00001), Float.MIN_NORMAL};
+      Float.intBitsToFloat(0x7fc00001), Float.MIN_NORMAL, Math.nextDown(0x1p31f), Math.nextUp(-0x1p31f),
+      Math.nextDown(0x1p63f), -0x1p63f, Math.nextUp(-0x1p63f), Float.MIN_VALUE, -Float.MIN_VALUE};
   private static final double[] DOUBLES = {0d, -0d, 1d, -1d, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, Double.NaN,
       Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MAX_VALUE, -Double.MAX_VALUE, 2147483647.5,
       -2147483648.5, 2147483648d, -2147483649d, 3e9, -3e9, 9.223372036854775807E18, -9.223372036854775808E18,
       9.3e18, -9.3e18, 1e300, -1e300, 123456789.987, -123456789.987, Double.MIN_NORMAL,
-      Double.longBitsToDouble(0x7ff8000000000001L)};
+      Double.longBitsToDouble(0x7ff8000000000001L), Math.nextDown(0x1p63), Math.nextUp(-0x1p63), -0x1p63,
+      Math.nextDown(0x1p31), Math.nextUp(-0x1p31 - 1), 0x1p53 + 1, Double.MIN_VALUE, -Double.MIN_VALUE};
   private static GpuRows gpu;
 
   @BeforeAll
@@ -142,6 +144,19 @@ final class JavaSemanticsTest {
     pairs("dmax", SqlType.DOUBLE, doubles(), "jmax(a, b)", Math::max);
     unary("dint", SqlType.DOUBLE, SqlType.INT, doubles(), "jint(a)", x -> (int) (double) x);
     unary("dlong", SqlType.DOUBLE, SqlType.BIGINT, doubles(), "jlong(a)", x -> (long) (double) x);
+  }
+
+  /** jint and jlong of integers are Java's casts, not a detour through float (which rounded 16777217). */
+  @Test
+  void integerCasts_matchJava() {
+    unary("iint", SqlType.INT, SqlType.INT, ints(), "jint(a)", x -> x);
+    unary("ilong", SqlType.INT, SqlType.BIGINT, ints(), "jlong(a)", x -> (long) (int) x);
+    unary("lint", SqlType.BIGINT, SqlType.INT, longs(), "jint(a)", x -> (int) (long) x);
+    unary("llong", SqlType.BIGINT, SqlType.BIGINT, longs(), "jlong(a)", x -> x);
+    unary("lintd", SqlType.BIGINT, SqlType.DOUBLE, longs(), "double(jint(a)) + jmin(1.0lf, 2.0lf)",
+        x -> (double) (int) (long) x + 1.0);
+    unary("big", SqlType.INT, SqlType.INT, new Integer[] {16777217, -16777217, Integer.MAX_VALUE - 1},
+        "jint(a)", x -> x);
   }
 
   @Test
