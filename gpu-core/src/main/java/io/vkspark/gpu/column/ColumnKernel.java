@@ -148,17 +148,33 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
     String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
-    boolean expression = !RETURN.matcher(body).find();
-    String[] bodyLines = body.replace("\r\n", "\n").split("\n", -1);
+    String text = BodyCheck.lines(body);
+    String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
+    boolean expression = !RETURN.matcher(code).find();
+    String[] bodyLines = text.split("\n", -1);
     int first = lines.size() + 1;
     if (expression) {
-      String expr = body.strip();
-      if (expr.endsWith(";")) {
-        expr = expr.substring(0, expr.length() - 1);
+      int start = 0;
+      int end = text.length();
+      while (start < end && Character.isWhitespace(text.charAt(start))) {
+        start++;
       }
+      while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
+        end--;
+      }
+      int last = end; // the last character of code (not comment) decides whether a ';' ends the expression
+      while (last > start && Character.isWhitespace(code.charAt(last - 1))) {
+        last--;
+      }
+      String expr = last > start && code.charAt(last - 1) == ';'
+          ? text.substring(start, last - 1) + " " + text.substring(last, end) : text.substring(start, end);
       String[] exprLines = expr.split("\n", -1);
+      // a comment on the last line (a // one would swallow the closing ");") puts ");" on a line of its own
+      int lastLine = Math.max(start, text.lastIndexOf('\n', end - 1) + 1);
+      boolean commentAtEnd = !code.regionMatches(lastLine, text, lastLine, end - lastLine);
       for (int i = 0; i < exprLines.length; i++) {
-        lines.add((i == 0 ? "return (" : "") + exprLines[i] + (i == exprLines.length - 1 ? ");" : ""));
+        lines.add((i == 0 ? "return (" : "") + exprLines[i]
+            + (i == exprLines.length - 1 ? (commentAtEnd ? "\n);" : ");") : ""));
       }
       bodyLines = exprLines;
     } else {
@@ -203,8 +219,8 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   private static GpuException compileError(KernelSignature sig, String body, Generated g, CompileResult r) {
-    String[] bodyLines = body.replace("\r\n", "\n").strip().split("\n", -1);
-    String[] rawLines = body.replace("\r\n", "\n").split("\n", -1);
+    String[] bodyLines = BodyCheck.lines(body).strip().split("\n", -1);
+    String[] rawLines = BodyCheck.lines(body).split("\n", -1);
     String[] shown = g.expression() ? bodyLines : rawLines;
     List<String> parts = new ArrayList<>();
     int firstBodyLine = -1;

@@ -177,7 +177,8 @@ final class JavaSemantics {
       throw GpuException.of(Code.COMPILE, "the analysis module of GPU UDF '" + sig.name() + "' names no vk_udf.",
           "report this with the body; it is a vkspark bug.");
     }
-    String[] shown = (g.expression() ? body.replace("\r\n", "\n").strip() : body.replace("\r\n", "\n")).split("\n", -1);
+    String text = BodyCheck.lines(body);
+    String[] shown = (g.expression() ? text.strip() : text).split("\n", -1);
     Set<String> warnings = new LinkedHashSet<>();
     boolean inside = false;
     int line = -1;

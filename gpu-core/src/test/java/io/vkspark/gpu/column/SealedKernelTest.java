@@ -237,4 +237,22 @@ final class SealedKernelTest {
     assertEquals(GpuException.Code.COMPILE, e.code());
     assertTrue(e.getMessage().contains("more than vkspark compiles"), e.getMessage());
   }
+
+  /** Comments in expression bodies: a trailing // once swallowed the generated ");", a "return" in a comment made it a function body. */
+  @Test
+  void expressionBodies_withComments_compile() {
+    for (String body : new String[] {"2.0 * x + y // doubled", "2.0 * x + y; // doubled", "2.0 * x /* return */ + y",
+        "// return\n2.0 * x + y", "2.0 * x\n + y; /* ; */", "2.0 * x\r + y // CR only", "2.0 * x\r\n + y;\r\n// CRLF"}) {
+      ColumnKernel k = ColumnKernel.compile(SIG, body);
+      assertEquals(List.of(5f, -1f), gpu.run(k, new Object[] {2f, 0f}, new Object[] {1f, -1f}), body);
+    }
+  }
+
+  /** A bare CR ends a line for glslang and for the check: the body's lines stay the lines reported. */
+  @Test
+  void bareCarriageReturns_countAsLines() {
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, "float a = x;\rfloat b = a +;\rreturn b;"));
+    assertTrue(e.getMessage().contains("line 2 of its body"), e.getMessage());
+    assertTrue(e.getMessage().contains("[float b = a +;]"), e.getMessage());
+  }
 }
