@@ -42,7 +42,7 @@ final class JavaSemantics {
   private static final Pattern USES_DOUBLE = Pattern.compile("\\bdouble\\b|\\bdvec[234]\\b|[0-9.]lf\\b|[0-9.]LF\\b");
   /** Tokens without which none of the checked operations can occur (comments removed first). */
   private static final Pattern SUSPECT = Pattern.compile(
-      "[%/]|<<|>>|\\b(min|max|clamp|u?int(8|16|32|64)?(_t)?|[iu](8|16|64)?vec[234])\\s*\\(");
+      "[%/\\[]|<<|>>|\\b(min|max|clamp|u?int(8|16|32|64)?(_t)?|[iu](8|16|64)?vec[234])\\s*\\(");
   private static final Pattern COMMENTS = Pattern.compile("//[^\n]*|/\\*.*?\\*/", Pattern.DOTALL);
   private static final Map<String, List<String>> ANALYSED = new ConcurrentHashMap<>();
   private static volatile Map<String, String> sections;
@@ -59,6 +59,12 @@ final class JavaSemantics {
   private static final int OP_FUNCTION = 54;
   private static final int OP_FUNCTION_END = 56;
   private static final int OP_NO_LINE = 317;
+  private static final int OP_VARIABLE = 59;
+  private static final int OP_ACCESS_CHAIN = 65;
+  private static final int OP_IN_BOUNDS_ACCESS_CHAIN = 66;
+  private static final int OP_VECTOR_EXTRACT_DYNAMIC = 77;
+  private static final int OP_VECTOR_INSERT_DYNAMIC = 78;
+  private static final int OP_BITWISE_AND = 199;
 
   private JavaSemantics() {}
 
@@ -146,6 +152,8 @@ final class JavaSemantics {
     Map<Integer, Integer> vectorOf = new HashMap<>();
     Map<Integer, Long> constants = new HashMap<>();
     int glsl450 = -1;
+    Set<Integer> local = new HashSet<>(); // Function and Private variables, and pointers into them
+    Set<Integer> bounded = new HashSet<>(); // results of clamp, min and & (the user bounded them)
     for (Insn in : m.instructions()) {
       switch (in.opcode()) {
         case OP_NAME -> {
@@ -161,6 +169,18 @@ final class JavaSemantics {
         case OP_TYPE_INT -> intWidth.put(m.operand(in, 0), m.operand(in, 1));
         case OP_TYPE_FLOAT -> floatTypes.add(m.operand(in, 0));
         case OP_TYPE_VECTOR -> vectorOf.put(m.operand(in, 0), m.operand(in, 1));
+        case OP_VARIABLE -> {
+          if (m.operand(in, 2) == 7 || m.operand(in, 2) == 6) {
+            local.add(m.operand(in, 1));
+          }
+        }
+        case OP_EXT_INST -> {
+          int inst = m.has(in, 3) ? m.operand(in, 3) : -1;
+          if (inst == 38 || inst == 39 || inst == 44 || inst == 45) { // UMin, SMin, UClamp, SClamp
+            bounded.add(m.operand(in, 1));
+          }
+        }
+        case OP_BITWISE_AND -> bounded.add(m.operand(in, 1));
         case OP_CONSTANT -> {
           Integer width = intWidth.get(m.operand(in, 0));
           if (width != null) {
@@ -228,6 +248,28 @@ final class JavaSemantics {
                     + " is undefined in GLSL when the count is negative or at least " + width
                     + " (Java masks it to " + (width == 64 ? 6 : 5) + " bits)",
                 "use " + helper + "(a, n) for Java's " + (op == 196 ? "<<" : op == 195 ? ">>" : ">>>")));
+          }
+        }
+        case OP_ACCESS_CHAIN, OP_IN_BOUNDS_ACCESS_CHAIN, OP_VECTOR_EXTRACT_DYNAMIC, OP_VECTOR_INSERT_DYNAMIC -> {
+          boolean chain = op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN;
+          if (chain && !local.contains(m.operand(in, 2))) {
+            continue; // not the body's own memory (nothing else is reachable from a body)
+          }
+          if (chain) {
+            local.add(m.operand(in, 1));
+          }
+          for (int k = chain ? 3 : op == OP_VECTOR_EXTRACT_DYNAMIC ? 3 : 4; m.has(in, k); k++) {
+            int index = m.operand(in, k);
+            if (!constants.containsKey(index) && !bounded.contains(index)) {
+              warnings.add(warning(sig, at, "an array or vector index that is not a constant: GLSL leaves an index"
+                      + " outside the array undefined (Vulkan's robustness covers buffers, not a body's own arrays;"
+                      + " Java throws ArrayIndexOutOfBoundsException)",
+                  "use clamp(i, 0, n - 1) as the index (or i & (n - 1) for a power of two n)"));
+              break;
+            }
+            if (!chain) {
+              break;
+            }
           }
         }
         case OP_EXT_INST -> {

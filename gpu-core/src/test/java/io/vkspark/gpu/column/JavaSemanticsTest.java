@@ -198,12 +198,19 @@ final class JavaSemanticsTest {
     assertWarns("shlw", SqlType.BIGINT, SqlType.BIGINT, 1, "a << 64", "shift by 64", "jshl(a, n)");
     assertWarns("shr", SqlType.INT, SqlType.INT, 2, "a >> b", "shift", "jshr(a, n)");
     assertWarns("ushr", SqlType.INT, SqlType.INT, 2, "int(uint(a) >> b)", "shift", "jushr(a, n)");
+    // Vulkan's robustness covers buffers, not a body's own arrays: an index out of range is undefined there
+    assertWarns("idx", SqlType.INT, SqlType.INT, 2, "int t[4] = int[](1, 2, 3, 4);\nreturn t[a];", "line 2",
+        "clamp(i, 0, n - 1)");
+    assertWarns("idxw", SqlType.FLOAT, SqlType.INT, 2, "float t[4];\nt[b] = 1.0;\nreturn t[0];", "line 2",
+        "clamp(i, 0, n - 1)");
+    assertWarns("vidx", SqlType.FLOAT, SqlType.INT, 2, "vec4 v = vec4(a);\nreturn v[b];", "line 2", "clamp(i, 0, n - 1)");
   }
 
   @Test
   void definedOperations_doNotWarn() {
     for (String body : new String[] {"a / 2", "a << 3", "a >> 31", "min(a, b)", "max(a, b) + clamp(a, 0, 9)",
-        "jdiv(a, b) + jshl(a, b) + jint(float(a) * 0.5)"}) {
+        "jdiv(a, b) + jshl(a, b) + jint(float(a) * 0.5)", "int t[4] = int[](1, 2, 3, 4); return t[clamp(a, 0, 3)];",
+        "int t[4] = int[](1, 2, 3, 4); return t[a & 3] + t[2];", "ivec2 v = ivec2(a, b); return v[min(uint(b), 1u)];"}) {
       assertEquals(List.of(), kernel("ok", SqlType.INT, SqlType.INT, 2, body).warnings(), body);
     }
     assertEquals(List.of(), kernel("ok", SqlType.FLOAT, SqlType.FLOAT, 2, "a / b + jmin(a, b)").warnings());
