@@ -145,7 +145,7 @@ final class JavaSemantics {
     return warnings;
   }
 
-  private static List<String> scan(KernelSignature sig, String body, ColumnKernel.Generated g, SpirvModule m) {
+  static List<String> scan(KernelSignature sig, String body, ColumnKernel.Generated g, SpirvModule m) {
     Set<Integer> udf = new HashSet<>();
     Map<Integer, Integer> intWidth = new HashMap<>();
     Set<Integer> floatTypes = new HashSet<>();

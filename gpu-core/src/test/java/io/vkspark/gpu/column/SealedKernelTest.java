@@ -255,4 +255,78 @@ final class SealedKernelTest {
     assertTrue(e.getMessage().contains("line 2 of its body"), e.getMessage());
     assertTrue(e.getMessage().contains("[float b = a +;]"), e.getMessage());
   }
+
+  /**
+   * Structured mutations of real modules (optimized and debug, float, double, int64 and boolean
+   * kernels): header fields, word counts of 0, 1, too many and 0xffff, ids at and past the bound,
+   * operands of every instruction, duplicated and dropped instructions. The seal, the feature check
+   * and the semantics scan answer each with a GpuException or accept it; nothing else escapes.
+   */
+  @Test
+  void structuredMutations_areErrorsNeverCrashes() {
+    KernelSignature dsig = KernelSignature.of("d", SqlType.DOUBLE, arg("a", SqlType.DOUBLE), arg("b", SqlType.BIGINT));
+    KernelSignature bsig = KernelSignature.of("b", SqlType.BOOLEAN, arg("a", SqlType.INT), arg("c", SqlType.BOOLEAN));
+    Object[][] kernels = {{SIG, "float t[4] = float[](x, y, 1.0, 2.0); return t[int(x) & 3] / y;"},
+        {dsig, "jmin(a, double(jdiv(b, 3l))) + vk_norm_cdf(a)"}, {bsig, "c && jrem(a, 7) > 2"}};
+    Random r = new Random(11);
+    int mutants = 0;
+    int accepted = 0;
+    for (Object[] kb : kernels) {
+      KernelSignature sig = (KernelSignature) kb[0];
+      String body = (String) kb[1];
+      ColumnKernel k = ColumnKernel.compile(sig, body);
+      ColumnKernel.Generated g = ColumnKernel.generate(sig, body);
+      byte[] debug = GlslCompiler.compile("dbg.comp", g.source(), null, GlslCompiler.Flavor.DEBUG, s -> { }).spirv().orElseThrow();
+      for (byte[] good : List.of(k.program(64).spirvCode().orElseThrow(), debug)) {
+        int[] w = new int[good.length / 4];
+        java.nio.ByteBuffer.wrap(good).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(w);
+        List<Integer> starts = new java.util.ArrayList<>();
+        for (int i = 5; i < w.length; i += w[i] >>> 16) {
+          starts.add(i);
+        }
+        int[] nasty = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, w[3], w[3] - 1, w[3] + 1, 0xffff, 0x10000, 7, 12};
+        for (int n = 0; n < 2500; n++) {
+          int[] m = w.clone();
+          int at = starts.get(r.nextInt(starts.size()));
+          int len = w[at] >>> 16;
+          switch (r.nextInt(7)) {
+            case 0 -> m[r.nextInt(5)] = nasty[r.nextInt(nasty.length)];
+            case 1 -> m[at] = (new int[] {0, 1, len + 1, len - 1, 0xffff}[r.nextInt(5)] << 16) | (w[at] & 0xffff);
+            case 2 -> m[at] = (w[at] & 0xffff0000) | r.nextInt(400);
+            case 3 -> m[at + r.nextInt(len)] = nasty[r.nextInt(nasty.length)];
+            case 4 -> m[at + r.nextInt(len)] = r.nextInt();
+            case 5 -> { // drop the instruction
+              int[] d = new int[m.length - len];
+              System.arraycopy(m, 0, d, 0, at);
+              System.arraycopy(m, at + len, d, at, m.length - at - len);
+              m = d;
+            }
+            default -> { // duplicate it
+              int[] d = new int[m.length + len];
+              System.arraycopy(m, 0, d, 0, at + len);
+              System.arraycopy(m, at, d, at + len, m.length - at);
+              m = d;
+            }
+          }
+          byte[] bytes = new byte[m.length * 4];
+          java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(m);
+          mutants++;
+          try {
+            ColumnKernel.seal(sig, bytes);
+            SpirvSeal.requireFeatures(k.program(64), bytes, gpu.device().info().features());
+            accepted++;
+          } catch (GpuException expected) {
+            assertTrue(expected.getMessage().contains("Fix: "), expected.getMessage());
+          }
+          try {
+            JavaSemantics.scan(sig, body, g, io.vkspark.gpu.internal.SpirvModule.parse("m", bytes));
+          } catch (GpuException expected) {
+            assertTrue(expected.getMessage().contains("Fix: "), expected.getMessage());
+          }
+        }
+      }
+    }
+    assertEquals(15_000, mutants);
+    assertTrue(accepted < mutants, "some mutants must be refused");
+  }
 }
