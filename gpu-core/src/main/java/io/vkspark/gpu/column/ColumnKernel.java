@@ -9,6 +9,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.internal.SpirvModule;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,6 +100,15 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
+    if (BodyCheck.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
+      // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
+      CompileResult d = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
+          spv -> SpirvModule.parse("debug SPIR-V of GPU UDF '" + signature.name() + "'", spv));
+      if (!d.ok()) {
+        throw compileError(signature, body, g, d);
+      }
+      checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
+    }
     CompileResult r = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir,
         GlslCompiler.Flavor.OPTIMIZED, spv -> seal(signature, spv));
     if (!r.ok()) {
@@ -115,11 +125,27 @@ public final class ColumnKernel implements java.io.Serializable {
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
     try {
-      SpirvSeal.check(program(sig, spirv, 64), spirv, true);
+      checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64), spirv, true));
     } catch (GpuException e) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
               + e.getMessage().replaceFirst("\\.? Fix: .*", ""),
           "keep the body to expressions and local variables of '" + sig.name() + "'.");
+    }
+  }
+
+  /**
+   * Local memory (Function and Private variables) per row, at most: drivers reserve it for every
+   * invocation in flight, and robust buffer access does not cover it.
+   */
+  public static final long MAX_LOCAL_BYTES = 16 * 1024;
+
+  private static void checkLocals(KernelSignature sig, SpirvModule m) {
+    long bytes = SpirvSeal.localBytes(m);
+    if (bytes > MAX_LOCAL_BYTES) {
+      throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' declares "
+              + (bytes == Long.MAX_VALUE ? "more than 2^63" : String.valueOf(bytes))
+              + " bytes of local variables per row, more than vkspark allows (" + MAX_LOCAL_BYTES + ").",
+          "use smaller local arrays in the body of '" + sig.name() + "' (each row runs it with its own copy).");
     }
   }
 

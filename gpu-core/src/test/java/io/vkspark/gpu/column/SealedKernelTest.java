@@ -329,4 +329,26 @@ final class SealedKernelTest {
     assertEquals(15_000, mutants);
     assertTrue(accepted < mutants, "some mutants must be refused");
   }
+
+  /**
+   * Huge local arrays: float q[2147483647] kept spirv-opt busy for minutes and gigabytes (it is
+   * linear in the length), and q[100000000] compiled to 400 MB of private memory per row. Refused
+   * from the fast unoptimized compile, before the optimizer sees them; small arrays still run.
+   */
+  @Test
+  void hugeLocalArrays_areRefusedBeforeOptimizing() {
+    for (String body : new String[] {"float q[2147483647]; return q[0];", "float q[100000000]; q[int(y) & 7] = x; return q[1];",
+        "const int n = 1 << 16; float[n] q; q[0] = x; return q[0];", "float q[1024][1024]; return q[1][2] + x;",
+        "struct S { vec4 v[8192]; }; S s; s.v[0] = vec4(x); return s.v[0].x;"}) {
+      long t0 = System.nanoTime();
+      GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, body), body);
+      assertTrue((System.nanoTime() - t0) < 20_000_000_000L, "refused in seconds: " + body);
+      assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+      assertTrue(e.getMessage().contains("bytes of local variables per row"), e.getMessage());
+      assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
+    }
+    ColumnKernel k = ColumnKernel.compile(SIG, "float q[1024]; for (int i = 0; i < 1024; i++) { q[i] = x * float(i); }\n"
+        + "return q[clamp(int(y), 0, 1023)];");
+    assertEquals(List.of(6f, 0f), gpu.run(k, new Object[] {2f, 5f}, new Object[] {3f, -1f}));
+  }
 }
