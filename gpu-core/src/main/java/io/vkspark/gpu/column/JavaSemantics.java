@@ -43,7 +43,6 @@ final class JavaSemantics {
   /** Tokens without which none of the checked operations can occur (comments removed first). */
   private static final Pattern SUSPECT = Pattern.compile(
       "[%/\\[]|<<|>>|\\b(min|max|clamp|u?int(8|16|32|64)?(_t)?|[iu](8|16|64)?vec[234])\\s*\\(");
-  private static final Pattern COMMENTS = Pattern.compile("//[^\n]*|/\\*.*?\\*/", Pattern.DOTALL);
   private static final Map<String, List<String>> ANALYSED = new ConcurrentHashMap<>();
   private static volatile Map<String, String> sections;
 
@@ -123,7 +122,17 @@ final class JavaSemantics {
    * @throws GpuException COMPILE when the body uses {@code %}
    */
   static List<String> analyze(KernelSignature sig, String body, ColumnKernel.Generated g, Path cacheDir) {
-    if (!SUSPECT.matcher(COMMENTS.matcher(body).replaceAll(" ")).find()) {
+    String text = BodyCheck.lines(body);
+    String code = BodyCheck.code(text);
+    int percent = code.indexOf('%');
+    if (percent >= 0) { // from the text too: glslang folds constant operands (and x % 0 to x) before SPIR-V
+      int lead = g.expression() ? text.length() - text.stripLeading().length() : 0; // expression lines count from its text
+      int line = 1 + (int) code.substring(lead, percent).chars().filter(c -> c == '\n').count();
+      String[] shown = (g.expression() ? text.strip() : text).split("\n", -1);
+      throw remainder(sig, "line " + line + " of its body [" + shown[Math.min(line, shown.length) - 1].strip() + "]",
+          "line " + line);
+    }
+    if (!SUSPECT.matcher(code).find()) {
       return List.of();
     }
     String key = GlslCompiler.key(g.source(), GlslCompiler.Flavor.DEBUG);
@@ -224,10 +233,7 @@ final class JavaSemantics {
           ? "line " + bodyLine + " of its body [" + shown[bodyLine - 1].strip() + "]" : "its body";
       String where = bodyLine >= 1 && bodyLine <= shown.length ? "line " + bodyLine : "the body";
       switch (op) {
-        case 137, 138, 139 -> throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' uses % at " + at
-                + ": GLSL leaves the remainder of negative operands undefined (NVIDIA gives it the sign of the divisor,"
-                + " Java the sign of the dividend) and of a zero divisor",
-            "write jrem(a, b) for Java's a % b (0 when b is 0) at " + where + " of the body of '" + sig.name() + "'.");
+        case 137, 138, 139 -> throw remainder(sig, at, where);
         case 134, 135 -> {
           Long d = constants.get(m.operand(in, 3));
           if (d == null || d == 0 || (op == 135 && d == -1)) {
@@ -287,6 +293,13 @@ final class JavaSemantics {
       }
     }
     return List.copyOf(warnings);
+  }
+
+  private static GpuException remainder(KernelSignature sig, String at, String where) {
+    return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' uses % at " + at
+            + ": GLSL leaves the remainder of negative operands undefined (NVIDIA gives it the sign of the divisor,"
+            + " Java the sign of the dividend) and of a zero divisor",
+        "write jrem(a, b) for Java's a % b (0 when b is 0) at " + where + " of the body of '" + sig.name() + "'.");
   }
 
   private static String warning(KernelSignature sig, String at, String what, String fix) {

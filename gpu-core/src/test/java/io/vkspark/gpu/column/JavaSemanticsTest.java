@@ -183,12 +183,20 @@ final class JavaSemanticsTest {
         return q;
         """));
     assertTrue(f.getMessage().contains("line 3 of its body [q %= b;]"), f.getMessage());
+    // folded by glslang before any SPIR-V exists (and x % 0 folds to x): refused from the text
+    GpuException c = assertThrows(GpuException.class,
+        () -> kernel("rem3", SqlType.INT, SqlType.INT, 1, "// 5 % 2 in a comment is fine\nconst int k = -7 % 3;\nreturn k + a;"));
+    assertTrue(c.getMessage().contains("GPU UDF 'rem3' uses % at line 2 of its body [const int k = -7 % 3;]"), c.getMessage());
+    assertTrue(c.getMessage().contains("Fix: write jrem(a, b)"), c.getMessage());
+    assertThrows(GpuException.class, () -> kernel("rem4", SqlType.INT, SqlType.INT, 1, "a + 5 % 0"));
   }
 
   @Test
   void undefinedOperations_warnNamingTheHelper() {
     assertWarns("div", SqlType.INT, SqlType.INT, 2, "a / b", "line 1 of its body [a / b]", "jdiv(a, b)");
     assertWarns("divz", SqlType.INT, SqlType.INT, 1, "int z = 0;\nreturn a / z;", "line 2", "jdiv(a, b)");
+    assertWarns("divcr", SqlType.INT, SqlType.INT, 2, "int q = a; // a bare CR ends this comment\rreturn q / b;", "line 2",
+        "jdiv(a, b)");
     assertWarns("fmin", SqlType.FLOAT, SqlType.FLOAT, 2, "min(a, b)", "NaN", "jmin(a, b)");
     assertWarns("dmax", SqlType.DOUBLE, SqlType.DOUBLE, 2, "max(a, b)", "NaN", "jmax(a, b)");
     assertWarns("clamp", SqlType.FLOAT, SqlType.FLOAT, 1, "clamp(a, 0.0, 1.0)", "clamp", "jmin(jmax(x, lo), hi)");
