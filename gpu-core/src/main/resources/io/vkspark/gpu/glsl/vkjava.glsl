@@ -55,6 +55,10 @@ int64_t jushr(int64_t a, int n) { return int64_t(uint64_t(a) >> uint(n & 63)); }
 int64_t jshl(int64_t a, int64_t n) { return jshl(a, int(n & 63l)); }
 int64_t jshr(int64_t a, int64_t n) { return jshr(a, int(n & 63l)); }
 int64_t jushr(int64_t a, int64_t n) { return jushr(a, int(n & 63l)); }
+// Java's int << long is an int shift: without these, GLSL would widen a and shift by up to 63
+int jshl(int a, int64_t n) { return jshl(a, int(n & 31l)); }
+int jshr(int a, int64_t n) { return jshr(a, int(n & 31l)); }
+int jushr(int a, int64_t n) { return jushr(a, int(n & 31l)); }
 int jint(int64_t x) { return int(x); }
 int64_t jlong(int x) { return int64_t(x); }
 int64_t jlong(int64_t x) { return x; }

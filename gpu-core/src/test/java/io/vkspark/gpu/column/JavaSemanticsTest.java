@@ -159,6 +159,27 @@ final class JavaSemanticsTest {
         "jint(a)", x -> x);
   }
 
+  /** Java's int << long is an int shift (count masked to 5 bits); GLSL picked the int64 overload (1 << 33L gave 2^33). */
+  @Test
+  void intShiftedByLong_isAnIntShift() {
+    for (String[] op : new String[][] {{"jshl", "<<"}, {"jshr", ">>"}, {"jushr", ">>>"}}) {
+      ColumnKernel k = ColumnKernel.compile(KernelSignature.of("mixed_" + op[0], SqlType.BIGINT,
+          arg("a", SqlType.INT), arg("b", SqlType.BIGINT)), op[0] + "(a, b)");
+      Integer[] as = {1, -1, 7, Integer.MIN_VALUE, Integer.MAX_VALUE, -8};
+      Long[] bs = {33L, 63L, 64L, -1L, 31L, 1L << 40};
+      List<Object> got = gpu.run(k, as, bs);
+      for (int i = 0; i < as.length; i++) {
+        long b = bs[i];
+        long want = switch (op[1]) {
+          case "<<" -> as[i] << b;
+          case ">>" -> as[i] >> b;
+          default -> as[i] >>> b;
+        };
+        assertEquals(want, got.get(i), op[0] + "(" + as[i] + ", " + b + ")");
+      }
+    }
+  }
+
   @Test
   void prelude_isPastedOnlyWhenABodyCallsAHelper() {
     ColumnKernel plain = kernel("plain", SqlType.INT, SqlType.INT, 2, "a + b");
