@@ -188,8 +188,9 @@ public final class GlslCompiler {
   private static final long COMPILER_STACK_BYTES = 1L << 30;
   /** Longest source compiled: with {@link #COMPILER_STACK_BYTES}, every expression fits the stack. */
   public static final int MAX_SOURCE_CHARS = 256 * 1024;
-  private static final java.util.concurrent.ExecutorService COMPILER_THREAD =
-      java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+  /** One thread, ended after 10 s idle: the stack pages a deep expression touched go back with it. */
+  private static final java.util.concurrent.ExecutorService COMPILER_THREAD = new java.util.concurrent.ThreadPoolExecutor(
+      0, 1, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
         Thread t = new Thread(null, r, "vkspark-shaderc", COMPILER_STACK_BYTES);
         t.setDaemon(true);
         return t;
