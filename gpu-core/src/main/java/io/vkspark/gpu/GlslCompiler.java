@@ -179,7 +179,55 @@ public final class GlslCompiler {
     return spirv;
   }
 
+  /**
+   * Bytes of native stack for the compiler thread. glslang and spirv-opt recurse once per nesting
+   * level of an expression (a chain {@code a + b + ...} included), about 5 KiB each: a body of 1,500
+   * additions overflowed an 8 MiB thread stack and killed the JVM with SIGSEGV (no Java error can
+   * catch that). {@link #MAX_SOURCE_CHARS} bounds the depth; this stack covers it with room.
+   */
+  private static final long COMPILER_STACK_BYTES = 1L << 30;
+  /** Longest source compiled: with {@link #COMPILER_STACK_BYTES}, every expression fits the stack. */
+  public static final int MAX_SOURCE_CHARS = 256 * 1024;
+  /** One thread, ended after 10 s idle: the stack pages a deep expression touched go back with it. */
+  private static final java.util.concurrent.ExecutorService COMPILER_THREAD = new java.util.concurrent.ThreadPoolExecutor(
+      0, 1, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(null, r, "vkspark-shaderc", COMPILER_STACK_BYTES);
+        t.setDaemon(true);
+        return t;
+      });
+
+  /** Compiles on the one compiler thread, whose stack is large enough for any source we accept. */
   private static CompileResult compileNow(String name, String source, Flavor flavor) {
+    if (source.length() > MAX_SOURCE_CHARS) {
+      throw GpuException.of(GpuException.Code.COMPILE, "shader '" + name + "' has " + source.length()
+          + " characters, more than vkspark compiles (" + MAX_SOURCE_CHARS + ").", "shorten it.");
+    }
+    java.util.concurrent.Future<CompileResult> f = COMPILER_THREAD.submit(() -> compileHere(name, source, flavor));
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return f.get();
+        } catch (InterruptedException e) {
+          interrupted = true; // the compiler holds native state: let it finish, then report the interrupt
+        } catch (java.util.concurrent.ExecutionException e) {
+          if (e.getCause() instanceof RuntimeException re) {
+            throw re;
+          }
+          if (e.getCause() instanceof Error err) {
+            throw err;
+          }
+          throw new IllegalStateException(e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static CompileResult compileHere(String name, String source, Flavor flavor) {
     synchronized (LOCK) {
       if (compiler == 0) {
         compiler = shaderc_compiler_initialize();
@@ -190,7 +238,18 @@ public final class GlslCompiler {
       }
       long options = OPTIONS.computeIfAbsent(flavor, GlslCompiler::newOptions);
       long t0 = System.nanoTime();
-      long result = shaderc_compile_into_spv(compiler, source, shaderc_glsl_compute_shader, name, "main", options);
+      // on the heap, not LWJGL's thread stack (64 KiB): a long body would be an OutOfMemoryError there
+      ByteBuffer src = org.lwjgl.system.MemoryUtil.memUTF8(source, false);
+      ByteBuffer file = org.lwjgl.system.MemoryUtil.memUTF8(name);
+      ByteBuffer entry = org.lwjgl.system.MemoryUtil.memUTF8("main");
+      long result;
+      try {
+        result = shaderc_compile_into_spv(compiler, src, shaderc_glsl_compute_shader, file, entry, options);
+      } finally {
+        org.lwjgl.system.MemoryUtil.memFree(src);
+        org.lwjgl.system.MemoryUtil.memFree(file);
+        org.lwjgl.system.MemoryUtil.memFree(entry);
+      }
       if (result == 0) {
         throw GpuException.of(GpuException.Code.COMPILE, "shaderc returned no result for '" + name + "'.",
             "retry; if it persists, report it with the shader source.");

@@ -38,7 +38,7 @@ final class BodyCheck {
    * @throws GpuException COMPILE naming the UDF, the line of the body and what is not allowed
    */
   static void check(KernelSignature sig, String body) {
-    String text = body.replace("\r\n", "\n").replace('\r', '\n');
+    String text = lines(body);
     String[] lines = text.split("\n", -1);
     char[] code = withoutComments(sig, text, lines);
     Deque<int[]> open = new ArrayDeque<>(); // {char, line}
@@ -83,6 +83,37 @@ final class BodyCheck {
             "rename it, or compute without it: the body sees its arguments and local variables only");
       }
     }
+  }
+
+  /** The body with CRLF and bare CR as LF: glslang ends a line at either, so the generated shader must too. */
+  static String lines(String body) {
+    return body.replace("\r\n", "\n").replace('\r', '\n');
+  }
+
+  /** {@code text} with comments blanked (newlines kept): what glslang reads as code, same length. */
+  static String code(String text) {
+    char[] out = text.toCharArray();
+    int i = 0;
+    while (i < out.length) {
+      if (out[i] == '/' && i + 1 < out.length && out[i + 1] == '/') {
+        while (i < out.length && out[i] != '\n') {
+          out[i++] = ' ';
+        }
+      } else if (out[i] == '/' && i + 1 < out.length && out[i + 1] == '*') {
+        out[i++] = ' ';
+        out[i++] = ' ';
+        while (i < out.length && !(out[i] == '*' && i + 1 < out.length && out[i + 1] == '/')) {
+          out[i] = out[i] == '\n' ? '\n' : ' ';
+          i++;
+        }
+        for (int k = 0; k < 2 && i < out.length; k++) {
+          out[i++] = ' ';
+        }
+      } else {
+        i++;
+      }
+    }
+    return new String(out);
   }
 
   private static String reserved(String id) {

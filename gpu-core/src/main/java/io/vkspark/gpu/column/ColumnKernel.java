@@ -9,6 +9,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.internal.SpirvModule;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,6 +100,15 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
+    if (BodyCheck.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
+      // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
+      CompileResult d = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
+          spv -> SpirvModule.parse("debug SPIR-V of GPU UDF '" + signature.name() + "'", spv));
+      if (!d.ok()) {
+        throw compileError(signature, body, g, d);
+      }
+      checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
+    }
     CompileResult r = GlslCompiler.compile(signature.name() + ".comp", g.source(), cacheDir,
         GlslCompiler.Flavor.OPTIMIZED, spv -> seal(signature, spv));
     if (!r.ok()) {
@@ -115,11 +125,27 @@ public final class ColumnKernel implements java.io.Serializable {
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
     try {
-      SpirvSeal.check(program(sig, spirv, 64), spirv, true);
+      checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64), spirv, true));
     } catch (GpuException e) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
               + e.getMessage().replaceFirst("\\.? Fix: .*", ""),
           "keep the body to expressions and local variables of '" + sig.name() + "'.");
+    }
+  }
+
+  /**
+   * Local memory (Function and Private variables) per row, at most: drivers reserve it for every
+   * invocation in flight, and robust buffer access does not cover it.
+   */
+  public static final long MAX_LOCAL_BYTES = 16 * 1024;
+
+  private static void checkLocals(KernelSignature sig, SpirvModule m) {
+    long bytes = SpirvSeal.localBytes(m);
+    if (bytes > MAX_LOCAL_BYTES) {
+      throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' declares "
+              + (bytes == Long.MAX_VALUE ? "more than 2^63" : String.valueOf(bytes))
+              + " bytes of local variables per row, more than vkspark allows (" + MAX_LOCAL_BYTES + ").",
+          "use smaller local arrays in the body of '" + sig.name() + "' (each row runs it with its own copy).");
     }
   }
 
@@ -155,17 +181,33 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
     String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
-    boolean expression = !RETURN.matcher(body).find();
-    String[] bodyLines = body.replace("\r\n", "\n").split("\n", -1);
+    String text = BodyCheck.lines(body);
+    String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
+    boolean expression = !RETURN.matcher(code).find();
+    String[] bodyLines = text.split("\n", -1);
     int first = lines.size() + 1;
     if (expression) {
-      String expr = body.strip();
-      if (expr.endsWith(";")) {
-        expr = expr.substring(0, expr.length() - 1);
+      int start = 0;
+      int end = text.length();
+      while (start < end && Character.isWhitespace(text.charAt(start))) {
+        start++;
       }
+      while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
+        end--;
+      }
+      int last = end; // the last character of code (not comment) decides whether a ';' ends the expression
+      while (last > start && Character.isWhitespace(code.charAt(last - 1))) {
+        last--;
+      }
+      String expr = last > start && code.charAt(last - 1) == ';'
+          ? text.substring(start, last - 1) + " " + text.substring(last, end) : text.substring(start, end);
       String[] exprLines = expr.split("\n", -1);
+      // a comment on the last line (a // one would swallow the closing ");") puts ");" on a line of its own
+      int lastLine = Math.max(start, text.lastIndexOf('\n', end - 1) + 1);
+      boolean commentAtEnd = !code.regionMatches(lastLine, text, lastLine, end - lastLine);
       for (int i = 0; i < exprLines.length; i++) {
-        lines.add((i == 0 ? "return (" : "") + exprLines[i] + (i == exprLines.length - 1 ? ");" : ""));
+        lines.add((i == 0 ? "return (" : "") + exprLines[i]
+            + (i == exprLines.length - 1 ? (commentAtEnd ? "\n);" : ");") : ""));
       }
       bodyLines = exprLines;
     } else {
@@ -213,8 +255,8 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   private static GpuException compileError(KernelSignature sig, String body, Generated g, CompileResult r) {
-    String[] bodyLines = body.replace("\r\n", "\n").strip().split("\n", -1);
-    String[] rawLines = body.replace("\r\n", "\n").split("\n", -1);
+    String[] bodyLines = BodyCheck.lines(body).strip().split("\n", -1);
+    String[] rawLines = BodyCheck.lines(body).split("\n", -1);
     String[] shown = g.expression() ? bodyLines : rawLines;
     List<String> parts = new ArrayList<>();
     int firstBodyLine = -1;

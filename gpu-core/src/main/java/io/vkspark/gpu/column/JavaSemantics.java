@@ -42,8 +42,7 @@ final class JavaSemantics {
   private static final Pattern USES_DOUBLE = Pattern.compile("\\bdouble\\b|\\bdvec[234]\\b|[0-9.]lf\\b|[0-9.]LF\\b");
   /** Tokens without which none of the checked operations can occur (comments removed first). */
   private static final Pattern SUSPECT = Pattern.compile(
-      "[%/]|<<|>>|\\b(min|max|clamp|u?int(8|16|32|64)?(_t)?|[iu](8|16|64)?vec[234])\\s*\\(");
-  private static final Pattern COMMENTS = Pattern.compile("//[^\n]*|/\\*.*?\\*/", Pattern.DOTALL);
+      "[%/\\[]|<<|>>|\\b(min|max|clamp|u?int(8|16|32|64)?(_t)?|[iu](8|16|64)?vec[234])\\s*\\(");
   private static final Map<String, List<String>> ANALYSED = new ConcurrentHashMap<>();
   private static volatile Map<String, String> sections;
 
@@ -59,6 +58,12 @@ final class JavaSemantics {
   private static final int OP_FUNCTION = 54;
   private static final int OP_FUNCTION_END = 56;
   private static final int OP_NO_LINE = 317;
+  private static final int OP_VARIABLE = 59;
+  private static final int OP_ACCESS_CHAIN = 65;
+  private static final int OP_IN_BOUNDS_ACCESS_CHAIN = 66;
+  private static final int OP_VECTOR_EXTRACT_DYNAMIC = 77;
+  private static final int OP_VECTOR_INSERT_DYNAMIC = 78;
+  private static final int OP_BITWISE_AND = 199;
 
   private JavaSemantics() {}
 
@@ -117,7 +122,17 @@ final class JavaSemantics {
    * @throws GpuException COMPILE when the body uses {@code %}
    */
   static List<String> analyze(KernelSignature sig, String body, ColumnKernel.Generated g, Path cacheDir) {
-    if (!SUSPECT.matcher(COMMENTS.matcher(body).replaceAll(" ")).find()) {
+    String text = BodyCheck.lines(body);
+    String code = BodyCheck.code(text);
+    int percent = code.indexOf('%');
+    if (percent >= 0) { // from the text too: glslang folds constant operands (and x % 0 to x) before SPIR-V
+      int lead = g.expression() ? text.length() - text.stripLeading().length() : 0; // expression lines count from its text
+      int line = 1 + (int) code.substring(lead, percent).chars().filter(c -> c == '\n').count();
+      String[] shown = (g.expression() ? text.strip() : text).split("\n", -1);
+      throw remainder(sig, "line " + line + " of its body [" + shown[Math.min(line, shown.length) - 1].strip() + "]",
+          "line " + line);
+    }
+    if (!SUSPECT.matcher(code).find()) {
       return List.of();
     }
     String key = GlslCompiler.key(g.source(), GlslCompiler.Flavor.DEBUG);
@@ -139,13 +154,15 @@ final class JavaSemantics {
     return warnings;
   }
 
-  private static List<String> scan(KernelSignature sig, String body, ColumnKernel.Generated g, SpirvModule m) {
+  static List<String> scan(KernelSignature sig, String body, ColumnKernel.Generated g, SpirvModule m) {
     Set<Integer> udf = new HashSet<>();
     Map<Integer, Integer> intWidth = new HashMap<>();
     Set<Integer> floatTypes = new HashSet<>();
     Map<Integer, Integer> vectorOf = new HashMap<>();
     Map<Integer, Long> constants = new HashMap<>();
     int glsl450 = -1;
+    Set<Integer> local = new HashSet<>(); // Function and Private variables, and pointers into them
+    Set<Integer> bounded = new HashSet<>(); // results of clamp, min and & (the user bounded them)
     for (Insn in : m.instructions()) {
       switch (in.opcode()) {
         case OP_NAME -> {
@@ -161,6 +178,18 @@ final class JavaSemantics {
         case OP_TYPE_INT -> intWidth.put(m.operand(in, 0), m.operand(in, 1));
         case OP_TYPE_FLOAT -> floatTypes.add(m.operand(in, 0));
         case OP_TYPE_VECTOR -> vectorOf.put(m.operand(in, 0), m.operand(in, 1));
+        case OP_VARIABLE -> {
+          if (m.operand(in, 2) == 7 || m.operand(in, 2) == 6) {
+            local.add(m.operand(in, 1));
+          }
+        }
+        case OP_EXT_INST -> {
+          int inst = m.has(in, 3) ? m.operand(in, 3) : -1;
+          if (inst == 38 || inst == 39 || inst == 44 || inst == 45) { // UMin, SMin, UClamp, SClamp
+            bounded.add(m.operand(in, 1));
+          }
+        }
+        case OP_BITWISE_AND -> bounded.add(m.operand(in, 1));
         case OP_CONSTANT -> {
           Integer width = intWidth.get(m.operand(in, 0));
           if (width != null) {
@@ -177,7 +206,8 @@ final class JavaSemantics {
       throw GpuException.of(Code.COMPILE, "the analysis module of GPU UDF '" + sig.name() + "' names no vk_udf.",
           "report this with the body; it is a vkspark bug.");
     }
-    String[] shown = (g.expression() ? body.replace("\r\n", "\n").strip() : body.replace("\r\n", "\n")).split("\n", -1);
+    String text = BodyCheck.lines(body);
+    String[] shown = (g.expression() ? text.strip() : text).split("\n", -1);
     Set<String> warnings = new LinkedHashSet<>();
     boolean inside = false;
     int line = -1;
@@ -203,10 +233,7 @@ final class JavaSemantics {
           ? "line " + bodyLine + " of its body [" + shown[bodyLine - 1].strip() + "]" : "its body";
       String where = bodyLine >= 1 && bodyLine <= shown.length ? "line " + bodyLine : "the body";
       switch (op) {
-        case 137, 138, 139 -> throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' uses % at " + at
-                + ": GLSL leaves the remainder of negative operands undefined (NVIDIA gives it the sign of the divisor,"
-                + " Java the sign of the dividend) and of a zero divisor",
-            "write jrem(a, b) for Java's a % b (0 when b is 0) at " + where + " of the body of '" + sig.name() + "'.");
+        case 137, 138, 139 -> throw remainder(sig, at, where);
         case 134, 135 -> {
           Long d = constants.get(m.operand(in, 3));
           if (d == null || d == 0 || (op == 135 && d == -1)) {
@@ -229,6 +256,28 @@ final class JavaSemantics {
                 "use " + helper + "(a, n) for Java's " + (op == 196 ? "<<" : op == 195 ? ">>" : ">>>")));
           }
         }
+        case OP_ACCESS_CHAIN, OP_IN_BOUNDS_ACCESS_CHAIN, OP_VECTOR_EXTRACT_DYNAMIC, OP_VECTOR_INSERT_DYNAMIC -> {
+          boolean chain = op == OP_ACCESS_CHAIN || op == OP_IN_BOUNDS_ACCESS_CHAIN;
+          if (chain && !local.contains(m.operand(in, 2))) {
+            continue; // not the body's own memory (nothing else is reachable from a body)
+          }
+          if (chain) {
+            local.add(m.operand(in, 1));
+          }
+          for (int k = chain ? 3 : op == OP_VECTOR_EXTRACT_DYNAMIC ? 3 : 4; m.has(in, k); k++) {
+            int index = m.operand(in, k);
+            if (!constants.containsKey(index) && !bounded.contains(index)) {
+              warnings.add(warning(sig, at, "an array or vector index that is not a constant: GLSL leaves an index"
+                      + " outside the array undefined (Vulkan's robustness covers buffers, not a body's own arrays;"
+                      + " Java throws ArrayIndexOutOfBoundsException)",
+                  "use clamp(i, 0, n - 1) as the index (or i & (n - 1) for a power of two n)"));
+              break;
+            }
+            if (!chain) {
+              break;
+            }
+          }
+        }
         case OP_EXT_INST -> {
           int inst = m.operand(in, 3);
           boolean onFloats = floatTypes.contains(vectorOf.getOrDefault(m.operand(in, 0), m.operand(in, 0)));
@@ -244,6 +293,13 @@ final class JavaSemantics {
       }
     }
     return List.copyOf(warnings);
+  }
+
+  private static GpuException remainder(KernelSignature sig, String at, String where) {
+    return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' uses % at " + at
+            + ": GLSL leaves the remainder of negative operands undefined (NVIDIA gives it the sign of the divisor,"
+            + " Java the sign of the dividend) and of a zero divisor",
+        "write jrem(a, b) for Java's a % b (0 when b is 0) at " + where + " of the body of '" + sig.name() + "'.");
   }
 
   private static String warning(KernelSignature sig, String at, String what, String fix) {

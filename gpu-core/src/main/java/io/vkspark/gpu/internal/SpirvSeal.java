@@ -301,6 +301,66 @@ public final class SpirvSeal {
     }
   }
 
+  /**
+   * Bytes of Function and Private memory the module's variables take per invocation (saturating at
+   * {@link Long#MAX_VALUE}): arrays whose length is not a known constant count as huge. Robust
+   * buffer access does not cover this memory, and drivers reserve it for every invocation in flight.
+   */
+  public static long localBytes(SpirvModule m) {
+    Map<Integer, Long> size = new HashMap<>();
+    Map<Integer, Long> constants = new HashMap<>();
+    Map<Integer, Integer> intWidth = new HashMap<>();
+    long total = 0;
+    for (Insn in : m.instructions()) {
+      switch (in.opcode()) {
+        case OP_TYPE_INT -> {
+          intWidth.put(m.operand(in, 0), m.operand(in, 1));
+          size.put(m.operand(in, 0), Math.max(1, m.operand(in, 1) / 8L));
+        }
+        case OP_TYPE_FLOAT -> size.put(m.operand(in, 0), Math.max(1, m.operand(in, 1) / 8L));
+        case 20 -> size.put(m.operand(in, 0), 4L); // OpTypeBool
+        case OP_TYPE_VECTOR, 24 -> size.put(m.operand(in, 0), // OpTypeVector, OpTypeMatrix
+            mul(size.getOrDefault(m.operand(in, 1), Long.MAX_VALUE), m.operand(in, 2) & 0xffffffffL));
+        case 43 -> { // OpConstant
+          Integer width = intWidth.get(m.operand(in, 0));
+          if (width != null) {
+            constants.put(m.operand(in, 1), width == 64 && m.has(in, 3)
+                ? (m.operand(in, 2) & 0xffffffffL) | ((long) m.operand(in, 3) << 32) : m.operand(in, 2) & 0xffffffffL);
+          }
+        }
+        case OP_TYPE_ARRAY -> {
+          Long n = constants.get(m.operand(in, 2));
+          size.put(m.operand(in, 0), n == null || n < 0 ? Long.MAX_VALUE
+              : mul(size.getOrDefault(m.operand(in, 1), Long.MAX_VALUE), n));
+        }
+        case OP_TYPE_STRUCT -> {
+          long sum = 0;
+          for (int k = 1; m.has(in, k); k++) {
+            sum = add(sum, size.getOrDefault(m.operand(in, k), Long.MAX_VALUE));
+          }
+          size.put(m.operand(in, 0), sum);
+        }
+        case OP_TYPE_POINTER -> size.put(m.operand(in, 0), size.getOrDefault(m.operand(in, 2), Long.MAX_VALUE));
+        case OP_VARIABLE -> {
+          int sc = m.operand(in, 2);
+          if (sc == SC_FUNCTION || sc == SC_PRIVATE) {
+            total = add(total, size.getOrDefault(m.operand(in, 0), Long.MAX_VALUE));
+          }
+        }
+        default -> { }
+      }
+    }
+    return total;
+  }
+
+  private static long mul(long a, long b) {
+    return b != 0 && a > Long.MAX_VALUE / b ? Long.MAX_VALUE : a * b;
+  }
+
+  private static long add(long a, long b) {
+    return a > Long.MAX_VALUE - b ? Long.MAX_VALUE : a + b;
+  }
+
   private static int pointee(SpirvModule m, Map<Integer, Insn> defs, int pointerType, String what) {
     Insn p = defs.get(pointerType);
     if (p == null || p.opcode() != OP_TYPE_POINTER) {

@@ -8,6 +8,7 @@
 //   jmin, jmax   Java Math.min/max: NaN if either is NaN, -0.0 < 0.0
 //   jint(x)      Java (int) x:  NaN gives 0, saturates at Integer.MIN_VALUE/MAX_VALUE
 //   jlong(x)     Java (long) x: NaN gives 0, saturates at Long.MIN_VALUE/MAX_VALUE
+//   (jint and jlong of int and int64_t are Java's exact casts: wrap to 32 bits, widen)
 //   jshl, jshr, jushr   Java <<, >>, >>>: the count is masked to 5 bits (int) or 6 bits (long)
 //
 // Everything is computed with operations whose SPIR-V meaning is defined for every operand
@@ -35,6 +36,8 @@ float jmax(float a, float b) {
   if (a == 0.0 && b == 0.0) { return floatBitsToInt(a) < 0 ? b : a; }
   return a >= b ? a : b;
 }
+// jint/jlong of an integer: exact overloads, or GLSL would convert the argument to float first
+int jint(int x) { return x; }
 int jint(float x) {
   if (vkj_isnan(x)) { return 0; }
   if (x >= 2147483648.0) { return 2147483647; }
@@ -52,6 +55,13 @@ int64_t jushr(int64_t a, int n) { return int64_t(uint64_t(a) >> uint(n & 63)); }
 int64_t jshl(int64_t a, int64_t n) { return jshl(a, int(n & 63l)); }
 int64_t jshr(int64_t a, int64_t n) { return jshr(a, int(n & 63l)); }
 int64_t jushr(int64_t a, int64_t n) { return jushr(a, int(n & 63l)); }
+// Java's int << long is an int shift: without these, GLSL would widen a and shift by up to 63
+int jshl(int a, int64_t n) { return jshl(a, int(n & 31l)); }
+int jshr(int a, int64_t n) { return jshr(a, int(n & 31l)); }
+int jushr(int a, int64_t n) { return jushr(a, int(n & 31l)); }
+int jint(int64_t x) { return int(x); }
+int64_t jlong(int x) { return int64_t(x); }
+int64_t jlong(int64_t x) { return x; }
 int64_t jlong(float x) {
   if (vkj_isnan(x)) { return 0l; }
   if (x >= 9223372036854775808.0) { return 9223372036854775807l; }

@@ -24,12 +24,14 @@ final class JavaSemanticsTest {
   private static final float[] FLOATS = {0f, -0f, 1f, -1f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, Float.NaN,
       Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MAX_VALUE, -Float.MAX_VALUE, 2.1e9f, -2.1e9f,
       2147483648f, -2147483648f, 3e9f, -3e9f, 9.2e18f, -9.2e18f, 9.3e18f, -9.3e18f, 1e20f, -1e20f,
-      Float.intBitsToFloat(0x7fc00001), Float.MIN_NORMAL};
+      Float.intBitsToFloat(0x7fc00001), Float.MIN_NORMAL, Math.nextDown(0x1p31f), Math.nextUp(-0x1p31f),
+      Math.nextDown(0x1p63f), -0x1p63f, Math.nextUp(-0x1p63f), Float.MIN_VALUE, -Float.MIN_VALUE};
   private static final double[] DOUBLES = {0d, -0d, 1d, -1d, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, Double.NaN,
       Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MAX_VALUE, -Double.MAX_VALUE, 2147483647.5,
       -2147483648.5, 2147483648d, -2147483649d, 3e9, -3e9, 9.223372036854775807E18, -9.223372036854775808E18,
       9.3e18, -9.3e18, 1e300, -1e300, 123456789.987, -123456789.987, Double.MIN_NORMAL,
-      Double.longBitsToDouble(0x7ff8000000000001L)};
+      Double.longBitsToDouble(0x7ff8000000000001L), Math.nextDown(0x1p63), Math.nextUp(-0x1p63), -0x1p63,
+      Math.nextDown(0x1p31), Math.nextUp(-0x1p31 - 1), 0x1p53 + 1, Double.MIN_VALUE, -Double.MIN_VALUE};
   private static GpuRows gpu;
 
   @BeforeAll
@@ -144,6 +146,40 @@ final class JavaSemanticsTest {
     unary("dlong", SqlType.DOUBLE, SqlType.BIGINT, doubles(), "jlong(a)", x -> (long) (double) x);
   }
 
+  /** jint and jlong of integers are Java's casts, not a detour through float (which rounded 16777217). */
+  @Test
+  void integerCasts_matchJava() {
+    unary("iint", SqlType.INT, SqlType.INT, ints(), "jint(a)", x -> x);
+    unary("ilong", SqlType.INT, SqlType.BIGINT, ints(), "jlong(a)", x -> (long) (int) x);
+    unary("lint", SqlType.BIGINT, SqlType.INT, longs(), "jint(a)", x -> (int) (long) x);
+    unary("llong", SqlType.BIGINT, SqlType.BIGINT, longs(), "jlong(a)", x -> x);
+    unary("lintd", SqlType.BIGINT, SqlType.DOUBLE, longs(), "double(jint(a)) + jmin(1.0lf, 2.0lf)",
+        x -> (double) (int) (long) x + 1.0);
+    unary("big", SqlType.INT, SqlType.INT, new Integer[] {16777217, -16777217, Integer.MAX_VALUE - 1},
+        "jint(a)", x -> x);
+  }
+
+  /** Java's int << long is an int shift (count masked to 5 bits); GLSL picked the int64 overload (1 << 33L gave 2^33). */
+  @Test
+  void intShiftedByLong_isAnIntShift() {
+    for (String[] op : new String[][] {{"jshl", "<<"}, {"jshr", ">>"}, {"jushr", ">>>"}}) {
+      ColumnKernel k = ColumnKernel.compile(KernelSignature.of("mixed_" + op[0], SqlType.BIGINT,
+          arg("a", SqlType.INT), arg("b", SqlType.BIGINT)), op[0] + "(a, b)");
+      Integer[] as = {1, -1, 7, Integer.MIN_VALUE, Integer.MAX_VALUE, -8};
+      Long[] bs = {33L, 63L, 64L, -1L, 31L, 1L << 40};
+      List<Object> got = gpu.run(k, as, bs);
+      for (int i = 0; i < as.length; i++) {
+        long b = bs[i];
+        long want = switch (op[1]) {
+          case "<<" -> as[i] << b;
+          case ">>" -> as[i] >> b;
+          default -> as[i] >>> b;
+        };
+        assertEquals(want, got.get(i), op[0] + "(" + as[i] + ", " + b + ")");
+      }
+    }
+  }
+
   @Test
   void prelude_isPastedOnlyWhenABodyCallsAHelper() {
     ColumnKernel plain = kernel("plain", SqlType.INT, SqlType.INT, 2, "a + b");
@@ -168,12 +204,20 @@ final class JavaSemanticsTest {
         return q;
         """));
     assertTrue(f.getMessage().contains("line 3 of its body [q %= b;]"), f.getMessage());
+    // folded by glslang before any SPIR-V exists (and x % 0 folds to x): refused from the text
+    GpuException c = assertThrows(GpuException.class,
+        () -> kernel("rem3", SqlType.INT, SqlType.INT, 1, "// 5 % 2 in a comment is fine\nconst int k = -7 % 3;\nreturn k + a;"));
+    assertTrue(c.getMessage().contains("GPU UDF 'rem3' uses % at line 2 of its body [const int k = -7 % 3;]"), c.getMessage());
+    assertTrue(c.getMessage().contains("Fix: write jrem(a, b)"), c.getMessage());
+    assertThrows(GpuException.class, () -> kernel("rem4", SqlType.INT, SqlType.INT, 1, "a + 5 % 0"));
   }
 
   @Test
   void undefinedOperations_warnNamingTheHelper() {
     assertWarns("div", SqlType.INT, SqlType.INT, 2, "a / b", "line 1 of its body [a / b]", "jdiv(a, b)");
     assertWarns("divz", SqlType.INT, SqlType.INT, 1, "int z = 0;\nreturn a / z;", "line 2", "jdiv(a, b)");
+    assertWarns("divcr", SqlType.INT, SqlType.INT, 2, "int q = a; // a bare CR ends this comment\rreturn q / b;", "line 2",
+        "jdiv(a, b)");
     assertWarns("fmin", SqlType.FLOAT, SqlType.FLOAT, 2, "min(a, b)", "NaN", "jmin(a, b)");
     assertWarns("dmax", SqlType.DOUBLE, SqlType.DOUBLE, 2, "max(a, b)", "NaN", "jmax(a, b)");
     assertWarns("clamp", SqlType.FLOAT, SqlType.FLOAT, 1, "clamp(a, 0.0, 1.0)", "clamp", "jmin(jmax(x, lo), hi)");
@@ -183,12 +227,19 @@ final class JavaSemanticsTest {
     assertWarns("shlw", SqlType.BIGINT, SqlType.BIGINT, 1, "a << 64", "shift by 64", "jshl(a, n)");
     assertWarns("shr", SqlType.INT, SqlType.INT, 2, "a >> b", "shift", "jshr(a, n)");
     assertWarns("ushr", SqlType.INT, SqlType.INT, 2, "int(uint(a) >> b)", "shift", "jushr(a, n)");
+    // Vulkan's robustness covers buffers, not a body's own arrays: an index out of range is undefined there
+    assertWarns("idx", SqlType.INT, SqlType.INT, 2, "int t[4] = int[](1, 2, 3, 4);\nreturn t[a];", "line 2",
+        "clamp(i, 0, n - 1)");
+    assertWarns("idxw", SqlType.FLOAT, SqlType.INT, 2, "float t[4];\nt[b] = 1.0;\nreturn t[0];", "line 2",
+        "clamp(i, 0, n - 1)");
+    assertWarns("vidx", SqlType.FLOAT, SqlType.INT, 2, "vec4 v = vec4(a);\nreturn v[b];", "line 2", "clamp(i, 0, n - 1)");
   }
 
   @Test
   void definedOperations_doNotWarn() {
     for (String body : new String[] {"a / 2", "a << 3", "a >> 31", "min(a, b)", "max(a, b) + clamp(a, 0, 9)",
-        "jdiv(a, b) + jshl(a, b) + jint(float(a) * 0.5)"}) {
+        "jdiv(a, b) + jshl(a, b) + jint(float(a) * 0.5)", "int t[4] = int[](1, 2, 3, 4); return t[clamp(a, 0, 3)];",
+        "int t[4] = int[](1, 2, 3, 4); return t[a & 3] + t[2];", "ivec2 v = ivec2(a, b); return v[min(uint(b), 1u)];"}) {
       assertEquals(List.of(), kernel("ok", SqlType.INT, SqlType.INT, 2, body).warnings(), body);
     }
     assertEquals(List.of(), kernel("ok", SqlType.FLOAT, SqlType.FLOAT, 2, "a / b + jmin(a, b)").warnings());

@@ -209,4 +209,146 @@ final class SealedKernelTest {
       }
     }
   }
+
+  /**
+   * A body of 20,000 additions: once an OutOfMemoryError (LWJGL's 64 KiB stack held the source),
+   * and a chain of 1,500 killed the JVM with SIGSEGV (glslang recursed off an 8 MiB native stack).
+   * Now compiled on a thread with room, and the result matches Java.
+   */
+  @Test
+  void longAndDeepBodies_compileWithoutCrashingTheJvm() {
+    ColumnKernel k = ColumnKernel.compile(SIG, "x" + " + y".repeat(20_000));
+    List<Object> got = gpu.run(k, new Object[] {1f, -3f}, new Object[] {0.5f, 0.25f});
+    float want0 = 1f;
+    float want1 = -3f;
+    for (int i = 0; i < 20_000; i++) {
+      want0 += 0.5f;
+      want1 += 0.25f;
+    }
+    assertEquals(List.of(want0, want1), got);
+    // from a thread with a small stack, as executor threads may have
+    Thread t = new Thread(null, () -> ColumnKernel.compile(SIG, "x" + "*y+x".repeat(3_000)), "small", 256 * 1024);
+    Throwable[] failed = new Throwable[1];
+    t.setUncaughtExceptionHandler((th, e) -> failed[0] = e);
+    t.start();
+    assertDoesNotThrow(() -> t.join());
+    assertNull(failed[0]);
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, "x" + " + y".repeat(70_000)));
+    assertEquals(GpuException.Code.COMPILE, e.code());
+    assertTrue(e.getMessage().contains("more than vkspark compiles"), e.getMessage());
+  }
+
+  /** Comments in expression bodies: a trailing // once swallowed the generated ");", a "return" in a comment made it a function body. */
+  @Test
+  void expressionBodies_withComments_compile() {
+    for (String body : new String[] {"2.0 * x + y // doubled", "2.0 * x + y; // doubled", "2.0 * x /* return */ + y",
+        "// return\n2.0 * x + y", "2.0 * x\n + y; /* ; */", "2.0 * x\r + y // CR only", "2.0 * x\r\n + y;\r\n// CRLF"}) {
+      ColumnKernel k = ColumnKernel.compile(SIG, body);
+      assertEquals(List.of(5f, -1f), gpu.run(k, new Object[] {2f, 0f}, new Object[] {1f, -1f}), body);
+    }
+  }
+
+  /** A bare CR ends a line for glslang and for the check: the body's lines stay the lines reported. */
+  @Test
+  void bareCarriageReturns_countAsLines() {
+    GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, "float a = x;\rfloat b = a +;\rreturn b;"));
+    assertTrue(e.getMessage().contains("line 2 of its body"), e.getMessage());
+    assertTrue(e.getMessage().contains("[float b = a +;]"), e.getMessage());
+  }
+
+  /**
+   * Structured mutations of real modules (optimized and debug, float, double, int64 and boolean
+   * kernels): header fields, word counts of 0, 1, too many and 0xffff, ids at and past the bound,
+   * operands of every instruction, duplicated and dropped instructions. The seal, the feature check
+   * and the semantics scan answer each with a GpuException or accept it; nothing else escapes.
+   */
+  @Test
+  void structuredMutations_areErrorsNeverCrashes() {
+    KernelSignature dsig = KernelSignature.of("d", SqlType.DOUBLE, arg("a", SqlType.DOUBLE), arg("b", SqlType.BIGINT));
+    KernelSignature bsig = KernelSignature.of("b", SqlType.BOOLEAN, arg("a", SqlType.INT), arg("c", SqlType.BOOLEAN));
+    Object[][] kernels = {{SIG, "float t[4] = float[](x, y, 1.0, 2.0); return t[int(x) & 3] / y;"},
+        {dsig, "jmin(a, double(jdiv(b, 3l))) + vk_norm_cdf(a)"}, {bsig, "c && jrem(a, 7) > 2"}};
+    Random r = new Random(11);
+    int mutants = 0;
+    int accepted = 0;
+    for (Object[] kb : kernels) {
+      KernelSignature sig = (KernelSignature) kb[0];
+      String body = (String) kb[1];
+      ColumnKernel k = ColumnKernel.compile(sig, body);
+      ColumnKernel.Generated g = ColumnKernel.generate(sig, body);
+      byte[] debug = GlslCompiler.compile("dbg.comp", g.source(), null, GlslCompiler.Flavor.DEBUG, s -> { }).spirv().orElseThrow();
+      for (byte[] good : List.of(k.program(64).spirvCode().orElseThrow(), debug)) {
+        int[] w = new int[good.length / 4];
+        java.nio.ByteBuffer.wrap(good).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(w);
+        List<Integer> starts = new java.util.ArrayList<>();
+        for (int i = 5; i < w.length; i += w[i] >>> 16) {
+          starts.add(i);
+        }
+        int[] nasty = {0, 1, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, w[3], w[3] - 1, w[3] + 1, 0xffff, 0x10000, 7, 12};
+        for (int n = 0; n < 2500; n++) {
+          int[] m = w.clone();
+          int at = starts.get(r.nextInt(starts.size()));
+          int len = w[at] >>> 16;
+          switch (r.nextInt(7)) {
+            case 0 -> m[r.nextInt(5)] = nasty[r.nextInt(nasty.length)];
+            case 1 -> m[at] = (new int[] {0, 1, len + 1, len - 1, 0xffff}[r.nextInt(5)] << 16) | (w[at] & 0xffff);
+            case 2 -> m[at] = (w[at] & 0xffff0000) | r.nextInt(400);
+            case 3 -> m[at + r.nextInt(len)] = nasty[r.nextInt(nasty.length)];
+            case 4 -> m[at + r.nextInt(len)] = r.nextInt();
+            case 5 -> { // drop the instruction
+              int[] d = new int[m.length - len];
+              System.arraycopy(m, 0, d, 0, at);
+              System.arraycopy(m, at + len, d, at, m.length - at - len);
+              m = d;
+            }
+            default -> { // duplicate it
+              int[] d = new int[m.length + len];
+              System.arraycopy(m, 0, d, 0, at + len);
+              System.arraycopy(m, at, d, at + len, m.length - at);
+              m = d;
+            }
+          }
+          byte[] bytes = new byte[m.length * 4];
+          java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(m);
+          mutants++;
+          try {
+            ColumnKernel.seal(sig, bytes);
+            SpirvSeal.requireFeatures(k.program(64), bytes, gpu.device().info().features());
+            accepted++;
+          } catch (GpuException expected) {
+            assertTrue(expected.getMessage().contains("Fix: "), expected.getMessage());
+          }
+          try {
+            JavaSemantics.scan(sig, body, g, io.vkspark.gpu.internal.SpirvModule.parse("m", bytes));
+          } catch (GpuException expected) {
+            assertTrue(expected.getMessage().contains("Fix: "), expected.getMessage());
+          }
+        }
+      }
+    }
+    assertEquals(15_000, mutants);
+    assertTrue(accepted < mutants, "some mutants must be refused");
+  }
+
+  /**
+   * Huge local arrays: float q[2147483647] kept spirv-opt busy for minutes and gigabytes (it is
+   * linear in the length), and q[100000000] compiled to 400 MB of private memory per row. Refused
+   * from the fast unoptimized compile, before the optimizer sees them; small arrays still run.
+   */
+  @Test
+  void hugeLocalArrays_areRefusedBeforeOptimizing() {
+    for (String body : new String[] {"float q[2147483647]; return q[0];", "float q[100000000]; q[int(y) & 7] = x; return q[1];",
+        "const int n = 1 << 16; float[n] q; q[0] = x; return q[0];", "float q[1024][1024]; return q[1][2] + x;",
+        "struct S { vec4 v[8192]; }; S s; s.v[0] = vec4(x); return s.v[0].x;"}) {
+      long t0 = System.nanoTime();
+      GpuException e = assertThrows(GpuException.class, () -> ColumnKernel.compile(SIG, body), body);
+      assertTrue((System.nanoTime() - t0) < 20_000_000_000L, "refused in seconds: " + body);
+      assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+      assertTrue(e.getMessage().contains("bytes of local variables per row"), e.getMessage());
+      assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
+    }
+    ColumnKernel k = ColumnKernel.compile(SIG, "float q[1024]; for (int i = 0; i < 1024; i++) { q[i] = x * float(i); }\n"
+        + "return q[clamp(int(y), 0, 1023)];");
+    assertEquals(List.of(6f, 0f), gpu.run(k, new Object[] {2f, 5f}, new Object[] {3f, -1f}));
+  }
 }
