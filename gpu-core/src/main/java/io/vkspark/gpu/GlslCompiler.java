@@ -202,29 +202,9 @@ public final class GlslCompiler {
       throw GpuException.of(GpuException.Code.COMPILE, "shader '" + name + "' has " + source.length()
           + " characters, more than vkspark compiles (" + MAX_SOURCE_CHARS + ").", "shorten it.");
     }
-    java.util.concurrent.Future<CompileResult> f = COMPILER_THREAD.submit(() -> compileHere(name, source, flavor));
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return f.get();
-        } catch (InterruptedException e) {
-          interrupted = true; // the compiler holds native state: let it finish, then report the interrupt
-        } catch (java.util.concurrent.ExecutionException e) {
-          if (e.getCause() instanceof RuntimeException re) {
-            throw re;
-          }
-          if (e.getCause() instanceof Error err) {
-            throw err;
-          }
-          throw new IllegalStateException(e.getCause());
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    // The compiler holds native state: a waiting thread that is interrupted lets it finish.
+    return io.vkspark.gpu.internal.Futures.awaitUninterruptibly(
+        COMPILER_THREAD.submit(() -> compileHere(name, source, flavor)));
   }
 
   private static CompileResult compileHere(String name, String source, Flavor flavor) {

@@ -170,7 +170,8 @@ public final class ColumnKernel implements java.io.Serializable {
         + (result.isBitPacked() ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
-    LoopGuard.Guarded guarded = LoopGuard.rewrite(body);
+    String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
+    LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     if (guarded.loops() > 0) {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
     }
@@ -181,7 +182,6 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
     String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
-    String text = BodyCheck.lines(body);
     String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
     boolean expression = !RETURN.matcher(code).find();
     String[] bodyLines = text.split("\n", -1);
@@ -211,7 +211,7 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       bodyLines = exprLines;
     } else {
-      lines.addAll(List.of(guarded.body().replace("\r\n", "\n").split("\n", -1)));
+      lines.addAll(List.of(guarded.body().split("\n", -1)));
     }
     lines.add("}");
     lines.add("void main() {");

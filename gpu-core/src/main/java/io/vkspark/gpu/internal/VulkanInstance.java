@@ -18,9 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -262,29 +260,7 @@ public final class VulkanInstance implements AutoCloseable {
         throw new IllegalStateException(e);
       }
     }
-    Future<T> f = OWNER.submit(task);
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return f.get();
-        } catch (InterruptedException e) {
-          interrupted = true;
-        } catch (ExecutionException e) {
-          if (e.getCause() instanceof RuntimeException r) {
-            throw r;
-          }
-          if (e.getCause() instanceof Error err) {
-            throw err;
-          }
-          throw new IllegalStateException(e.getCause());
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return Futures.awaitUninterruptibly(OWNER.submit(task));
   }
 
   /** How many instances this process has created (NVIDIA refuses more than about 30). */
