@@ -35,7 +35,12 @@
 //
 // Algorithms: exp, expm1, sin/cos/tan kernels, atan, atan2, asin, acos, sinh, cosh, tanh, erf and
 // erfc follow the methods of Sun's fdlibm (the basis of StrictMath), with its published minimax
-// coefficients. log is computed in double-double (atanh series), which gives nearly correctly
+// coefficients. fdlibm's notice, preserved as it asks (see also NOTICE):
+//   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+//   Developed at SunSoft, a Sun Microsystems, Inc. business.
+//   Permission to use, copy, modify, and distribute this software is freely granted, provided
+//   that this notice is preserved.
+// log is computed in double-double (atanh series), which gives nearly correctly
 // rounded log/log2/log10/log1p and the extra precision pow needs (pow = exp(y*log|x|) with the
 // product carried in double-double). Trigonometric argument reduction is accurate for every finite
 // argument: a 4-part Cody-Waite reduction with exact (Dekker) products for |x| < 2^30 and an
