@@ -11,13 +11,14 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.FormattedMode$;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike;
 import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /** The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form, partitioning. */
 final class PlanNodeTest {
@@ -90,11 +91,6 @@ final class PlanNodeTest {
         .selectExpr("j", "hypot_gpu(a, b) AS h");
     try {
       GpuEvalExec node = gpuNodes(cached).get(0);
-      assertEquals(node.child().outputPartitioning(), node.outputPartitioning());
-      assertTrue(node.outputPartitioning() instanceof org.apache.spark.sql.catalyst.plans.physical.HashPartitioning,
-          node.outputPartitioning()::toString);
-      assertEquals(node.child().outputOrdering(), node.outputOrdering());
-      assertFalse(node.outputOrdering().isEmpty());
       cached.cache().count();
       Dataset<Row> agg = cached.groupBy("j").agg(functions.sum("h"));
       List<SparkPlan> exchanges = new ArrayList<>();
@@ -105,6 +101,24 @@ final class PlanNodeTest {
       });
       assertTrue(exchanges.isEmpty(), () -> "an exchange above the cached GPU result: " + plan(agg).treeString());
       assertEquals(table().select("j").distinct().count(), agg.count());
+      List<GpuEvalExec> ran = new ArrayList<>();
+      VkExplain.visit(plan(agg), p -> {
+        if (p instanceof InMemoryTableScanExec scan) {
+          VkExplain.visit(scan.relation().cachedPlan(), q -> {
+            if (q instanceof GpuEvalExec g) {
+              ran.add(g);
+            }
+          });
+        }
+      });
+      assertEquals(1, ran.size(), () -> plan(agg).treeString());
+      assertEquals(20_000L, metrics(ran.get(0)).get("gpuRows"), "every row of the cached result on the GPU");
+      assertEquals(0L, metrics(ran.get(0)).get("cpuRows"));
+      assertEquals(node.child().outputPartitioning(), node.outputPartitioning());
+      assertTrue(node.outputPartitioning() instanceof org.apache.spark.sql.catalyst.plans.physical.HashPartitioning,
+          node.outputPartitioning()::toString);
+      assertEquals(node.child().outputOrdering(), node.outputOrdering());
+      assertFalse(node.outputOrdering().isEmpty());
     } finally {
       cached.unpersist(true);
       s.conf().set("spark.sql.adaptive.enabled", was);
