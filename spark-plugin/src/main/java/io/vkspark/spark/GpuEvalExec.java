@@ -10,6 +10,8 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.UnaryExecNode;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -157,6 +159,43 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
   @Override
   public String verboseString(int maxFields) {
     return simpleString(maxFields);
+  }
+
+  /** EXPLAIN FORMATTED's "Arguments:" line: each call, its guard over the child's columns, and where it runs. */
+  @Override
+  public String argString(int maxFields) {
+    List<Attribute> input = Scala.list(child.output());
+    return calls().stream().map(c -> c.describe(input)).collect(Collectors.joining(", "));
+  }
+
+  /**
+   * The node only adds columns and keeps each partition's rows in order, so it keeps the child's
+   * partitioning and ordering: Spark adds no exchange or sort above it (a cached GPU result, say).
+   */
+  @Override
+  public Partitioning outputPartitioning() {
+    return child.outputPartitioning();
+  }
+
+  @Override
+  public scala.collection.immutable.Seq<SortOrder> outputOrdering() {
+    return child.outputOrdering();
+  }
+
+  /**
+   * The calls normalized over the child's columns (as Spark's own nodes do with
+   * {@code QueryPlan.normalizeExpressions}): two copies of one subquery differ only in expression
+   * ids, and must compare equal for Spark to reuse an exchange or subquery.
+   */
+  @Override
+  public SparkPlan doCanonicalize() {
+    List<Attribute> input = Scala.list(child.output());
+    List<GpuUdfCall> planned = calls();
+    List<GpuUdfCall> canonical = new ArrayList<>();
+    for (int i = 0; i < planned.size(); i++) {
+      canonical.add(planned.get(i).canonical(input, input.size() + i));
+    }
+    return new GpuEvalExec(Scala.seq(canonical), child.canonicalized());
   }
 
   // ---- what a case class would generate -------------------------------------------------------

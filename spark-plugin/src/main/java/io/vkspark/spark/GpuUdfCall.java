@@ -4,9 +4,14 @@ import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import scala.runtime.AbstractPartialFunction;
 
 /**
  * One GPU UDF call planned into a {@link GpuEvalExec}: the call, its kernel, the child columns it
@@ -54,9 +59,75 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
     return guard == null || Boolean.TRUE.equals(guard.eval(row));
   }
 
-  /** {@code black_scholes(s#1, k#2) AS r#9 on GPU} or {@code ... on CPU because ...}. */
+  /** {@code black_scholes(s#1, k#2) AS r#9 on GPU} or {@code ... (guarded) on CPU because ...}. */
   String describe() {
+    return describe(null);
+  }
+
+  /**
+   * As {@link #describe()}; with the child's columns ({@code input}, may be null) the guard is shown
+   * as its condition over them: {@code ... AS r#9 when coalesce((a#5 > 0.0), false) on GPU}.
+   */
+  String describe(java.util.List<Attribute> input) {
+    String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
-        + ") AS " + result.name() + "#" + result.exprId().id() + (guard == null ? "" : " (guarded)") + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
+        + ") AS " + result.name() + "#" + result.exprId().id() + when + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
+  }
+
+  /** Plans print their arguments with {@code toString}: the readable form, never an array's identity. */
+  @Override
+  public String toString() {
+    return describe();
+  }
+
+  /**
+   * The call with its expressions in canonical form over the child's columns {@code input} and its
+   * result numbered {@code id}: two copies of one subquery (a CTE used twice) then compare equal,
+   * so Spark reuses the exchange or subquery above them.
+   */
+  GpuUdfCall canonical(java.util.List<Attribute> input, long id) {
+    AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
+    return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
+        cpuReason, guard == null ? null : normalize(guard, input));
+  }
+
+  /** Spark's {@code QueryPlan.normalizeExpressions}: columns numbered by their position in {@code input}. */
+  private static Expression normalize(Expression e, java.util.List<Attribute> input) {
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof PlanExpression<?> || x instanceof AttributeReference;
+      }
+
+      @Override
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      public Expression apply(Expression x) {
+        if (x instanceof PlanExpression p) {
+          return (Expression) p.withNewPlan(((org.apache.spark.sql.catalyst.plans.QueryPlan<?>) p.plan()).canonicalized());
+        }
+        AttributeReference a = (AttributeReference) x;
+        for (int i = 0; i < input.size(); i++) {
+          if (input.get(i).exprId().equals(a.exprId())) {
+            return a.withExprId(new ExprId(i, a.exprId().jvmId()));
+          }
+        }
+        return a;
+      }
+    }).canonicalized();
+  }
+
+  /** {@code e} with each {@link BoundReference} replaced by the column of {@code input} it reads, for EXPLAIN. */
+  private static Expression unbind(Expression e, java.util.List<Attribute> input) {
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof BoundReference b && b.ordinal() < input.size();
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        return input.get(((BoundReference) x).ordinal());
+      }
+    });
   }
 }
