@@ -9,6 +9,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF2;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -65,5 +66,19 @@ final class UdfNamesSparkTest {
     String all = e.toString() + (e.getCause() == null ? "" : " " + e.getCause());
     assertTrue(all.contains("argument 1 (a) of GPU UDF '" + name + "' must be double"), all);
     assertTrue(all.contains("Fix: write CAST("), all);
+  }
+
+  @Test
+  void badArgumentNames_areStillRefused_namingTheUdf() {
+    io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
+        () -> GpuFunction.define("geo.dist3").returns("double").arg("float", "double").body("1.0"));
+    assertEquals(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, e.code());
+    assertTrue(e.getMessage().startsWith("argument name 'float' of GPU UDF 'geo.dist3' is a GLSL reserved word."),
+        e.getMessage());
+    assertTrue(e.getMessage().endsWith("Fix: rename the argument, e.g. to float_value."), e.getMessage());
+    e = assertThrows(io.vkspark.gpu.GpuException.class,
+        () -> GpuFunction.define("dist-3").returns("double").arg("a-b", "double").body("1.0"));
+    assertTrue(e.getMessage().startsWith("argument name 'a-b' of GPU UDF 'dist-3' is not an identifier."), e.getMessage());
+    assertTrue(e.getMessage().endsWith("Fix: rename the argument, e.g. to a_b."), e.getMessage());
   }
 }
