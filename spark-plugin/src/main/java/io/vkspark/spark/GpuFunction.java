@@ -167,7 +167,7 @@ public final class GpuFunction implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, 
     }
 
     public Builder body(String glsl) {
-      built = requireReturns().body(glsl);
+      built = requireReturns().body(glsl, name);
       return this;
     }
 

@@ -114,8 +114,13 @@ public final class GpuKernel implements Serializable {
 
     /** The GLSL body: an expression, or statements with {@code return}. */
     public GpuKernel body(String glsl) {
+      return body(glsl, "udf");
+    }
+
+    /** {@link #body(String)}, naming GPU UDF {@code udfName} if an argument name is refused. */
+    GpuKernel body(String glsl, String udfName) {
       GpuKernel k = new GpuKernel(result, names, types, Objects.requireNonNull(glsl, "body"));
-      k.signature("udf"); // argument names are checked now, not at the first query
+      k.signature(udfName); // argument names are checked now, not at the first query
       return k;
     }
   }

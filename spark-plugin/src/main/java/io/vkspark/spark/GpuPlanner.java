@@ -22,7 +22,10 @@ import org.apache.spark.sql.types.DataType;
  * an error instead.
  */
 final class GpuPlanner {
-  private static final Map<String, ColumnKernel> KERNELS = new ConcurrentHashMap<>();
+  private static final Map<KernelKey, ColumnKernel> KERNELS = new ConcurrentHashMap<>();
+
+  /** A compiled kernel's key: the SQL name (any string, so not concatenated) and the kernel by value. */
+  private record KernelKey(String name, GpuKernel kernel) {}
 
   /** Where a call runs. */
   sealed interface Decision permits OnGpu, OnCpu, LeaveToSpark {}
@@ -91,8 +94,7 @@ final class GpuPlanner {
 
   /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s). */
   static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
-    String key = name + "\u0000" + k.result() + k.argNames() + k.argTypes() + "\u0000" + k.body();
-    return KERNELS.computeIfAbsent(key, x -> ColumnKernel.compile(k.signature(name), k.body(), conf.shaderCachePath()));
+    return KERNELS.computeIfAbsent(new KernelKey(name, k), x -> ColumnKernel.compile(k.signature(name), k.body(), conf.shaderCachePath()));
   }
 
   private Decision strict(String name, Decision d) {

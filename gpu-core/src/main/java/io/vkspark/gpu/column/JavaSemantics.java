@@ -140,7 +140,7 @@ final class JavaSemantics {
     if (known != null) {
       return known;
     }
-    CompileResult r = GlslCompiler.compile(sig.name() + ".comp", g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
+    CompileResult r = GlslCompiler.compile(sig.shaderFileName(), g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
         spirv -> SpirvModule.parse("debug SPIR-V of GPU UDF '" + sig.name() + "'", spirv));
     if (!r.ok()) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiled optimized but not for analysis: "

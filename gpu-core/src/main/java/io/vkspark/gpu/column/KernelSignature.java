@@ -11,7 +11,10 @@ import java.util.stream.Collectors;
 
 /**
  * The typed signature of a GPU UDF: its name, named arguments and result type. Argument names
- * become GLSL parameter names, so they must be identifiers that GLSL does not reserve.
+ * become GLSL parameter names, so they must be identifiers that GLSL does not reserve. The name is
+ * the UDF's SQL name and may be any string Spark accepts ({@code geo.dist3}, {@code dist-3},
+ * {@code 3d}, {@code sin}, unicode): it never enters GLSL code, only a comment in printable form
+ * ({@link #printable}) and the file name shaderc reports ({@link #shaderFileName()}).
  */
 public record KernelSignature(String name, List<Arg> args, SqlType result) implements java.io.Serializable {
   /** One argument: the name the body uses, and its type. */
@@ -42,9 +45,9 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
       "float32_t", "row", "rows");
 
   public KernelSignature {
-    if (name == null || !IDENT.matcher(name).matches()) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF name '" + name + "' is not an identifier.",
-          "name UDFs with letters, digits and '_', starting with a letter, as in SQL: black_scholes.");
+    if (name == null || name.isBlank()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "a GPU UDF has " + (name == null ? "no name." : "a blank name."),
+          "give it the SQL name queries call it by, e.g. black_scholes.");
     }
     Objects.requireNonNull(result, "result type of GPU UDF '" + name + "'");
     args = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
@@ -80,6 +83,46 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
     return args.stream().map(Arg::type).toList();
   }
 
+  /**
+   * The file name given to shaderc for this UDF's shader, e.g. {@code geo_dist3-1c2d3e4f.comp}:
+   * letters, digits and '_' from the name (at most 40), then a hash of the whole name, so names
+   * that differ only in other characters get different files. Diagnostics are parsed as
+   * {@code file:line: error:}, so the file name may hold no ':' or line end.
+   */
+  public String shaderFileName() {
+    String safe = name.replaceAll("[^A-Za-z0-9_]", "_");
+    if (safe.length() > 40) {
+      safe = safe.substring(0, 40);
+    }
+    return safe.equals(name) ? name + ".comp" : safe + "-" + String.format("%08x", name.hashCode()) + ".comp";
+  }
+
+  /**
+   * {@code s} with every character outside printable ASCII, and the backslash, written as a Java
+   * escape ({@code \\n}, {@code \\u540d}): safe in a GLSL {@code //} comment, where a line end would
+   * end the comment, a trailing backslash continue it onto the next line of code, and glslang may
+   * refuse bytes outside ASCII.
+   */
+  static String printable(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    s.chars().forEach(c -> {
+      if (c == '\\') {
+        b.append("\\\\");
+      } else if (c == '\n') {
+        b.append("\\n");
+      } else if (c == '\r') {
+        b.append("\\r");
+      } else if (c == '\t') {
+        b.append("\\t");
+      } else if (c < 0x20 || c > 0x7e) {
+        b.append(String.format("\\u%04x", c));
+      } else {
+        b.append((char) c);
+      }
+    });
+    return b.toString();
+  }
+
   private static String suggestion(String n) {
     String s = n == null ? "" : n.replaceAll("[^A-Za-z0-9_]", "_").replaceAll("__+", "_").replaceFirst("^(gl_|vk_)", "");
     if (s.isEmpty() || !Character.isLetter(s.charAt(0))) {
@@ -88,6 +131,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
     return RESERVED.contains(s) ? s + "_value" : s;
   }
 
+  /** {@code name(arg type, ...) -> type}, with the name as given: for messages, not for GLSL. */
   @Override
   public String toString() {
     return name + "(" + args.stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
