@@ -45,8 +45,14 @@ final class BoundedTimeSparkTest {
     }
   }
 
-  /** Like {@link LoopSum} with far more work per iteration: keeps lavapipe busy for a minute or more. */
+  /**
+   * Like {@link LoopSum} with far more work per iteration (32 sin*cos terms, straight-line code):
+   * even where lavapipe's loop limiter ends its loops, one dispatch over 2^20 rows takes several
+   * seconds on the 2-core box, well past the timeouts and cancellations below.
+   */
   public static final class HeavyLoop implements UDF2<Integer, Integer, Integer>, GpuUdf {
+    private static final int TERMS = 32;
+
     @Override
     public Integer call(Integer x, Integer n) {
       if (x == null || n == null) {
@@ -55,8 +61,8 @@ final class BoundedTimeSparkTest {
       float s = 0f;
       for (int i = 0; i < n; i++) {
         float t = x + i;
-        for (int k = 0; k < 8; k++) {
-          s += (float) (Math.sin(t + k) * Math.cos(t * 0.5f));
+        for (int k = 0; k < TERMS; k++) {
+          s += (float) (Math.sin(t + k) * Math.cos(t * 0.5f + (k >> 3)));
         }
       }
       return (int) s;
@@ -64,15 +70,14 @@ final class BoundedTimeSparkTest {
 
     @Override
     public GpuKernel kernel() {
-      return GpuKernel.returns("int").arg("x", "int").arg("n", "int").body("""
-          float s = 0.0;
-          for (int i = 0; i < n; i++) {
-            float t = float(x + i);
-            s += sin(t) * cos(t * 0.5) + sin(t + 1.0) * cos(t * 0.5) + sin(t + 2.0) * cos(t * 0.5)
-                + sin(t + 3.0) * cos(t * 0.5) + sin(t + 4.0) * cos(t * 0.5) + sin(t + 5.0) * cos(t * 0.5)
-                + sin(t + 6.0) * cos(t * 0.5) + sin(t + 7.0) * cos(t * 0.5);
-          }
-          return int(s);""");
+      StringBuilder terms = new StringBuilder();
+      for (int k = 0; k < TERMS; k++) {
+        terms.append(k == 0 ? "" : " + ").append("sin(t + ").append(k).append(".0) * cos(t * 0.5 + ")
+            .append(k >> 3).append(".0)");
+      }
+      return GpuKernel.returns("int").arg("x", "int").arg("n", "int").body(
+          "float s = 0.0;\nfor (int i = 0; i < n; i++) {\n  float t = float(x + i);\n  s += " + terms
+              + ";\n}\nreturn int(s);");
     }
   }
 
@@ -166,15 +171,15 @@ final class BoundedTimeSparkTest {
   void kernelTimeout_failsWithTimeout_andTheNextQueryRuns() {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "false");
-    s.conf().set(VkConf.KERNEL_TIMEOUT, "2s");
+    s.conf().set(VkConf.KERNEL_TIMEOUT, "500ms");
     long t0 = System.nanoTime();
     Exception e = assertThrows(Exception.class, () -> big("heavy_loop", "x + 1000000000").collectAsList());
     long ms = (System.nanoTime() - t0) / 1_000_000;
     String all = messages(e);
-    assertTrue(all.contains("kernel timeout of 2000 ms") && all.contains("'heavy_loop'")
+    assertTrue(all.contains("kernel timeout of 500 ms") && all.contains("'heavy_loop'")
         && all.contains("spark.vkspark.kernelTimeout"), all);
-    // Spark tries the task 3 times (local[4,3]); each attempt is aborted 2 s in.
-    assertTrue(ms < 3 * 2_000 + 10_000, "failed after " + ms + " ms");
+    // Spark tries the task 3 times (local[4,3]); each attempt is aborted 0.5 s in.
+    assertTrue(ms < 3 * 500 + 10_000, "failed after " + ms + " ms");
     assertNextQueryRunsOnGpu();
   }
 
