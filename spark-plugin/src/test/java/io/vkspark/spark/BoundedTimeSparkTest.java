@@ -119,14 +119,6 @@ final class BoundedTimeSparkTest {
     return ExecutorGpu.get(GpuPlanner.conf(spark()), "driver").orElseThrow().device().loopLimit();
   }
 
-  private static String messages(Throwable t) {
-    StringBuilder s = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      s.append(c).append('\n');
-    }
-    return s.toString();
-  }
-
   @Test
   void loopLimit_batchesAreRecomputedWithCall_neverReturnedCut() {
     withFallback(() -> {

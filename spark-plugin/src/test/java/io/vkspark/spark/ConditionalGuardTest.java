@@ -131,21 +131,4 @@ final class ConditionalGuardTest {
   private static List<Row> sortedById(List<Row> rows) {
     return rows.stream().sorted(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
   }
-
-  /** Runs {@code body} with this JVM's device closed and unopenable, as on an executor without Vulkan. */
-  static void withoutDevice(Runnable body) {
-    SparkSession s = spark();
-    VkConf good = VkConf.from(s.sparkContext().conf());
-    ExecutorGpu.shutdown();
-    ExecutorGpu.init(new VkConf(true, "no-such-gpu", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(),
-        true, good.functions(), false, good.transfers(), 0), "driver", null);
-    try {
-      assertTrue(ExecutorGpu.current().isEmpty());
-      body.run();
-    } finally {
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
-    }
-    assertTrue(ExecutorGpu.current().isPresent());
-  }
 }

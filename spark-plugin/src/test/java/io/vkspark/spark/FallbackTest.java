@@ -73,23 +73,9 @@ final class FallbackTest {
     return c;
   }
 
-  private static String messages(Throwable t) {
-    StringBuilder s = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      s.append(c).append('\n');
-    }
-    return s.toString();
-  }
-
   @Test
   void noDevice_runsOnCpuAndExplainSaysWhy() {
-    SparkSession s = spark();
-    VkConf good = VkConf.from(s.sparkContext().conf());
-    ExecutorGpu.shutdown();
-    ExecutorGpu.init(new VkConf(true, "no-such-gpu", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(),
-        true, good.functions(), false, good.transfers(), 0), "driver", null);
-    try {
-      assertTrue(ExecutorGpu.current().isEmpty());
+    withoutDevice(() -> {
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b) AS h");
       String plan = explain(df);
       assertTrue(plan.contains("gpu_hypot(a#"), plan);
@@ -106,10 +92,7 @@ final class FallbackTest {
         assertTrue(msg.contains("vkspark: GPU UDF 'gpu_hypot' cannot run on the GPU because no Vulkan device could be opened"), msg);
         assertTrue(msg.contains("Fix: "), msg);
       });
-    } finally {
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
-    }
+    });
     assertTrue(ExecutorGpu.current().isPresent());
   }
 

@@ -35,14 +35,6 @@ final class SessionRecoveryTest {
     }
   }
 
-  private static String messages(Throwable t) {
-    StringBuilder s = new StringBuilder();
-    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      s.append(c).append('\n');
-    }
-    return s.toString();
-  }
-
   /** Building a session with {@code key=value} on top of the good settings fails; returns the error. */
   private static Throwable failsToStart(String key, String value) {
     Throwable t = assertThrows(Throwable.class, () -> builder().config(key, value).getOrCreate(), key + "=" + value);

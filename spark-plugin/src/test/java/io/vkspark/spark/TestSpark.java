@@ -65,6 +65,32 @@ final class TestSpark {
     }
   }
 
+  /** Runs {@code body} with this JVM's device closed and unopenable, as on an executor without Vulkan. */
+  static void withoutDevice(Runnable body) {
+    SparkSession s = spark();
+    VkConf good = VkConf.from(s.sparkContext().conf());
+    ExecutorGpu.shutdown();
+    ExecutorGpu.init(new VkConf(true, "no-such-gpu", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(),
+        true, good.functions(), false, good.transfers(), 0), "driver", null);
+    try {
+      assertTrue(ExecutorGpu.current().isEmpty());
+      body.run();
+    } finally {
+      ExecutorGpu.shutdown();
+      ExecutorGpu.init(good, "driver", null);
+    }
+    assertTrue(ExecutorGpu.current().isPresent());
+  }
+
+  /** Every message of {@code t} and its causes, one per line (Spark wraps task failures). */
+  static String messages(Throwable t) {
+    StringBuilder s = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      s.append(c).append('\n');
+    }
+    return s.toString();
+  }
+
   /** Runs {@code body} with {@code spark.vkspark.fallback=true} in the shared session, then sets it back to false. */
   static void withFallback(Runnable body) {
     SparkSession s = spark();
