@@ -1,6 +1,5 @@
 package io.vkspark.spark;
 
-import java.util.List;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -54,9 +53,5 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
       }
     }
     return BoxedUnit.UNIT;
-  }
-
-  static List<String> rules() {
-    return List.of("CastArguments", "CheckCalls", "Check", "ExtractGpuUdfFromAggregate", "InsertGpuEval");
   }
 }

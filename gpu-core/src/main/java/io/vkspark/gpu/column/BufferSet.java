@@ -7,7 +7,9 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.internal.Closeables;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -76,13 +78,8 @@ final class BufferSet implements AutoCloseable {
       PrerecordedDispatch dispatch = device.prerecord(steps);
       return new BufferSet(key, params, control, inputs, outputs, dispatch);
     } catch (RuntimeException e) {
-      for (int i = made.size() - 1; i >= 0; i--) {
-        try {
-          made.get(i).close();
-        } catch (Exception suppressed) {
-          e.addSuppressed(suppressed);
-        }
-      }
+      Collections.reverse(made); // newest first
+      Closeables.closeAllAfter(e, made);
       throw e;
     }
   }
@@ -105,21 +102,6 @@ final class BufferSet implements AutoCloseable {
       }
     }
     parts.addAll(List.of(outputs));
-    RuntimeException failure = null;
-    for (AutoCloseable p : parts) {
-      try {
-        p.close();
-      } catch (Exception e) {
-        RuntimeException r = e instanceof RuntimeException re ? re : new IllegalStateException(e);
-        if (failure == null) {
-          failure = r;
-        } else {
-          failure.addSuppressed(r);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    Closeables.closeAll(parts);
   }
 }

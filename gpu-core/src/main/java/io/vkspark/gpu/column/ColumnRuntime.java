@@ -4,6 +4,7 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.internal.Closeables;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -228,21 +229,17 @@ public final class ColumnRuntime implements AutoCloseable {
       return;
     }
     closed = true;
-    RuntimeException failure = null;
-    for (BufferSet s : all) {
-      try {
-        s.close();
-      } catch (RuntimeException e) {
-        failure = failure == null ? e : failure;
-        if (failure != e) {
-          failure.addSuppressed(e);
-        }
-      }
-    }
+    List<AutoCloseable> parts = new ArrayList<>(all);
+    parts.add(this::closeAbandonedThenKernels);
     all.clear();
     idle.clear();
     idleOrder.clear();
     idleBytes = 0;
+    Closeables.closeAll(parts);
+  }
+
+  /** Closes the abandoned sets (logged, not thrown), then the kernels unless a dispatch still uses them. */
+  private void closeAbandonedThenKernels() {
     boolean pending = false;
     for (BufferSet s : abandoned) {
       try {
@@ -253,26 +250,8 @@ public final class ColumnRuntime implements AutoCloseable {
       }
     }
     abandoned.clear();
-    if (pending) {
-      kernels.clear(); // a pending dispatch still uses their pipelines; the device closes them after waiting idle
-      if (failure != null) {
-        throw failure;
-      }
-      return;
-    }
-    for (Kernel k : kernels.values()) {
-      try {
-        k.close();
-      } catch (RuntimeException e) {
-        failure = failure == null ? e : failure;
-        if (failure != e) {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    kernels.clear();
-    if (failure != null) {
-      throw failure;
-    }
+    List<Kernel> open = pending ? List.of() : List.copyOf(kernels.values());
+    kernels.clear(); // if pending, a dispatch still uses their pipelines; the device closes them after waiting idle
+    Closeables.closeAll(open);
   }
 }

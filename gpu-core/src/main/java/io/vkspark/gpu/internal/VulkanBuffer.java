@@ -266,7 +266,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       return;
     }
     MemoryUtil.memCopy(srcAddress, hostAddress + offset, bytes);
-    vmaFlushAllocation(device.allocator, hostAllocation, offset, bytes);
+    flushRange(offset, bytes);
     device.counters.bytesWritten.addAndGet(bytes);
   }
 
@@ -275,7 +275,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     ensureOpen("flushing");
     checkRange(offset, bytes, "flush");
     if (bytes > 0) {
-      vmaFlushAllocation(device.allocator, hostAllocation, offset, bytes);
+      flushRange(offset, bytes);
       device.counters.bytesWritten.addAndGet(bytes);
     }
   }
@@ -303,7 +303,20 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
 
   /** Makes device writes visible to the host view (a no-op on coherent memory). */
   void invalidate(long offset, long bytes) {
-    vmaInvalidateAllocation(device.allocator, hostAllocation, offset, bytes);
+    // LWJGL binds vmaInvalidateAllocation as void; the plural form returns the VkResult.
+    try (MemoryStack stack = stackPush()) {
+      Vk.check(vmaInvalidateAllocations(device.allocator, stack.pointers(hostAllocation), stack.longs(offset),
+          stack.longs(bytes)), "vmaInvalidateAllocations");
+    }
+  }
+
+  /** Makes host writes visible to the device (a no-op on coherent memory). */
+  private void flushRange(long offset, long bytes) {
+    // LWJGL binds vmaFlushAllocation as void; the plural form returns the VkResult.
+    try (MemoryStack stack = stackPush()) {
+      Vk.check(vmaFlushAllocations(device.allocator, stack.pointers(hostAllocation), stack.longs(offset),
+          stack.longs(bytes)), "vmaFlushAllocations");
+    }
   }
 
   private static ByteBuffer requireDirect(ByteBuffer b) {

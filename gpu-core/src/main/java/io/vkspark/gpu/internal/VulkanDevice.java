@@ -294,7 +294,7 @@ public final class VulkanDevice implements GpuDevice {
     return r;
   }
 
-  private void markLost(String why) {
+  void markLost(String why) {
     if (lost == null) {
       lost = why;
       LOG.error("vkspark: Vulkan device '{}' is lost ({}); its work fails with DEVICE_LOST until it is reopened",
@@ -411,7 +411,14 @@ public final class VulkanDevice implements GpuDevice {
         return;
       }
       closed = true;
-      vkDeviceWaitIdle(handle);
+      int idle = vkDeviceWaitIdle(handle);
+      if (idle == VK_ERROR_DEVICE_LOST) {
+        markLost("vkDeviceWaitIdle while closing returned VK_ERROR_DEVICE_LOST");
+      } else if (idle != VK_SUCCESS) {
+        // Keep closing: destroying is allowed after a failed wait, and stopping here would leak the device.
+        LOG.warn("vkspark: vkDeviceWaitIdle while closing Vulkan device '{}' failed with {}; closing anyway",
+            info.name(), Vk.resultName(idle));
+      }
       List<Child> open = new ArrayList<>(children);
       if (!open.isEmpty()) {
         LOG.warn("closing Vulkan device '{}' with {} object(s) still open; closing them first", info.name(), open.size());
@@ -424,7 +431,7 @@ public final class VulkanDevice implements GpuDevice {
           }
         }
       }
-      savePipelineCache();
+      savePipelineCache(); // logs its failures
       vkDestroyPipelineCache(handle, pipelineCache, null);
       vkDestroyCommandPool(handle, commandPool, null);
       vmaDestroyAllocator(allocator);

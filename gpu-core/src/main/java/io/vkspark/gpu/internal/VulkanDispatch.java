@@ -114,7 +114,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       }
     } catch (RuntimeException e) {
       destroy(device, cb, fence, queryPool);
-      owned.forEach(GpuBuffer::close);
+      Closeables.closeAllAfter(e, owned);
       throw e;
     }
     all.forEach(VulkanBuffer::addRecording);
@@ -400,17 +400,26 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         // A lost device may never signal; destroying its objects is allowed, so wait only briefly.
         long wait = device.isLost() ? 1_000_000_000L : device.options().fenceTimeout().toNanos();
         int r = vkWaitForFences(device.handle, fence, true, wait);
+        if (r == VK_ERROR_DEVICE_LOST) {
+          device.markLost("vkWaitForFences while closing '" + name + "' returned VK_ERROR_DEVICE_LOST");
+        }
         if (r != VK_SUCCESS && !device.isLost()) {
           // Still pending: destroying now would be undefined. The device destroys it after waiting idle.
           closed = false;
           device.adopt(this);
+          if (r == VK_TIMEOUT) {
+            throw GpuException.of(Code.TIMEOUT, "a dispatch of '" + name + "' did not finish within "
+                + device.options().fenceTimeout().toMillis() + " ms (the fence timeout) while closing it; its command buffer and buffers"
+                + " stay allocated until the device closes.", "use smaller batches, raise the fence timeout, or"
+                + " check the kernel for an endless loop; call await() before close() to wait as long as needed.");
+          }
           throw Vk.error(r, "vkWaitForFences while closing '" + name + "'");
         }
         inFlight = false;
       }
       destroy(device, commandBuffer, fence, queryPool);
       used.forEach(VulkanBuffer::removeRecording);
-      owned.forEach(GpuBuffer::close);
+      Closeables.closeAll(owned);
     });
   }
 

@@ -93,7 +93,7 @@ public final class VulkanInstance implements AutoCloseable {
 
   /** A physical device with what vkspark needs to open it. */
   record Physical(VkPhysicalDevice handle, DeviceInfo info, int queueFamily, int timestampValidBits,
-                  int apiVersion, long memoryTypesDeviceLocalHostVisible) {}
+                  int apiVersion) {}
 
   private VulkanInstance(boolean validation) {
     this.validation = validation;
@@ -433,12 +433,10 @@ public final class VulkanInstance implements AutoCloseable {
         }
       }
       boolean direct = false;
-      long dlhvTypes = 0;
       for (int t = 0; t < mem.memoryTypeCount(); t++) {
         int flags = mem.memoryTypes(t).propertyFlags();
         int want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
         if ((flags & want) == want) {
-          dlhvTypes |= 1L << t;
           // A 256 MiB BAR window is not ReBAR: count only heaps as large as device memory.
           if (mem.memoryHeaps(mem.memoryTypes(t).heapIndex()).size() >= deviceLocal) {
             direct = true;
@@ -457,7 +455,7 @@ public final class VulkanInstance implements AutoCloseable {
           Integer.toUnsignedLong(limits.maxUniformBufferRange()),
           bits > 0 ? limits.timestampPeriod() : 0,
           features, direct, deviceLocal);
-      return new Physical(pd, info, family, Math.max(bits, 0), api, dlhvTypes);
+      return new Physical(pd, info, family, Math.max(bits, 0), api);
     }
   }
 

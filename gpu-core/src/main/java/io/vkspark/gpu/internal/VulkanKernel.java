@@ -228,7 +228,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
       }
       return VulkanDispatch.record(device, List.of(new DispatchStep(this, in, out, params, groups)), owned);
     } catch (RuntimeException e) {
-      owned.forEach(GpuBuffer::close);
+      Closeables.closeAllAfter(e, owned);
       throw e;
     }
   }
