@@ -5,10 +5,10 @@ import io.vkspark.spark.ExecutorGpu;
 import io.vkspark.spark.GpuUdfs;
 import io.vkspark.spark.VkSparkPlugin;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
@@ -105,22 +105,11 @@ public final class SparkJobs {
     return out;
   }
 
-  private static final List<String> METRIC_ORDER = List.of("numOutputRows", "numOutputBatches", "gpuRows", "cpuRows",
-      "gpuBatches", "uploadBytes", "readbackBytes", "deviceTime", "waitTime", "hostTime", "semaphoreWaitTime");
-
-  /** A node's SQL metrics (the values the Spark UI shows), by key: rows, bytes and times first. */
+  /** A node's SQL metrics (the values the Spark UI shows), by key, in the node's order (the UI's). */
   public static Map<String, Long> metrics(SparkPlan node) {
-    Map<String, Long> out = new TreeMap<>(SparkJobs::compareMetricKeys);
+    Map<String, Long> out = new LinkedHashMap<>();
     CollectionConverters.asJava(node.metrics()).forEach((k, m) -> out.put(k, m.value()));
     return out;
-  }
-
-  private static int compareMetricKeys(String a, String b) {
-    int ia = METRIC_ORDER.indexOf(a);
-    int ib = METRIC_ORDER.indexOf(b);
-    ia = ia < 0 ? METRIC_ORDER.size() : ia;
-    ib = ib < 0 ? METRIC_ORDER.size() : ib;
-    return ia != ib ? Integer.compare(ia, ib) : a.compareTo(b);
   }
 
   /**
@@ -129,9 +118,9 @@ public final class SparkJobs {
    * execute a different plan.
    */
   public static Map<String, Long> gpuMetrics(Dataset<?> df) {
-    Map<String, Long> out = new TreeMap<>(SparkJobs::compareMetricKeys);
+    Map<String, Long> out = new LinkedHashMap<>();
     for (SparkPlan n : gpuNodes(df)) {
-      metrics(n).forEach((k, v) -> out.merge(k, v, k.equals("deviceBytesHeld") ? Math::max : Long::sum));
+      metrics(n).forEach((k, v) -> out.merge(k, v, k.equals("peakDeviceMemory") ? Math::max : Long::sum));
     }
     return out;
   }

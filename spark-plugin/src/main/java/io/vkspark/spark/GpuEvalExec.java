@@ -1,11 +1,11 @@
 package io.vkspark.spark;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
@@ -15,7 +15,6 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.UnaryExecNode;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.execution.metric.SQLMetrics;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
@@ -32,7 +31,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
 
   private final scala.collection.immutable.Seq<GpuUdfCall> calls;
   private final SparkPlan child;
-  private transient Map<String, SQLMetric> metrics;
+  private transient NodeMetrics metrics;
 
   public GpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
     this.calls = calls;
@@ -104,46 +103,35 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
     List<GpuUdfCall> planned = calls();
     VkConf conf = GpuPlanner.conf(session());
     VerifySettings verify = VerifySettings.from(k -> session().conf().contains(k) ? session().conf().get(k) : null);
-    Map<String, SQLMetric> m = metricsMap();
+    NodeMetrics m = nodeMetrics();
     int childColumns = child.output().size();
     return child.executeColumnar().toJavaRDD()
         .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childColumns, conf, m, verify))
         .rdd();
   }
 
-  /** The node's metrics (Spark UI SQL tab), created once per node. */
-  synchronized Map<String, SQLMetric> metricsMap() {
+  /**
+   * The node's metrics (Spark UI SQL tab), created once per node: those of
+   * {@code spark.vkspark.metrics.level}, in {@link VkMetric} order.
+   */
+  synchronized NodeMetrics nodeMetrics() {
     if (metrics == null) {
-      var sc = sparkContext();
-      Map<String, SQLMetric> m = new LinkedHashMap<>();
-      m.put("numOutputRows", SQLMetrics.createMetric(sc, "number of output rows"));
-      m.put("numOutputBatches", SQLMetrics.createMetric(sc, "number of output batches"));
-      m.put("gpuBatches", SQLMetrics.createMetric(sc, "GPU dispatches"));
-      m.put("gpuRows", SQLMetrics.createMetric(sc, "rows on GPU"));
-      m.put("cpuRows", SQLMetrics.createMetric(sc, "rows on CPU (fallback)"));
-      m.put("loopLimitBatches", SQLMetrics.createMetric(sc, "batches recomputed on CPU (device loop limit)"));
-      m.put("uploadBytes", SQLMetrics.createSizeMetric(sc, "bytes uploaded", -1));
-      m.put("readbackBytes", SQLMetrics.createSizeMetric(sc, "bytes read back", -1));
-      m.put("deviceTime", SQLMetrics.createNanoTimingMetric(sc, "GPU device time", -1));
-      m.put("waitTime", SQLMetrics.createNanoTimingMetric(sc, "GPU wait time", -1));
-      m.put("hostTime", SQLMetrics.createNanoTimingMetric(sc, "host copy time", -1));
-      m.put("semaphoreWaitTime", SQLMetrics.createNanoTimingMetric(sc, "GPU semaphore wait time", -1));
-      m.put("reusedSlots", SQLMetrics.createMetric(sc, "output slots reused"));
-      m.put("movedSlots", SQLMetrics.createMetric(sc, "output slots moved"));
-      m.put("appendedSlots", SQLMetrics.createMetric(sc, "output slots appended"));
-      m.put("bufferSetsRecorded", SQLMetrics.createMetric(sc, "buffer sets recorded"));
-      m.put("deviceBytesHeld", SQLMetrics.createSizeMetric(sc, "GPU buffer memory per task", -1));
-      m.put("verifyRows", SQLMetrics.createMetric(sc, "verify rows"));
-      m.put("verifyMismatches", SQLMetrics.createMetric(sc, "verify mismatches"));
-      m.put("verifyTime", SQLMetrics.createNanoTimingMetric(sc, "verify time", -1));
-      metrics = m;
+      SparkSession s = session();
+      VkMetric.Level level = s == null ? VkMetric.Level.ESSENTIAL : GpuPlanner.conf(s).metricsLevel();
+      metrics = NodeMetrics.create(sparkContext(), level);
     }
     return metrics;
   }
 
+  /** The node's metrics by key, in {@link VkMetric} order. */
+  Map<String, SQLMetric> metricsMap() {
+    return nodeMetrics().byKey();
+  }
+
+  /** An ordered map: Spark's UI lists a node's metrics in this map's iteration order. */
   @Override
   public scala.collection.immutable.Map<String, SQLMetric> metrics() {
-    return Scala.map(metricsMap());
+    return Scala.orderedMap(metricsMap());
   }
 
   @Override

@@ -47,7 +47,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final List<GpuUdfCall> calls;
   private final int childColumns;
   private final VkConf conf;
-  private final Map<String, SQLMetric> metrics;
+  private final NodeMetrics metrics;
   private final BufferAllocator allocator;
   /** GPU calls grouped into one runner; the arguments they read are its input columns. */
   private final List<GpuUdfCall> gpuCalls = new ArrayList<>();
@@ -66,7 +66,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final GpuVerifier verifier;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, int childColumns, VkConf conf,
-                  Map<String, SQLMetric> metrics, VerifySettings verify) {
+                  NodeMetrics metrics, VerifySettings verify) {
     this.input = input;
     this.childColumns = childColumns;
     this.conf = conf;
@@ -148,8 +148,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       columns[c] = in.column(c);
     }
     System.arraycopy(results, 0, columns, childColumns, results.length);
-    add("numOutputRows", rows);
-    add("numOutputBatches", 1);
+    metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
+    metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
     return new ColumnarBatch(columns, rows);
   }
 
@@ -167,7 +167,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("vkspark: interrupted while waiting for the GPU (task killed)", e);
     }
-    add("semaphoreWaitTime", System.nanoTime() - w0);
+    metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, System.nanoTime() - w0);
     if (gpu.isClosed()) {
       gpu.semaphore().release();
       throw GpuException.of(Code.CLOSED, "vkspark: the executor's Vulkan device was closed while this task ran "
@@ -178,7 +178,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         long before = gpu.runtime().bufferSetsCreated();
         runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
             conf.batchRows(), allocator);
-        add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
+        metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
         TaskContext task = TaskContext.get();
         runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
       }
@@ -192,7 +192,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
         recompute = true; // on the CPU, once the GPU permit is released
       }
-      add("bufferSetsRecorded", gpu.runtime().bufferSetsCreated() - before);
+      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
       for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
         if (calls.get(i).onGpu()) {
           FieldVector v = out.get(g++);
@@ -203,9 +203,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
       report(runner.stats());
-      SQLMetric bytes = metrics.get("deviceBytesHeld");
       if (runner.bufferBytes() > taskBufferBytes) {
-        bytes.add(runner.bufferBytes() - taskBufferBytes);
+        metrics.add(VkMetric.PEAK_DEVICE_MEMORY, runner.bufferBytes() - taskBufferBytes);
         taskBufferBytes = runner.bufferBytes();
       }
     } finally {
@@ -241,7 +240,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           loopLimitLogged = true;
           LOG.warn("vkspark: recomputing a batch on the CPU with call(): {}", e.getMessage().replaceFirst(" Fix: .*", ""));
         }
-        add("loopLimitBatches", 1);
+        metrics.add(VkMetric.LOOP_LIMIT_BATCHES, 1);
         return true;
       }
       case CANCELLED -> {
@@ -290,16 +289,16 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         s.dispatches() - reported.dispatches(), s.bytesUploaded() - reported.bytesUploaded(),
         s.bytesRead() - reported.bytesRead(), s.deviceNs() - reported.deviceNs(), s.waitNs() - reported.waitNs(),
         s.hostNs() - reported.hostNs(), ReplacementStats.ZERO);
-    add("gpuBatches", d.dispatches());
-    add("gpuRows", d.rows());
-    add("uploadBytes", d.bytesUploaded());
-    add("readbackBytes", d.bytesRead());
-    add("deviceTime", d.deviceNs());
-    add("waitTime", d.waitNs());
-    add("hostTime", d.hostNs());
-    add("reusedSlots", s.slots().slots().reusedSlots() - reported.slots().slots().reusedSlots());
-    add("movedSlots", s.slots().slots().movedSlots() - reported.slots().slots().movedSlots());
-    add("appendedSlots", s.slots().slots().appendedSlots() - reported.slots().slots().appendedSlots());
+    metrics.add(VkMetric.GPU_DISPATCHES, d.dispatches());
+    metrics.add(VkMetric.GPU_ROWS, d.rows());
+    metrics.add(VkMetric.UPLOAD_BYTES, d.bytesUploaded());
+    metrics.add(VkMetric.READBACK_BYTES, d.bytesRead());
+    metrics.add(VkMetric.DEVICE_TIME, d.deviceNs());
+    metrics.add(VkMetric.WAIT_TIME, d.waitNs());
+    metrics.add(VkMetric.HOST_TIME, d.hostNs());
+    metrics.add(VkMetric.REUSED_SLOTS, s.slots().slots().reusedSlots() - reported.slots().slots().reusedSlots());
+    metrics.add(VkMetric.MOVED_SLOTS, s.slots().slots().movedSlots() - reported.slots().slots().movedSlots());
+    metrics.add(VkMetric.APPENDED_SLOTS, s.slots().slots().appendedSlots() - reported.slots().slots().appendedSlots());
     reported = s;
   }
 
@@ -325,7 +324,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       set(v, c.resultType(), r, value);
     }
     v.setValueCount(rows);
-    add("cpuRows", rows);
+    metrics.add(VkMetric.CPU_ROWS, rows);
   }
 
   private static void set(FieldVector v, SqlType t, int r, Object value) {
@@ -341,13 +340,6 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       case BOOLEAN -> ((BitVector) v).setSafe(r, (Boolean) value ? 1 : 0);
       case DATE -> ((DateDayVector) v).setSafe(r, (Integer) value);
       case TIMESTAMP -> ((TimeStampVector) v).setSafe(r, (Long) value);
-    }
-  }
-
-  private void add(String metric, long value) {
-    SQLMetric m = metrics.get(metric);
-    if (m != null && value != 0) {
-      m.add(value);
     }
   }
 

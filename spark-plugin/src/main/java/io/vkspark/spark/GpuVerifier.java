@@ -11,7 +11,6 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
@@ -28,13 +27,13 @@ final class GpuVerifier {
   private static final Logger LOG = LoggerFactory.getLogger(GpuVerifier.class);
 
   private final VerifySettings settings;
-  private final Map<String, SQLMetric> metrics;
+  private final NodeMetrics metrics;
   private final long seed;
   private final Set<String> logged = new HashSet<>();
   private final Map<GpuUdfCall, Tolerance> tolerances = new java.util.IdentityHashMap<>();
   private long batch;
 
-  GpuVerifier(VerifySettings settings, Map<String, SQLMetric> metrics, long partitionSeed) {
+  GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
     this.settings = settings;
     this.metrics = metrics;
     this.seed = partitionSeed;
@@ -71,9 +70,9 @@ final class GpuVerifier {
         }
       }
     }
-    add("verifyTime", System.nanoTime() - t0);
-    add("verifyRows", checked);
-    add("verifyMismatches", mismatches);
+    metrics.add(VkMetric.VERIFY_TIME, System.nanoTime() - t0);
+    metrics.add(VkMetric.VERIFY_ROWS, checked);
+    metrics.add(VkMetric.VERIFY_MISMATCHES, mismatches);
   }
 
   /** Null when the GPU value agrees with call(); otherwise "GPU gave X, call() gave Y". */
@@ -149,12 +148,5 @@ final class GpuVerifier {
       out.add((a < names.size() ? names.get(a) : "arg" + a) + "=" + args.get(a).eval(row));
     }
     return "(" + String.join(", ", out) + ")";
-  }
-
-  private void add(String metric, long value) {
-    SQLMetric m = metrics.get(metric);
-    if (m != null && value != 0) {
-      m.add(value);
-    }
   }
 }

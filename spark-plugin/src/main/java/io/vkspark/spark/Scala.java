@@ -19,4 +19,9 @@ final class Scala {
   static <K, V> scala.collection.immutable.Map<K, V> map(Map<K, V> map) {
     return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(map));
   }
+
+  /** An immutable Scala map that keeps {@code map}'s iteration order (a plain Scala Map of more than 4 entries does not). */
+  static <K, V> scala.collection.immutable.Map<K, V> orderedMap(Map<K, V> map) {
+    return scala.collection.immutable.ListMap$.MODULE$.from(CollectionConverters.asScala(map));
+  }
 }

@@ -36,10 +36,13 @@ import java.util.function.Function;
  * @param kernelTimeout longest one GPU dispatch may run ({@code spark.vkspark.kernelTimeout}, a
  *     duration such as {@code 60s}, {@code 500ms} or {@code 2min}; default 60s; 0 for no limit);
  *     past it the kernel is aborted and the task fails with a TIMEOUT error naming the UDF
+ * @param metricsLevel which {@link VkMetric}s the GPU node shows ({@code spark.vkspark.metrics.level}:
+ *     {@code essential}, the default, or {@code debug} for vkspark internals too)
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                     long deviceMemoryLimit, java.time.Duration kernelTimeout)
+                     long deviceMemoryLimit, java.time.Duration kernelTimeout,
+                     VkMetric.Level metricsLevel)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -54,6 +57,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String TRANSFERS = PREFIX + "transfers";
   public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
   public static final String KERNEL_TIMEOUT = PREFIX + "kernelTimeout";
+  public static final String METRICS_LEVEL = PREFIX + "metrics.level";
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
@@ -62,6 +66,15 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public VkConf {
     functions = List.copyOf(functions);
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
+    java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
+  }
+
+  /** The settings with the default metrics level. */
+  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
+                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
+                long deviceMemoryLimit, java.time.Duration kernelTimeout) {
+    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
+        deviceMemoryLimit, kernelTimeout, VkMetric.Level.ESSENTIAL);
   }
 
   /** The settings with the default kernel timeout. */
@@ -85,7 +98,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         bool(lookup, VALIDATION, false),
         transfers(lookup),
         bytes(lookup, DEVICE_MEMORY_LIMIT),
-        duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT));
+        duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT),
+        metricsLevel(lookup));
   }
 
   /** From a SparkConf. */
@@ -228,6 +242,16 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
       case "staged" -> TransferMode.STAGED;
       default -> throw GpuException.of(Code.INVALID_ARGUMENT, TRANSFERS + " is '" + v + "', not auto or staged.",
           "set " + TRANSFERS + " to auto (mapped device memory where the device has it) or staged.");
+    };
+  }
+
+  private static VkMetric.Level metricsLevel(Function<String, String> lookup) {
+    String v = str(lookup, METRICS_LEVEL, "essential");
+    return switch (v.toLowerCase(Locale.ROOT)) {
+      case "essential" -> VkMetric.Level.ESSENTIAL;
+      case "debug" -> VkMetric.Level.DEBUG;
+      default -> throw GpuException.of(Code.INVALID_ARGUMENT, METRICS_LEVEL + " is '" + v + "', not essential or debug.",
+          "set " + METRICS_LEVEL + " to essential (rows, bytes, times, memory) or debug (also vkspark internals).");
     };
   }
 }

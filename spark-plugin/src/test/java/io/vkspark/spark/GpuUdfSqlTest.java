@@ -199,13 +199,14 @@ final class GpuUdfSqlTest {
   void metrics_areNonZero_andOutputSlotsAreReusedAfterTheFirstBatch() {
     SparkSession s = spark();
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "1000");
+    s.conf().set(VkConf.METRICS_LEVEL, "debug");
     try {
       Dataset<Row> df = table().selectExpr("id", "hypot_gpu(a, b) AS h");
       df.collectAsList();
       Map<String, Long> m = metrics(gpuNodes(df).get(0));
       assertEquals(20_000L, m.get("numOutputRows"), m.toString());
       assertEquals(20_000L, m.get("gpuRows"), m.toString());
-      assertTrue(m.get("gpuBatches") >= 20, m.toString());
+      assertTrue(m.get("gpuDispatches") >= 20, m.toString());
       assertEquals(20_000L * 16, m.get("uploadBytes"), "two double columns: " + m);
       assertEquals(20_000L * 8, m.get("readbackBytes"), m.toString());
       assertTrue(m.get("deviceTime") > 0 && m.get("waitTime") > 0, m.toString());
@@ -216,6 +217,7 @@ final class GpuUdfSqlTest {
           "after each task's first batch, slots are reused: " + m);
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+      s.conf().unset(VkConf.METRICS_LEVEL);
     }
   }
 
@@ -235,8 +237,14 @@ final class GpuUdfSqlTest {
     table().selectExpr("id", "float_saxpy(f, g)").collectAsList();
     long recorded = ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated();
     long buffers = ExecutorGpu.current().orElseThrow().device().counters().buffersCreated();
-    Dataset<Row> again = table().selectExpr("id", "float_saxpy(f, g)");
-    again.collectAsList();
+    Dataset<Row> again;
+    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    try {
+      again = table().selectExpr("id", "float_saxpy(f, g)");
+      again.collectAsList();
+    } finally {
+      spark().conf().unset(VkConf.METRICS_LEVEL);
+    }
     assertEquals(recorded, ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated());
     assertEquals(buffers, ExecutorGpu.current().orElseThrow().device().counters().buffersCreated());
     assertEquals(0L, metrics(gpuNodes(again).get(0)).get("bufferSetsRecorded"));

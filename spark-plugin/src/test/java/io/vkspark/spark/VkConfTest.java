@@ -39,6 +39,8 @@ final class VkConfTest {
     assertEquals(1000L, with(VkConf.DEVICE_MEMORY_LIMIT, "1000").deviceMemoryLimit());
     assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, "0").deviceMemoryLimit());
     assertEquals(1_048_576, with(VkConf.BATCH_ROWS, "1_048_576").batchRows());
+    assertEquals(VkMetric.Level.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
+    assertEquals(VkMetric.Level.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
     assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
   }
 
@@ -53,6 +55,7 @@ final class VkConfTest {
       "spark.vkspark.deviceMemoryLimit|-1g|spark.vkspark.deviceMemoryLimit is '-1g', not a size. Fix: set spark.vkspark.deviceMemoryLimit",
       "spark.vkspark.deviceMemoryLimit|4x|spark.vkspark.deviceMemoryLimit is '4x', not a size. Fix: ",
       "spark.vkspark.deviceMemoryLimit|99999999999t|spark.vkspark.deviceMemoryLimit is '99999999999t', not a size. Fix: ",
+      "spark.vkspark.metrics.level|all|spark.vkspark.metrics.level is 'all', not essential or debug. Fix: set spark.vkspark.metrics.level to essential",
       "spark.vkspark.transfers|fast|spark.vkspark.transfers is 'fast', not auto or staged. Fix: set spark.vkspark.transfers to auto",
       "spark.vkspark.shaderCacheDir|~bob/cache|spark.vkspark.shaderCacheDir is '~bob/cache': vkspark expands only ~ and ~/ to the home directory, not ~user. Fix: ",
       "spark.vkspark.shaderCacheDir|/tmp/a\u0000b|spark.vkspark.shaderCacheDir is '/tmp/a\u0000b', not a valid path"})

@@ -60,6 +60,7 @@ public final class SparkBench {
         .master(a.getOrDefault("master", "local[" + cores + "]"))
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
         .config(VkConf.CONCURRENT_GPU_TASKS, a.getOrDefault("concurrent", String.valueOf(cores)))
+        .config(VkConf.METRICS_LEVEL, "debug")
         .config(VkConf.BATCH_ROWS, a.getOrDefault("batch-rows", String.valueOf(VkConf.DEFAULT_BATCH_ROWS)))
         .config("spark.sql.inMemoryColumnarStorage.batchSize", cacheBatch)
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
@@ -190,7 +191,7 @@ public final class SparkBench {
                 + "\"rows_on_cpu\": %d, \"upload_bytes\": %d, \"readback_bytes\": %d, \"device_s\": %.4f, \"wait_s\": %.4f, "
                 + "\"host_copy_s\": %.4f, \"semaphore_wait_s\": %.4f, \"slots_reused\": %d, \"slots_moved\": %d, "
                 + "\"slots_appended\": %d, \"buffer_sets_recorded\": %d}",
-            g.getOrDefault("numOutputBatches", 0L), g.getOrDefault("gpuBatches", 0L), g.getOrDefault("gpuRows", 0L),
+            g.getOrDefault("numOutputBatches", 0L), g.getOrDefault("gpuDispatches", 0L), g.getOrDefault("gpuRows", 0L),
             g.getOrDefault("cpuRows", 0L), g.getOrDefault("uploadBytes", 0L), g.getOrDefault("readbackBytes", 0L),
             g.getOrDefault("deviceTime", 0L) / 1e9, g.getOrDefault("waitTime", 0L) / 1e9,
             g.getOrDefault("hostTime", 0L) / 1e9, g.getOrDefault("semaphoreWaitTime", 0L) / 1e9,
