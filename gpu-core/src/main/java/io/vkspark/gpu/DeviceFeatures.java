@@ -4,6 +4,10 @@ package io.vkspark.gpu;
  * Optional device features vkspark enables when the device has them. Kernels that need a
  * missing one (a {@code double} column on a device without float64) are refused with a message
  * rather than failing inside the driver.
+ *
+ * <p>{@code denormPreserveFloat32/64}: whether the device can keep subnormal floats (as Java does)
+ * when a kernel asks for it. vkspark's generated kernels ask; on a device that cannot, subnormal
+ * results and operands may be flushed to zero (NVIDIA does so for 32-bit floats by default).
  */
 public record DeviceFeatures(
     boolean shaderInt64,
@@ -11,11 +15,14 @@ public record DeviceFeatures(
     boolean storage8Bit,
     boolean storage16Bit,
     boolean robustBufferAccess,
-    boolean hostQueryReset) {
+    boolean hostQueryReset,
+    boolean denormPreserveFloat32,
+    boolean denormPreserveFloat64) {
 
   @Override
   public String toString() {
     return "int64=" + shaderInt64 + " float64=" + shaderFloat64 + " storage8=" + storage8Bit
-        + " storage16=" + storage16Bit + " robustBufferAccess=" + robustBufferAccess;
+        + " storage16=" + storage16Bit + " robustBufferAccess=" + robustBufferAccess
+        + " denormPreserve32=" + denormPreserveFloat32 + " denormPreserve64=" + denormPreserveFloat64;
   }
 }

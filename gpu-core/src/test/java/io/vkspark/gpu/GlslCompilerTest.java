@@ -69,7 +69,7 @@ final class GlslCompilerTest {
         void main() { v[0] = v[0] * 2.0lf; }
         """, null);
     Program p = Program.spirv("needs_double", java.nio.ByteBuffer.wrap(spirv)).build();
-    DeviceFeatures none = new DeviceFeatures(false, false, false, false, false, false);
+    DeviceFeatures none = new DeviceFeatures(false, false, false, false, false, false, false, false);
     assertGpuError(GpuException.Code.UNSUPPORTED, "shaderFloat64",
         () -> io.vkspark.gpu.internal.SpirvSeal.requireFeatures(p, spirv, none));
   }

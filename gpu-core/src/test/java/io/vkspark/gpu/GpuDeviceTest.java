@@ -42,7 +42,7 @@ final class GpuDeviceTest {
 
   @Test
   void select_prefersDiscreteOverIntegratedOverCpu() {
-    DeviceFeatures f = new DeviceFeatures(true, true, true, true, true, true);
+    DeviceFeatures f = new DeviceFeatures(true, true, true, true, true, true, true, true);
     DeviceInfo cpu = info(0, "llvmpipe", DeviceType.CPU, 1L << 30, f);
     DeviceInfo igpu = info(1, "Intel", DeviceType.INTEGRATED_GPU, 1L << 30, f);
     DeviceInfo dgpu = info(2, "NVIDIA", DeviceType.DISCRETE_GPU, 1L << 34, f);

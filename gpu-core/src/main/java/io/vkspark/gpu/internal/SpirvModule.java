@@ -138,4 +138,20 @@ public final class SpirvModule {
   public int stringWords(Insn insn, int index) {
     return string(insn, index).getBytes(StandardCharsets.UTF_8).length / 4 + 1;
   }
+
+  /** The module's bytes with the instructions {@code drop} selects left out (the header kept as is). */
+  public byte[] bytesWithout(java.util.function.Predicate<Insn> drop) {
+    ByteBuffer out = ByteBuffer.allocate(words.length * 4).order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < 5; i++) {
+      out.putInt(words[i]);
+    }
+    for (Insn in : instructions) {
+      if (!drop.test(in)) {
+        for (int i = 0; i < in.wordCount(); i++) {
+          out.putInt(words[in.start() + i]);
+        }
+      }
+    }
+    return java.util.Arrays.copyOf(out.array(), out.position());
+  }
 }

@@ -30,6 +30,7 @@ public final class SpirvSeal {
   static final int OP_EXT_INST_IMPORT = 11;
   static final int OP_MEMORY_MODEL = 14;
   static final int OP_ENTRY_POINT = 15;
+  static final int OP_EXECUTION_MODE = 16;
   static final int OP_CAPABILITY = 17;
   static final int OP_TYPE_INT = 21;
   static final int OP_TYPE_FLOAT = 22;
@@ -69,10 +70,13 @@ public final class SpirvSeal {
       Map.entry(65, "GroupNonUniformShuffle"), Map.entry(66, "GroupNonUniformShuffleRelative"),
       Map.entry(67, "GroupNonUniformClustered"), Map.entry(68, "GroupNonUniformQuad"),
       Map.entry(4433, "StorageBuffer16BitAccess"), Map.entry(4434, "UniformAndStorageBuffer16BitAccess"),
-      Map.entry(4448, "StorageBuffer8BitAccess"), Map.entry(4449, "UniformAndStorageBuffer8BitAccess"));
+      Map.entry(4448, "StorageBuffer8BitAccess"), Map.entry(4449, "UniformAndStorageBuffer8BitAccess"),
+      Map.entry(4464, "DenormPreserve"));
+  static final int CAP_DENORM_PRESERVE = 4464;
+  static final int MODE_DENORM_PRESERVE = 4459;
   private static final Set<String> EXTENSIONS = Set.of("SPV_KHR_storage_buffer_storage_class",
       "SPV_KHR_8bit_storage", "SPV_KHR_16bit_storage", "SPV_KHR_shader_ballot",
-      "SPV_KHR_non_semantic_info");
+      "SPV_KHR_non_semantic_info", "SPV_KHR_float_controls");
   private static final Set<String> EXT_INST_SETS = Set.of("GLSL.std.450");
 
   private SpirvSeal() {}
@@ -274,6 +278,45 @@ public final class SpirvSeal {
       }
     }
     return m;
+  }
+
+  /**
+   * The module as {@code device} can run it: a request to keep subnormal floats ({@code
+   * DenormPreserve}, which generated kernels make so that they compute as Java does) is dropped for
+   * each float width the device cannot keep, and its capability with the last one. Such a device
+   * then flushes subnormals as it does by default; {@link DeviceFeatures} says which it is.
+   */
+  public static byte[] forDevice(Program program, byte[] spirv, DeviceFeatures f) {
+    SpirvModule m = SpirvModule.parse("program '" + program.name() + "'", spirv);
+    boolean kept = false;
+    boolean dropped = false;
+    for (Insn in : m.instructions()) {
+      if (isDenormPreserve(m, in)) {
+        if (keeps(m, in, f)) {
+          kept = true;
+        } else {
+          dropped = true;
+        }
+      }
+    }
+    if (!dropped) {
+      return spirv;
+    }
+    boolean dropCapability = !kept;
+    return m.bytesWithout(in -> (isDenormPreserve(m, in) && !keeps(m, in, f))
+        || (dropCapability && in.opcode() == OP_CAPABILITY && m.operand(in, 0) == CAP_DENORM_PRESERVE));
+  }
+
+  private static boolean isDenormPreserve(SpirvModule m, Insn in) {
+    return in.opcode() == OP_EXECUTION_MODE && in.operands() >= 3 && m.operand(in, 1) == MODE_DENORM_PRESERVE;
+  }
+
+  private static boolean keeps(SpirvModule m, Insn in, DeviceFeatures f) {
+    return switch (m.operand(in, 2)) {
+      case 32 -> f.denormPreserveFloat32();
+      case 64 -> f.denormPreserveFloat64();
+      default -> false;
+    };
   }
 
   /** Refuses SPIR-V that needs a capability the device lacks, before the driver sees it. */

@@ -90,7 +90,8 @@ public final class VulkanDevice implements GpuDevice {
     this.timestampValidBits = physical.timestampValidBits();
     DeviceFeatures has = physical.info().features();
     DeviceFeatures enabled = new DeviceFeatures(has.shaderInt64(), has.shaderFloat64(), has.storage8Bit(),
-        has.storage16Bit(), has.robustBufferAccess() && options.robustBufferAccess(), has.hostQueryReset());
+        has.storage16Bit(), has.robustBufferAccess() && options.robustBufferAccess(), has.hostQueryReset(),
+        has.denormPreserveFloat32(), has.denormPreserveFloat64());
     DeviceInfo p = physical.info();
     this.info = new DeviceInfo(p.index(), p.name(), p.type(), p.uuid(), p.vendorId(), p.deviceId(),
         p.apiVersion(), p.driver(), p.subgroupSize(), p.maxWorkgroupCountX(), p.maxWorkgroupSizeX(),

@@ -35,6 +35,7 @@ import org.lwjgl.vulkan.VkInstanceCreateInfo;
 import org.lwjgl.vulkan.VkLayerProperties;
 import org.lwjgl.vulkan.VkPhysicalDevice;
 import org.lwjgl.vulkan.VkPhysicalDeviceDriverProperties;
+import org.lwjgl.vulkan.VkPhysicalDeviceFloatControlsProperties;
 import org.lwjgl.vulkan.VkPhysicalDeviceFeatures2;
 import org.lwjgl.vulkan.VkPhysicalDeviceIDProperties;
 import org.lwjgl.vulkan.VkPhysicalDeviceLimits;
@@ -383,6 +384,7 @@ public final class VulkanInstance implements AutoCloseable {
       VkPhysicalDeviceIDProperties id = VkPhysicalDeviceIDProperties.calloc(stack).sType$Default();
       VkPhysicalDeviceSubgroupProperties subgroup = VkPhysicalDeviceSubgroupProperties.calloc(stack).sType$Default();
       VkPhysicalDeviceDriverProperties driver = VkPhysicalDeviceDriverProperties.calloc(stack).sType$Default();
+      VkPhysicalDeviceFloatControlsProperties floats = VkPhysicalDeviceFloatControlsProperties.calloc(stack).sType$Default();
       VkPhysicalDeviceProperties2 props = VkPhysicalDeviceProperties2.calloc(stack).sType$Default();
       vkGetPhysicalDeviceProperties(pd, props.properties());
       int api = props.properties().apiVersion();
@@ -394,6 +396,7 @@ public final class VulkanInstance implements AutoCloseable {
       props.pNext(id.address());
       id.pNext(subgroup.address());
       subgroup.pNext(driver.address());
+      driver.pNext(floats.address());
       vkGetPhysicalDeviceProperties2(pd, props);
 
       VkPhysicalDeviceVulkan11Features f11 = VkPhysicalDeviceVulkan11Features.calloc(stack).sType$Default();
@@ -404,7 +407,8 @@ public final class VulkanInstance implements AutoCloseable {
       DeviceFeatures features = new DeviceFeatures(
           f.features().shaderInt64(), f.features().shaderFloat64(),
           f12.storageBuffer8BitAccess(), f11.storageBuffer16BitAccess(),
-          f.features().robustBufferAccess(), f12.hostQueryReset());
+          f.features().robustBufferAccess(), f12.hostQueryReset(),
+          floats.shaderDenormPreserveFloat32(), floats.shaderDenormPreserveFloat64());
 
       IntBuffer nq = stack.mallocInt(1);
       vkGetPhysicalDeviceQueueFamilyProperties(pd, nq, null);

@@ -60,6 +60,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
         GlslCompiler.compileOrThrow(program.name() + ".comp", program.glslSource().orElseThrow(),
             device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
     SpirvSeal.check(program, spirv);
+    spirv = SpirvSeal.forDevice(program, spirv, device.info().features());
     SpirvSeal.requireFeatures(program, spirv, device.info().features());
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' asks for workgroups of "

@@ -24,17 +24,18 @@ int jshl(int a, int n) { return a << (n & 31); }
 int jshr(int a, int n) { return a >> (n & 31); }
 int jushr(int a, int n) { return int(uint(a) >> uint(n & 31)); }
 bool vkj_isnan(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+// Java's order of non-NaN floats as an int (-0.0 below 0.0), compared without float arithmetic: a
+// device that flushes subnormals to zero would otherwise see 1.4E-45 == 0.0
+int vkj_order(float x) { int i = floatBitsToInt(x); return i < 0 ? i ^ 0x7fffffff : i; }
 float jmin(float a, float b) {
   if (vkj_isnan(a)) { return a; }
   if (vkj_isnan(b)) { return b; }
-  if (a == 0.0 && b == 0.0) { return floatBitsToInt(a) < 0 ? a : b; }
-  return a <= b ? a : b;
+  return vkj_order(a) <= vkj_order(b) ? a : b;
 }
 float jmax(float a, float b) {
   if (vkj_isnan(a)) { return a; }
   if (vkj_isnan(b)) { return b; }
-  if (a == 0.0 && b == 0.0) { return floatBitsToInt(a) < 0 ? b : a; }
-  return a >= b ? a : b;
+  return vkj_order(a) >= vkj_order(b) ? a : b;
 }
 // jint/jlong of an integer: exact overloads, or GLSL would convert the argument to float first
 int jint(int x) { return x; }

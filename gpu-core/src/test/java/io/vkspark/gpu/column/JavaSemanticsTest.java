@@ -130,6 +130,86 @@ final class JavaSemanticsTest {
     pairs("lmax", SqlType.BIGINT, longs(), "jmax(a, b)", Math::max);
   }
 
+  /**
+   * Subnormal results and operands as Java computes them, bit for bit, where the device can keep
+   * subnormals (generated kernels ask it to); where it cannot, only as a zero in their place.
+   */
+  @Test
+  void subnormalFloats_keptAsJavaWhereTheDeviceCan() {
+    io.vkspark.gpu.DeviceFeatures f = gpu.device().info().features();
+    Float[] fl = {1e-20f, -1e-20f, 3e-20f, 1e-25f, Float.MIN_NORMAL, Float.MIN_VALUE, 0.5f, 2f, 1e-39f, -3e-42f, 0f};
+    Double[] db = {1e-160, -1e-160, 3e-160, 1e-170, Double.MIN_NORMAL, Double.MIN_VALUE, 0.5, 2d, 1e-310, -3e-320, 0d};
+    int subnormal = 0;
+    subnormal += subnormals("fmul", SqlType.FLOAT, fl, "a * b", (x, y) -> x * y, f.denormPreserveFloat32());
+    subnormal += subnormals("fsub", SqlType.FLOAT, fl, "a - b", (x, y) -> x - y, f.denormPreserveFloat32());
+    subnormal += subnormals("dmul", SqlType.DOUBLE, db, "a * b", (x, y) -> x * y, f.denormPreserveFloat64());
+    subnormal += subnormals("dsub", SqlType.DOUBLE, db, "a - b", (x, y) -> x - y, f.denormPreserveFloat64());
+    assertTrue(subnormal > 40, "the values give subnormal results: " + subnormal);
+  }
+
+  /** Every pair through {@code body}; returns how many of Java's results were subnormal. */
+  private static <T extends Number> int subnormals(String name, SqlType type, T[] values, String body,
+                                                   BinaryOperator<T> java, boolean kept) {
+    int n = values.length * values.length;
+    Object[] a = new Object[n];
+    Object[] b = new Object[n];
+    for (int i = 0; i < n; i++) {
+      a[i] = values[i / values.length];
+      b[i] = values[i % values.length];
+    }
+    List<Object> got = gpu.run(kernel(name, type, type, 2, body), a, b);
+    double minNormal = type == SqlType.FLOAT ? Float.MIN_NORMAL : Double.MIN_NORMAL;
+    int subnormal = 0;
+    for (int i = 0; i < n; i++) {
+      @SuppressWarnings("unchecked")
+      T want = java.apply((T) a[i], (T) b[i]);
+      double w = want.doubleValue();
+      boolean sub = w != 0 && Math.abs(w) < minNormal;
+      boolean subIn = Math.abs(((Number) a[i]).doubleValue()) < minNormal || Math.abs(((Number) b[i]).doubleValue()) < minNormal;
+      subnormal += sub ? 1 : 0;
+      String row = name + "(" + a[i] + ", " + b[i] + ")";
+      if (kept || !(sub || subIn)) {
+        assertEquals(key(want), key(got.get(i)), row);
+      } else {
+        Object g = got.get(i);
+        assertTrue(key(g).equals(key(want)) || ((Number) g).doubleValue() == 0, row + " gave " + g
+            + ": a device that flushes subnormals gives Java's value or zero");
+      }
+    }
+    return subnormal;
+  }
+
+  /** A device that cannot keep subnormals gets the kernel without the request, not a driver error. */
+  @Test
+  void denormPreserve_droppedForADeviceWithoutIt() {
+    io.vkspark.gpu.Program p = kernel("dpres", SqlType.DOUBLE, SqlType.DOUBLE, 2, "a * b").program(64);
+    byte[] spirv = p.spirvCode().orElseThrow();
+    assertEquals(1, denormModes(spirv), "the generated kernel asks to keep 32-bit subnormals");
+    io.vkspark.gpu.DeviceFeatures has = gpu.device().info().features();
+    io.vkspark.gpu.DeviceFeatures none = new io.vkspark.gpu.DeviceFeatures(has.shaderInt64(), has.shaderFloat64(),
+        has.storage8Bit(), has.storage16Bit(), has.robustBufferAccess(), has.hostQueryReset(), false, false);
+    byte[] stripped = io.vkspark.gpu.internal.SpirvSeal.forDevice(p, spirv, none);
+    assertEquals(0, denormModes(stripped));
+    io.vkspark.gpu.internal.SpirvSeal.check(p, stripped, true); // still a sealed, well-formed module
+    assertFalse(capabilities(stripped).contains(4464), "DenormPreserve capability dropped with its last mode");
+    io.vkspark.gpu.DeviceFeatures only32 = new io.vkspark.gpu.DeviceFeatures(has.shaderInt64(), has.shaderFloat64(),
+        has.storage8Bit(), has.storage16Bit(), has.robustBufferAccess(), has.hostQueryReset(), true, false);
+    assertSame(spirv, io.vkspark.gpu.internal.SpirvSeal.forDevice(p, spirv, only32));
+    io.vkspark.gpu.DeviceFeatures all = new io.vkspark.gpu.DeviceFeatures(has.shaderInt64(), has.shaderFloat64(),
+        has.storage8Bit(), has.storage16Bit(), has.robustBufferAccess(), has.hostQueryReset(), true, true);
+    assertSame(spirv, io.vkspark.gpu.internal.SpirvSeal.forDevice(p, spirv, all));
+  }
+
+  private static long denormModes(byte[] spirv) {
+    io.vkspark.gpu.internal.SpirvModule m = io.vkspark.gpu.internal.SpirvModule.parse("t", spirv);
+    return m.instructions().stream().filter(in -> in.opcode() == 16 && m.operand(in, 1) == 4459).count();
+  }
+
+  private static List<Integer> capabilities(byte[] spirv) {
+    io.vkspark.gpu.internal.SpirvModule m = io.vkspark.gpu.internal.SpirvModule.parse("t", spirv);
+    return m.instructions().stream().filter(in -> in.opcode() == 17).map(in -> m.operand(in, 0)).toList();
+  }
+
   @Test
   void floatHelpers_matchJava() {
     pairs("fmin", SqlType.FLOAT, floats(), "jmin(a, b)", Math::min);
