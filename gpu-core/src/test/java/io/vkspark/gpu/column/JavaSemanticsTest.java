@@ -52,15 +52,23 @@ final class JavaSemanticsTest {
     return ColumnKernel.compile(KernelSignature.of(name, result, a.toArray(KernelSignature.Arg[]::new)), body);
   }
 
+  /** Columns a and b holding every ordered pair of {@code values}. */
+  private static Object[][] everyPair(Object[] values) {
+    int n = values.length * values.length;
+    Object[][] ab = new Object[2][n];
+    for (int i = 0; i < n; i++) {
+      ab[0][i] = values[i / values.length];
+      ab[1][i] = values[i % values.length];
+    }
+    return ab;
+  }
+
   /** Every pair of {@code values} through {@code body} on the GPU and through {@code java}; exact. */
   private static <T> void pairs(String name, SqlType type, T[] values, String body, BinaryOperator<T> java) {
-    int n = values.length * values.length;
-    Object[] a = new Object[n];
-    Object[] b = new Object[n];
-    for (int i = 0; i < n; i++) {
-      a[i] = values[i / values.length];
-      b[i] = values[i % values.length];
-    }
+    Object[][] ab = everyPair(values);
+    Object[] a = ab[0];
+    Object[] b = ab[1];
+    int n = a.length;
     ColumnKernel k = kernel(name, type, type, 2, body);
     assertEquals(List.of(), k.warnings(), name);
     List<Object> got = gpu.run(k, a, b);
@@ -155,13 +163,10 @@ final class JavaSemanticsTest {
    */
   private static <T extends Number> int subnormals(String name, SqlType type, T[] values, String body,
                                                    BinaryOperator<T> java, boolean kept) {
-    int n = values.length * values.length;
-    Object[] a = new Object[n];
-    Object[] b = new Object[n];
-    for (int i = 0; i < n; i++) {
-      a[i] = values[i / values.length];
-      b[i] = values[i % values.length];
-    }
+    Object[][] ab = everyPair(values);
+    Object[] a = ab[0];
+    Object[] b = ab[1];
+    int n = a.length;
     List<Object> got = gpu.run(kernel(name, type, type, 2, body), a, b);
     int subnormal = 0;
     for (int i = 0; i < n; i++) {
