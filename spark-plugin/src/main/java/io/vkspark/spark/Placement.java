@@ -57,7 +57,7 @@ record Placement(Where where, Cause cause, List<String> details, DecidedBy by) i
         + "that cannot be re-evaluated (non-deterministic), which must not run for rows the condition skips", IN_A_SUBQUERY),
     UNPLANNED_OPERATOR(false, "it is inside %s, which vkspark does not plan on the GPU", IN_A_SUBQUERY + " there"),
     DISABLED(false, VkConf.ENABLED + " is false", "set " + VkConf.ENABLED + "=true"),
-    LOOP_LIMIT(true, "the device cut its loops short, so the batch is recomputed with call() (%s)",
+    LOOP_LIMIT(true, "the device's loop limit cut its loops short in a batch, which is recomputed with call() (%s)",
         "keep the UDF's loops short");
 
     private final boolean inNode;
