@@ -7,7 +7,8 @@ import java.util.Objects;
  * stable {@link Code} that callers and tests can match on instead of parsing text.
  *
  * <p>Every message says what happened, with the numbers involved, and ends with {@code Fix: ...}
- * telling the reader what to change. The constructor enforces that shape.
+ * telling the reader what to change. The constructor enforces that shape and keeps both parts,
+ * {@link #what()} and {@link #fix()}, so that code quoting an error never parses its message.
  */
 public final class GpuException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -51,7 +52,11 @@ public final class GpuException extends RuntimeException {
     VERIFY
   }
 
+  private static final String FIX = "Fix: ";
+
   private final Code code;
+  private final String what;
+  private final String fix;
 
   /**
    * @param code stable code
@@ -65,21 +70,37 @@ public final class GpuException extends RuntimeException {
   public GpuException(Code code, String message, Throwable cause) {
     super(checked(message), cause);
     this.code = Objects.requireNonNull(code, "code");
+    int at = message.indexOf(FIX);
+    this.what = message.substring(0, at).strip();
+    this.fix = message.substring(at + FIX.length()).strip();
   }
 
   /** Builds {@code "<what> Fix: <fix>"}. */
   public static GpuException of(Code code, String what, String fix) {
     String w = what.strip();
-    return new GpuException(code, w + (w.endsWith(".") ? "" : ".") + " Fix: " + fix);
+    return new GpuException(code, w + (w.endsWith(".") ? "" : ".") + " " + FIX + fix);
   }
 
   public Code code() {
     return code;
   }
 
+  /**
+   * What happened: the message before its {@code Fix:}, with its final period, e.g. to quote the
+   * error inside another message or a log line.
+   */
+  public String what() {
+    return what;
+  }
+
+  /** What to change: the text after {@code Fix:}. */
+  public String fix() {
+    return fix;
+  }
+
   private static String checked(String message) {
     Objects.requireNonNull(message, "message");
-    if (!message.contains("Fix: ")) {
+    if (!message.contains(FIX)) {
       throw new IllegalArgumentException("GpuException message must end with 'Fix: ...': " + message);
     }
     return message;

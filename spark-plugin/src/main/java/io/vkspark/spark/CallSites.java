@@ -238,14 +238,6 @@ final class CallSites {
     return Scala.list(u.children()).stream().allMatch(a -> a instanceof Attribute || a instanceof Literal);
   }
 
-  /** Why a call at {@code site} stays where it is. */
-  static String reason(Site site) {
-    return site == Site.LAMBDA
-        ? "it is inside a lambda function or a try_* function (its arguments are lambda variables, or its errors are caught)"
-        : "it sits in a branch of CASE, IF, COALESCE, AND or OR with computed arguments or a condition that cannot be "
-            + "re-evaluated (non-deterministic), which must not run for rows the condition skips";
-  }
-
   /** Replaces each GPU UDF call whose canonical form is a key of {@code columns} by its column. */
   static scala.PartialFunction<Expression, Expression> replaceCalls(java.util.Map<Expression, ? extends Expression> columns) {
     return new scala.runtime.AbstractPartialFunction<>() {

@@ -57,8 +57,8 @@ public final class ExecutorGpu {
       LOG.info("vkspark executor {} uses Vulkan device {} ({} concurrent GPU tasks)", executorId,
           device.info().summary(), conf.concurrentGpuTasks());
     } catch (GpuException | LinkageError e) {
-      unavailable = e.getMessage();
-      LOG.warn("vkspark executor {} has no usable Vulkan device; GPU UDFs will run on the CPU: {}", executorId, unavailable);
+      unavailable = e instanceof GpuException g ? g.what() : String.valueOf(e.getMessage());
+      LOG.warn("vkspark executor {} has no usable Vulkan device; GPU UDFs will run on the CPU: {}", executorId, e.getMessage());
     }
   }
 
@@ -75,7 +75,7 @@ public final class ExecutorGpu {
     return Optional.ofNullable(current);
   }
 
-  /** Why no device is open, if opening failed. */
+  /** Why no device is open, if opening failed: the error's {@link GpuException#what()}, without its fix. */
   public static synchronized Optional<String> unavailableReason() {
     return Optional.ofNullable(unavailable);
   }

@@ -103,24 +103,25 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     gpu = ExecutorGpu.get(conf, executor).orElse(null);
     List<GpuUdfCall> out = new ArrayList<>();
     for (GpuUdfCall c : planned) {
-      String reason = null;
-      if (c.onGpu() && gpu == null) {
-        reason = "executor " + executor + " has no Vulkan device ("
-            + ExecutorGpu.unavailableReason().map(r -> r.replaceFirst(" Fix: .*", "")).orElse("not opened") + ")";
-      } else if (c.onGpu()) {
-        reason = c.kernel().unsupportedOn(gpu.device().info()).orElse(null);
+      Placement p = c.onGpu() ? onThisExecutor(c, executor).strict(conf, c.name()) : c.placement();
+      if (c.onGpu() && !p.onGpu()) {
+        LOG.warn("vkspark: {} (decided on executor {})", p.describe(c.name()), executor);
+        c = c.placed(p);
       }
-      if (reason != null && !conf.fallback()) {
-        throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + c.name() + "' cannot run on the GPU because " + reason + ".",
-            "install a Vulkan driver on the executors (Debian: apt-get install libvulkan1 mesa-vulkan-drivers), "
-                + "or set spark.vkspark.fallback=true to run it on the CPU.");
-      }
-      if (reason != null) {
-        LOG.warn("vkspark: {} runs on the CPU because {}", c.name(), reason);
-      }
-      out.add(reason == null ? c : c.onCpu(reason));
+      out.add(c);
     }
     return out;
+  }
+
+  /** Where a call planned for the GPU runs on this executor: on its device, if it has one with the kernel's features. */
+  private Placement onThisExecutor(GpuUdfCall c, String executor) {
+    if (gpu == null) {
+      return Placement.cpu(Placement.Cause.NO_DEVICE_ON_EXECUTOR, Placement.DecidedBy.EXECUTOR, executor,
+          ExecutorGpu.unavailableReason().orElse("not opened"));
+    }
+    return c.kernel().unsupportedOn(gpu.device().info())
+        .map(missing -> Placement.cpu(Placement.Cause.FEATURE_MISSING, Placement.DecidedBy.EXECUTOR, missing))
+        .orElse(c.placement());
   }
 
   @Override
@@ -238,7 +239,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
         if (!loopLimitLogged) {
           loopLimitLogged = true;
-          LOG.warn("vkspark: recomputing a batch on the CPU with call(): {}", e.getMessage().replaceFirst(" Fix: .*", ""));
+          Placement p = Placement.cpu(Placement.Cause.LOOP_LIMIT, Placement.DecidedBy.EXECUTOR, e);
+          LOG.warn("vkspark: {}", p.describe(String.join(", ", gpuCalls.stream().map(GpuUdfCall::name).toList())));
         }
         metrics.add(VkMetric.LOOP_LIMIT_BATCHES, 1);
         return true;

@@ -1,10 +1,9 @@
 package io.vkspark.spark;
 
-import io.vkspark.gpu.DeviceInfo;
-import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.Placement.Cause;
+import io.vkspark.spark.Placement.DecidedBy;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,9 +16,9 @@ import org.apache.spark.sql.types.DataType;
 /**
  * Decides, on the driver, where each GPU UDF call runs: on the GPU; on the CPU inside the GPU node
  * (no device, a missing device feature), with the reason shown in EXPLAIN; or left to Spark
- * (types that do not match the kernel). A body that does not compile fails the query here, naming
- * the UDF and the line of its body. With {@code spark.vkspark.fallback=false} any CPU decision is
- * an error instead.
+ * (types that do not match the kernel), as a {@link Placement}. A body that does not compile fails
+ * the query here, naming the UDF and the line of its body. With {@code spark.vkspark.fallback=false}
+ * any CPU decision is an error instead ({@link Placement#strict}).
  */
 final class GpuPlanner {
   private static final Map<KernelKey, ColumnKernel> KERNELS = new ConcurrentHashMap<>();
@@ -27,17 +26,15 @@ final class GpuPlanner {
   /** A compiled kernel's key: the SQL name (any string, so not concatenated) and the kernel by value. */
   private record KernelKey(String name, GpuKernel kernel) {}
 
-  /** Where a call runs. */
-  sealed interface Decision permits OnGpu, OnCpu, LeaveToSpark {}
-
-  /** On the executor's GPU. */
-  record OnGpu(ColumnKernel kernel) implements Decision {}
-
-  /** On the CPU inside the GPU node, for {@code reason}. */
-  record OnCpu(ColumnKernel kernel, String reason) implements Decision {}
-
-  /** Not extracted: Spark evaluates it as a plain UDF, for {@code reason}. */
-  record LeaveToSpark(String reason) implements Decision {}
+  /**
+   * The planner's answer for one call: its {@link Placement} and, unless Spark keeps the call
+   * ({@link Placement#leftToSpark()}), the compiled kernel the GPU node runs.
+   */
+  record Decision(Placement placement, ColumnKernel kernel) {
+    boolean leftToSpark() {
+      return placement.leftToSpark();
+    }
+  }
 
   private final VkConf conf;
   private final boolean local;
@@ -64,32 +61,29 @@ final class GpuPlanner {
     GpuKernel k = udf.kernel();
     DataType declared = SparkTypes.of(k.result());
     if (!u.dataType().equals(declared)) {
-      return strict(name, new LeaveToSpark("it is registered as returning " + u.dataType().simpleString()
-          + " but its kernel returns " + k.result().sqlName()));
+      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, u.dataType().simpleString(), k.result().sqlName()), null);
     }
     List<Expression> args = Scala.list(u.children());
     for (int i = 0; i < args.size(); i++) {
       Optional<SqlType> t = SparkTypes.of(args.get(i).dataType());
       if (t.isEmpty() || t.get() != k.argTypes().get(i)) {
-        return strict(name, new LeaveToSpark("argument " + (i + 1) + " (" + k.argNames().get(i) + ") is "
-            + args.get(i).dataType().simpleString() + ", not " + k.argTypes().get(i).sqlName()));
+        return new Decision(cpu(name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
+            args.get(i).dataType().simpleString(), k.argTypes().get(i).sqlName()), null);
       }
     }
     ColumnKernel kernel = compile(name, k, conf);
     if (local) {
       Optional<ExecutorGpu> gpu = ExecutorGpu.current();
       if (gpu.isEmpty()) {
-        return strict(name, new OnCpu(kernel, ExecutorGpu.unavailableReason()
-            .map(r -> "no Vulkan device could be opened (" + r.replaceFirst(" Fix: .*", "") + ")")
-            .orElse("no Vulkan device is open in this JVM (is spark.plugins=io.vkspark.spark.VkSparkPlugin set?)")));
+        Optional<String> why = ExecutorGpu.unavailableReason();
+        return new Decision(why.isPresent() ? cpu(name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(name, Cause.NO_PLUGIN), kernel);
       }
-      DeviceInfo info = gpu.get().device().info();
-      Optional<String> missing = kernel.unsupportedOn(info);
+      Optional<String> missing = kernel.unsupportedOn(gpu.get().device().info());
       if (missing.isPresent()) {
-        return strict(name, new OnCpu(kernel, missing.get()));
+        return new Decision(cpu(name, Cause.FEATURE_MISSING, missing.get()), kernel);
       }
     }
-    return new OnGpu(kernel);
+    return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
   }
 
   /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s). */
@@ -97,20 +91,13 @@ final class GpuPlanner {
     return KERNELS.computeIfAbsent(new KernelKey(name, k), x -> ColumnKernel.compile(k.signature(name), k.body(), conf.shaderCachePath()));
   }
 
-  private Decision strict(String name, Decision d) {
-    if (!conf.fallback()) {
-      String reason = d instanceof OnCpu c ? c.reason() : ((LeaveToSpark) d).reason();
-      throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' cannot run on the GPU because " + reason + ".",
-          "fix the cause, or set spark.vkspark.fallback=true to run it on the CPU.");
-    }
-    return d;
+  /** The planner's CPU placement, or its error when fallback is off. */
+  private Placement cpu(String name, Cause cause, Object... details) {
+    return Placement.cpu(cause, DecidedBy.PLANNER, details).strict(conf, name);
   }
 
-  /** The error for a GPU UDF vkspark leaves where it is ({@code why}), when fallback is off. */
-  void leftInOperator(String name, String why) {
-    if (!conf.fallback()) {
-      throw GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' cannot run on the GPU here: " + why + ".",
-          "compute it in a SELECT or WHERE first (a subquery), or set spark.vkspark.fallback=true to run it on the CPU there.");
-    }
+  /** Where a call that stays in Spark's operators runs: it is left there (fallback on) or fails the query. */
+  Placement leftover(String name, Placement p) {
+    return p.strict(conf, name);
   }
 }

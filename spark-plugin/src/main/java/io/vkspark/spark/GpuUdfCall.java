@@ -15,7 +15,7 @@ import scala.runtime.AbstractPartialFunction;
 
 /**
  * One GPU UDF call planned into a {@link GpuEvalExec}: the call, its kernel, the child columns it
- * reads and the attribute it produces. {@code cpuReason} is null when it runs on the GPU; otherwise
+ * reads and the attribute it produces. Its {@link Placement} says whether it runs on the GPU; if not,
  * the node evaluates it with the UDF's {@code call()} and EXPLAIN shows why.
  *
  * @param expr the original call, for EXPLAIN
@@ -26,32 +26,33 @@ import scala.runtime.AbstractPartialFunction;
  *     runs only where it is true, and the result elsewhere is never read (see {@link CallSites})
  */
 record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
-                  AttributeReference result, String cpuReason, Expression guard) implements Serializable {
+                  AttributeReference result, Placement placement, Expression guard) implements Serializable {
 
   /** Records compare arrays by identity; plans compare calls by value (exchange reuse, AQE). */
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
         && c.kernel.id().equals(kernel.id()) && java.util.Arrays.equals(c.argOrdinals, argOrdinals)
-        && c.result.equals(result) && java.util.Objects.equals(c.cpuReason, cpuReason)
+        && c.result.equals(result) && c.placement.equals(placement)
         && java.util.Objects.equals(c.guard, guard);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, cpuReason);
+    return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, placement);
   }
 
   boolean onGpu() {
-    return cpuReason == null;
+    return placement.onGpu();
   }
 
   SqlType resultType() {
     return kernel.signature().result();
   }
 
-  GpuUdfCall onCpu(String reason) {
-    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, reason, guard);
+  /** This call placed elsewhere (the executor's decision). */
+  GpuUdfCall placed(Placement p) {
+    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, p, guard);
   }
 
   /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
@@ -71,7 +72,7 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
   String describe(java.util.List<Attribute> input) {
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
-        + ") AS " + result.name() + "#" + result.exprId().id() + when + (onGpu() ? " on GPU" : " on CPU because " + cpuReason);
+        + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render();
   }
 
   /** Plans print their arguments with {@code toString}: the readable form, never an array's identity. */
@@ -88,7 +89,7 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
   GpuUdfCall canonical(java.util.List<Attribute> input, long id) {
     AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
     return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
-        cpuReason, guard == null ? null : normalize(guard, input));
+        placement, guard == null ? null : normalize(guard, input));
   }
 
   /** Spark's {@code QueryPlan.normalizeExpressions}: columns numbered by their position in {@code input}. */

@@ -45,6 +45,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   public SparkPlan apply(SparkPlan plan) {
     GpuPlanner planner = new GpuPlanner(session);
     if (!planner.conf().enabled()) {
+      tagLeftovers(plan, planner);
       return plan;
     }
     SparkPlan out = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
@@ -150,10 +151,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
             NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()));
         Expression boundCpu = u.withNewChildren(Scala.seq(bound));
         Expression guard = bind(guards.get(entry.getKey()), childOutput);
-        GpuUdfCall call = d instanceof GpuPlanner.OnGpu g
-            ? new GpuUdfCall(name, u, boundCpu, g.kernel(), ordinals, result, null, guard)
-            : new GpuUdfCall(name, u, boundCpu, ((GpuPlanner.OnCpu) d).kernel(), ordinals, result,
-                ((GpuPlanner.OnCpu) d).reason(), guard);
+        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, d.kernel(), ordinals, result, d.placement(), guard);
         calls.add(call);
         results.put(entry.getKey(), result);
       }
@@ -228,7 +226,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       return false;
     }
     GpuPlanner.Decision d = decisions.computeIfAbsent(u.canonicalized(), k -> planner.decide(u, udf.get()));
-    if (d instanceof GpuPlanner.LeaveToSpark) {
+    if (d.leftToSpark()) {
       return false;
     }
     return site == CallSites.Site.ALWAYS || CallSites.plainArguments(u);
@@ -244,8 +242,12 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     return false;
   }
 
-  /** Tags every node still holding a GPU UDF with why it runs there on the CPU. */
+  /**
+   * Tags every node still holding a GPU UDF with where each call runs ({@link Placement}, decided by
+   * the leftovers), for EXPLAIN; with fallback off, such a call fails the query instead.
+   */
   private void tagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    boolean enabled = planner.conf().enabled();
     plan.foreach(node -> {
       // Scans hold pushed-down filters only to prune files and row groups; they evaluate nothing per row.
       if (node instanceof GpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
@@ -255,19 +257,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          if (node instanceof ProjectExec || node instanceof FilterExec) {
-            GpuPlanner.Decision d = planner.decide(u, GpuUdfs.of(u).orElseThrow());
-            if (d instanceof GpuPlanner.LeaveToSpark l) {
-              reasons.add(name + " runs on CPU because " + l.reason());
-            } else {
-              planner.leftInOperator(name, CallSites.reason(site));
-              reasons.add(name + " runs on CPU because " + CallSites.reason(site));
-            }
-          } else {
-            String why = "it is inside " + node.nodeName() + ", which vkspark does not plan on the GPU";
-            planner.leftInOperator(name, why);
-            reasons.add(name + " runs on CPU because " + why);
-          }
+          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name));
         });
       }
       if (!reasons.isEmpty()) {
@@ -275,5 +265,17 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       }
       return BoxedUnit.UNIT;
     });
+  }
+
+  /** Why {@code u}, at {@code site} in {@code node}, was not moved into a GPU node. */
+  private static Placement leftover(SparkPlan node, ScalaUDF u, CallSites.Site site, boolean enabled, GpuPlanner planner) {
+    if (!enabled) {
+      return Placement.cpu(Placement.Cause.DISABLED, Placement.DecidedBy.LEFTOVERS);
+    }
+    if (!(node instanceof ProjectExec || node instanceof FilterExec)) {
+      return Placement.cpu(Placement.Cause.UNPLANNED_OPERATOR, Placement.DecidedBy.LEFTOVERS, node.nodeName());
+    }
+    GpuPlanner.Decision d = planner.decide(u, GpuUdfs.of(u).orElseThrow());
+    return d.leftToSpark() ? d.placement() : Placement.of(site);
   }
 }

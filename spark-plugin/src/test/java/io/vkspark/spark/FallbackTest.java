@@ -126,7 +126,7 @@ final class FallbackTest {
     strict(() -> {
       Throwable e = assertThrows(Throwable.class, () -> table().orderBy(org.apache.spark.sql.functions.expr("gpu_hypot(a, b)"))
           .select("id").collectAsList());
-      assertTrue(messages(e).contains("GPU UDF 'gpu_hypot' cannot run on the GPU here: it is inside Sort, which vkspark "
+      assertTrue(messages(e).contains("GPU UDF 'gpu_hypot' cannot run on the GPU because it is inside Sort, which vkspark "
           + "does not plan on the GPU"), messages(e));
       assertTrue(messages(e).contains("Fix: compute it in a SELECT or WHERE first"), messages(e));
     });
@@ -137,7 +137,10 @@ final class FallbackTest {
     spark().conf().set(VkConf.ENABLED, "false");
     try {
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b)");
-      assertTrue(gpuNodes(df).isEmpty(), explain(df));
+      String plan = explain(df);
+      assertTrue(gpuNodes(df).isEmpty(), plan);
+      assertTrue(plan.contains("vkspark: gpu_hypot runs on CPU because spark.vkspark.enabled is false"), plan);
+      strict(() -> assertEquals(20_000, table().selectExpr("id", "gpu_hypot(a, b)").collectAsList().size()));
     } finally {
       spark().conf().unset(VkConf.ENABLED);
     }

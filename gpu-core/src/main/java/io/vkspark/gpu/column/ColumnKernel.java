@@ -128,7 +128,7 @@ public final class ColumnKernel implements java.io.Serializable {
       checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64), spirv, true));
     } catch (GpuException e) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
-              + e.getMessage().replaceFirst("\\.? Fix: .*", ""),
+              + e.what(),
           "keep the body to expressions and local variables of '" + sig.name() + "'.");
     }
   }
@@ -323,7 +323,7 @@ public final class ColumnKernel implements java.io.Serializable {
       SpirvSeal.requireFeatures(program(64), spirv, device.features());
       return Optional.empty();
     } catch (GpuException e) {
-      return Optional.of(e.getMessage().replaceFirst(" Fix: .*", ""));
+      return Optional.of(e.what());
     }
   }
 
