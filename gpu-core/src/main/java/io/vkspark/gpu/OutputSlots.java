@@ -156,6 +156,28 @@ public final class OutputSlots implements AutoCloseable {
     size = Math.min(size, keep);
   }
 
+  /**
+   * Lengthens slot {@code i} to {@code length} bytes keeping its current bytes (a batch built in
+   * several appends). A slot whose capacity is too small moves to an allocation of at least twice
+   * its capacity, so n appends move it O(log n) times.
+   *
+   * @return whether the slot moved to a new allocation
+   */
+  public boolean grow(int i, long length) {
+    ArrowBuf slot = slot(i);
+    long kept = slot.writerIndex();
+    if (length <= slot.capacity()) {
+      slot.writerIndex(Math.max(kept, length));
+      return false;
+    }
+    ArrowBuf bigger = allocator.buffer(Math.max(length, Sizes.multiply(slot.capacity(), 2, "grown output slot bytes")));
+    bigger.setBytes(0, slot, 0, kept);
+    bigger.writerIndex(length);
+    slot.close();
+    slots[i] = bigger;
+    return true;
+  }
+
   /** The buffer of slot {@code i}; its length is its {@code writerIndex}. */
   public ArrowBuf slot(int i) {
     ensureOpen();

@@ -3,15 +3,14 @@ package io.vkspark.spark;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ColumnRuntime;
+import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The executor's one Vulkan device, its column runtime and the semaphore that bounds concurrent
- * GPU tasks. Opened by the executor plugin ({@link VkSparkPlugin}), or on first use where the
+ * The executor's one Vulkan device, its column runtime and the permits that bound concurrent GPU
+ * tasks ({@link #lease()}). Opened by the executor plugin ({@link VkSparkPlugin}), or on first use where the
  * plugin did not run; when the device cannot be opened, the reason is kept so every GPU UDF can
  * fall back to the CPU saying why, while the executor keeps running.
  */
@@ -26,17 +25,16 @@ public final class ExecutorGpu {
 
   private final GpuDevice device;
   private final ColumnRuntime runtime;
-  private final Semaphore semaphore;
+  private final GpuPermits permits;
   private final String executorId;
-  private final int concurrentTasks;
-  private volatile boolean closed;
+  /** How long closing waits for running GPU tasks to give their permits back. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
 
   private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
     this.runtime = new ColumnRuntime(device);
-    this.semaphore = new Semaphore(concurrentTasks, true);
+    this.permits = new GpuPermits(concurrentTasks);
     this.executorId = executorId;
-    this.concurrentTasks = concurrentTasks;
   }
 
   /**
@@ -88,31 +86,27 @@ public final class ExecutorGpu {
   public static synchronized void shutdown() {
     if (current != null) {
       ExecutorGpu g = current;
-      int permits = g.concurrentTasks;
-      boolean quiet = false;
-      try {
-        quiet = g.semaphore.tryAcquire(permits, 60, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      current = null;
+      boolean quiet = g.permits.closeWhenIdle(CLOSE_WAIT, g::closeRuntimeAndDevice);
       if (!quiet) {
-        LOG.warn("vkspark executor {}: GPU tasks still running after 60 s; closing the device anyway", g.executorId);
-      }
-      g.closed = true;
-      try {
-        g.runtime.close();
-      } catch (RuntimeException e) {
-        LOG.warn("vkspark executor {}: closing the column runtime failed: {}", g.executorId, e.toString());
-      } finally {
-        g.device.close();
-        LOG.info("vkspark executor {} closed its Vulkan device", g.executorId);
-        current = null;
-        // Wake every task still waiting for this device: it finds it closed and fails fast.
-        g.semaphore.release(Integer.MAX_VALUE / 2);
+        LOG.warn("vkspark executor {}: GPU tasks still running after {} s; closed the device anyway", g.executorId,
+            CLOSE_WAIT.toSeconds());
       }
     }
     unavailable = null;
     initialized = false;
+  }
+
+  /** Closes the column runtime, then the device (even when the runtime fails to close). */
+  private void closeRuntimeAndDevice() {
+    try {
+      runtime.close();
+    } catch (RuntimeException e) {
+      LOG.warn("vkspark executor {}: closing the column runtime failed: {}", executorId, e.toString());
+    } finally {
+      device.close();
+      LOG.info("vkspark executor {} closed its Vulkan device", executorId);
+    }
   }
 
   /**
@@ -128,28 +122,16 @@ public final class ExecutorGpu {
     devicesLost++;
     current = null;
     initialized = false;
-    lost.closed = true;
+    lost.permits.markClosed();
     boolean reallyLost = lost.device.isLost();
     LOG.error("vkspark executor {}: Vulkan device '{}' {}; later tasks open it again: {}", lost.executorId,
         lost.device.info().name(), reallyLost ? "was lost" : "hung", cause.getMessage());
     if (!reallyLost) {
       return;
     }
-    Thread closer = new Thread(() -> {
-      try {
-        lost.semaphore.tryAcquire(lost.concurrentTasks, 60, TimeUnit.SECONDS); // every task of the old device is done
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      try {
-        lost.runtime.close();
-      } catch (RuntimeException e) {
-        LOG.warn("vkspark: closing the lost device's column runtime: {}", e.toString());
-      } finally {
-        lost.device.close();
-        lost.semaphore.release(Integer.MAX_VALUE / 2); // wake tasks still waiting: they find it closed
-      }
-    }, "vkspark-close-lost-device");
+    // Once every task of the old device is done (or after CLOSE_WAIT).
+    Thread closer = new Thread(() -> lost.permits.closeWhenIdle(CLOSE_WAIT, lost::closeRuntimeAndDevice),
+        "vkspark-close-lost-device");
     closer.setDaemon(true);
     closer.start();
   }
@@ -167,12 +149,24 @@ public final class ExecutorGpu {
     return runtime;
   }
 
-  public Semaphore semaphore() {
-    return semaphore;
+  /**
+   * One GPU permit for this task, for try-with-resources: {@code try (GpuLease lease = gpu.lease())}.
+   * Waits while {@code spark.vkspark.concurrentGpuTasks} tasks hold one.
+   *
+   * @throws io.vkspark.gpu.GpuException CANCELLED when the waiting task is killed; CLOSED when this
+   *     device was closed meanwhile (executor shutdown, or the device was lost)
+   */
+  public GpuLease lease() {
+    return permits.lease();
   }
 
-  /** Whether {@link #shutdown()} closed this device (tasks holding it must stop using it). */
+  /** GPU permits free now. */
+  public int availablePermits() {
+    return permits.available();
+  }
+
+  /** Whether this device was closed or given up after a loss (tasks holding it must stop using it). */
   public boolean isClosed() {
-    return closed;
+    return permits.isClosed();
   }
 }

@@ -161,58 +161,40 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       inputs.add(SparkInputs.of(in.column(o), t, rows));
     }
     boolean recompute = false;
-    long w0 = System.nanoTime();
-    try {
-      gpu.semaphore().acquire(); // interruptible: a killed task stops waiting
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("vkspark: interrupted while waiting for the GPU (task killed)", e);
-    }
-    metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, System.nanoTime() - w0);
-    if (gpu.isClosed()) {
-      gpu.semaphore().release();
-      throw GpuException.of(Code.CLOSED, "vkspark: the executor's Vulkan device was closed while this task ran "
-          + "(the executor is shutting down).", "nothing to do: Spark retries the task on a live executor.");
-    }
-    try {
-      if (runner == null) {
-        long before = gpu.runtime().bufferSetsCreated();
-        runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
-            conf.batchRows(), allocator);
-        metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-        TaskContext task = TaskContext.get();
-        runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
-      }
-      long before = gpu.runtime().bufferSetsCreated();
-      List<FieldVector> out = null;
+    try (GpuLease lease = gpu.lease()) {
+      metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
       try {
-        out = runner.run(inputs, rows);
-      } catch (GpuException e) {
-        if (!onGpuFailure(e)) {
-          throw e;
-        }
-        recompute = true; // on the CPU, once the GPU permit is released
-      }
-      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-      for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
-        if (calls.get(i).onGpu()) {
-          FieldVector v = out.get(g++);
-          if (gpuResults[i] == null) {
-            gpuResults[i] = new ArrowColumnVector(v);
+        BatchRunner r = runner();
+        long before = gpu.runtime().bufferSetsCreated();
+        List<FieldVector> out = null;
+        try {
+          out = r.run(inputs, rows);
+        } catch (GpuException e) {
+          if (!onGpuFailure(e)) {
+            throw e;
           }
-          results[i] = gpuResults[i];
+          recompute = true; // on the CPU, once the GPU permit is released
+        }
+        metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+        for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
+          if (calls.get(i).onGpu()) {
+            FieldVector v = out.get(g++);
+            if (gpuResults[i] == null) {
+              gpuResults[i] = new ArrowColumnVector(v);
+            }
+            results[i] = gpuResults[i];
+          }
+        }
+        report(r.stats());
+        if (r.bufferBytes() > taskBufferBytes) {
+          metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
+          taskBufferBytes = r.bufferBytes();
+        }
+      } finally {
+        if (runner != null) {
+          runner.releaseBuffers(); // before the permit: the next task may take this buffer set
         }
       }
-      report(runner.stats());
-      if (runner.bufferBytes() > taskBufferBytes) {
-        metrics.add(VkMetric.PEAK_DEVICE_MEMORY, runner.bufferBytes() - taskBufferBytes);
-        taskBufferBytes = runner.bufferBytes();
-      }
-    } finally {
-      if (runner != null) {
-        runner.releaseBuffers();
-      }
-      gpu.semaphore().release();
     }
     if (recompute) {
       for (int i = 0; i < calls.size(); i++) {
@@ -222,6 +204,19 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
     }
+  }
+
+  /** This task's batch runner, made on its first GPU batch (while it holds the GPU permit). */
+  private BatchRunner runner() {
+    if (runner == null) {
+      long before = gpu.runtime().bufferSetsCreated();
+      runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
+          conf.batchRows(), allocator);
+      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+      TaskContext task = TaskContext.get();
+      runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
+    }
+    return runner;
   }
 
   /**

@@ -181,11 +181,11 @@ final class BoundedTimeSparkTest {
     s.conf().set(VkConf.FALLBACK, "false");
     s.conf().set(VkConf.KERNEL_TIMEOUT, "0"); // no timeout: only the cancellation stops it
     ExecutorGpu gpu = ExecutorGpu.get(GpuPlanner.conf(s), "driver").orElseThrow();
-    int permits = gpu.semaphore().availablePermits();
+    int permits = gpu.availablePermits();
     long dispatchesBefore = gpu.device().counters().dispatchesSubmitted();
     CompletableFuture<Object> query = CompletableFuture.supplyAsync(() -> big("heavy_loop", "x + 1000000000").collectAsList());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (gpu.semaphore().availablePermits() == permits && System.nanoTime() < deadline) {
+    while (gpu.availablePermits() == permits && System.nanoTime() < deadline) {
       Thread.sleep(20); // until the task holds the GPU
     }
     while (gpu.device().counters().dispatchesSubmitted() == dispatchesBefore && System.nanoTime() < deadline) {
@@ -193,14 +193,14 @@ final class BoundedTimeSparkTest {
     }
     assertTrue(gpu.device().counters().dispatchesSubmitted() > dispatchesBefore, "the kernel was submitted");
     Thread.sleep(300);
-    assertTrue(gpu.semaphore().availablePermits() < permits, "the kernel still runs 300 ms after its submission");
+    assertTrue(gpu.availablePermits() < permits, "the kernel still runs 300 ms after its submission");
     long t0 = System.nanoTime();
     s.sparkContext().cancelAllJobs();
-    while (gpu.semaphore().availablePermits() < permits && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
+    while (gpu.availablePermits() < permits && System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30)) {
       Thread.sleep(10);
     }
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    assertEquals(permits, gpu.semaphore().availablePermits(), "the GPU was released");
+    assertEquals(permits, gpu.availablePermits(), "the GPU was released");
     // Measured on lavapipe (2 cores, shared): Spark marks the task killed 1-3 s after cancelAllJobs
     // (its scheduler threads compete with llvmpipe's); vkspark then aborts within a 50 ms slice
     // and the kernel stops ~100 ms later. Left alone, this kernel holds the GPU for minutes.

@@ -1,6 +1,8 @@
 package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.GpuBuffer;
+import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Groups;
@@ -18,21 +20,28 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 
 /**
- * Runs column kernels over a stream of batches of varying size on one device. For each batch it
- * copies each argument column into GPU input memory with one bulk copy, sets the row count,
- * replays the pre-recorded indirect dispatch, and reads each result into an Arrow vector whose
- * buffers are reused from the previous batch ({@link OutputSlots}: after the first batch, equal or
- * smaller batches reuse every slot). Batches above capacity run in several dispatches.
+ * Runs column kernels over a stream of batches of varying size on one device, in three steps:
+ * {@link #append} copies rows of the argument columns into the GPU input buffers (one bulk copy
+ * per column) behind the rows already staged, {@link #dispatch} replays the pre-recorded indirect
+ * dispatch over the staged rows and reads the results back into Arrow buffers reused from the
+ * previous batch ({@link OutputSlots}), and {@link #results} hands out one vector per call over
+ * every row appended since the last {@code results()}. {@link #run} is the three in a row for one
+ * batch. Several small batches appended before one {@code results()} share one dispatch; rows
+ * beyond the buffer set's capacity are dispatched as the buffers fill, so a batch of any size runs.
+ *
+ * <p>Buffer sets come from the device's {@link BufferPool}, which also decides what happens when
+ * device memory is short (the runner then gets a smaller set and dispatches more often).
  *
  * <p>Null semantics are strict: a row with any null argument has a null result. The result's
  * validity is the AND of its arguments' validity, computed on the host a 64-bit word at a time,
  * and skipped for columns without nulls.
  *
- * <p>The returned vectors belong to the runner and stay valid until the next {@link #run} or
- * {@link #close()}. One runner serves one task (one thread).
+ * <p>The returned vectors belong to the runner and stay valid until the next {@link #append} (or
+ * {@link #run}) or {@link #close()}. One runner serves one task (one thread).
  */
 public final class BatchRunner implements AutoCloseable {
-  private final ColumnRuntime runtime;
+  private final BufferPool pool;
+  private final GpuDevice device;
   private final List<KernelCall> calls;
   private final List<SqlType> inputTypes;
   /** Most rows per dispatch: the configured batch size, lowered when the device runs out of memory. */
@@ -49,7 +58,6 @@ public final class BatchRunner implements AutoCloseable {
   private BatchStats stats = BatchStats.ZERO;
   private long oomSplits;
   private long bufferBytes;
-  private static final int MIN_CAPACITY = 1024;
   private static final int MIN_SHAPE = 4096;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
@@ -61,22 +69,45 @@ public final class BatchRunner implements AutoCloseable {
   private java.util.function.BooleanSupplier cancelled = () -> false;
   private final java.nio.ByteBuffer control =
       java.nio.ByteBuffer.allocateDirect(LoopGuard.CONTROL_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+  /** Host memory for bit-packed columns that start or land off a 64-row boundary; grown on demand. */
+  private ArrowBuf scratch;
+  private final BufferAllocator allocator;
+
+  // The batch being staged: rows [0, dispatched) are read back into the slots, rows
+  // [dispatched, staged) wait in the buffer set's inputs (at device rows [0, staged - dispatched)).
+  private boolean begun;
+  private int staged;
+  private int dispatched;
+  /** Null count of each call's result over the staged rows. */
+  private final long[] nullCounts;
+  private ReplacementStats batchSlots = ReplacementStats.ZERO;
+  private long batchUploaded;
+  private long batchRead;
+  private long batchDeviceNs;
+  private long batchWaitNs;
+  private long batchHostNs;
+  private long batchDispatches;
+
   /** How often a waiting task looks at its deadline and its cancellation. */
   static final java.time.Duration WAIT_SLICE = java.time.Duration.ofMillis(50);
   /** How long an aborted kernel may take to stop before the device counts as hung. */
   static final java.time.Duration ABORT_GRACE = java.time.Duration.ofSeconds(5);
 
-  BatchRunner(ColumnRuntime runtime, List<KernelCall> calls, List<SqlType> inputTypes, int capacity, BufferAllocator allocator) {
-    this.runtime = runtime;
+  BatchRunner(BufferPool pool, GpuDevice device, List<KernelCall> calls, List<SqlType> inputTypes, int capacity,
+              BufferAllocator allocator) {
+    this.pool = pool;
+    this.device = device;
     this.calls = calls;
     this.inputTypes = inputTypes;
     this.ceiling = capacity;
-    DeviceInfo info = runtime.device().info();
+    this.allocator = allocator;
+    DeviceInfo info = device.info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
-    this.kernelTimeout = runtime.device().options().fenceTimeout();
+    this.kernelTimeout = device.options().fenceTimeout();
     this.slots = new OutputSlots(allocator);
     this.lengths = new long[2 * calls.size()];
+    this.nullCounts = new long[calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
     for (KernelCall call : calls) {
       SqlType t = call.kernel().signature().result();
@@ -126,95 +157,266 @@ public final class BatchRunner implements AutoCloseable {
   }
 
   /**
-   * Evaluates every call over {@code rows} rows of {@code inputs}.
+   * Evaluates every call over {@code rows} rows of {@code inputs}: {@link #append}, then
+   * {@link #results}. Rows staged earlier and not yet taken with {@code results()} come first.
    *
    * @return one vector per call, in call order, owned by this runner
    */
   public List<FieldVector> run(List<InputColumn> inputs, int rows) {
-    if (closed) {
-      throw GpuException.of(Code.CLOSED, "batch runner used after close().", "create a new runner.");
-    }
+    append(inputs, rows);
+    return results();
+  }
+
+  /** Rows appended since the last {@link #results} (dispatched or not). */
+  public int stagedRows() {
+    return staged;
+  }
+
+  /**
+   * Stages rows {@code [0, rows)} of {@code inputs} behind the rows already staged: their values go
+   * into the buffer set's inputs and their validity into the results' bitmaps. When the buffers
+   * fill, the rows they hold are dispatched and read back, and staging goes on from their start;
+   * the buffers grow (up to {@link #capacity()}) with the rows of the batch being built. The
+   * vectors of the previous {@link #results} are no longer valid once a new batch is begun. Columns
+   * that do not match the runner are refused before anything changes; any later error drops the
+   * staged batch.
+   */
+  public void append(List<InputColumn> inputs, int rows) {
+    ensureOpen();
     check(inputs, rows);
-    long t0 = System.nanoTime();
-    for (int i = 0; i < calls.size(); i++) {
-      lengths[2 * i] = SqlType.BOOLEAN.bytesFor(rows);
-      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().bytesFor(rows);
+    if (rows > Integer.MAX_VALUE - staged) {
+      throw GpuException.of(Code.SIZE, "appending " + rows + " rows to " + staged + " staged rows exceeds "
+          + Integer.MAX_VALUE + " rows.", "take the results() of the staged rows first.");
     }
-    ReplacementStats slotStats = slots.prepare(lengths);
-    long[] nullCounts = new long[calls.size()];
-    for (int i = 0; i < calls.size(); i++) {
-      nullCounts[i] = validity(calls.get(i), inputs, slots.slot(2 * i), rows);
+    try {
+      long t0 = System.nanoTime();
+      int base = staged;
+      int total = staged + rows;
+      sizeSlots(base, total);
+      for (int i = 0; i < calls.size(); i++) {
+        nullCounts[i] += validity(i, inputs, base, rows);
+      }
+      batchHostNs += System.nanoTime() - t0;
+      if (rows > 0) {
+        upload(inputs, rows, total);
+      }
+      staged = total;
+    } catch (RuntimeException e) {
+      discard();
+      throw e;
     }
-    long hostNs = System.nanoTime() - t0;
-    long uploaded = 0;
-    long read = 0;
-    long deviceNs = 0;
-    long waitNs = 0;
-    long dispatches = 0;
-    int wanted = shapeFor(rows);
+  }
+
+  /**
+   * Runs the kernels over the staged rows not yet dispatched and reads their results back (a no-op
+   * when there are none). On an error the staged batch is dropped.
+   */
+  public void dispatch() {
+    ensureOpen();
+    try {
+      dispatchPending();
+    } catch (RuntimeException e) {
+      discard();
+      throw e;
+    }
+  }
+
+  /**
+   * Dispatches what is still pending and returns one vector per call over every row appended
+   * since the last {@code results()}; the next {@link #append} begins a new batch.
+   *
+   * @return one vector per call, in call order, owned by this runner
+   */
+  public List<FieldVector> results() {
+    ensureOpen();
+    try {
+      if (!begun) {
+        sizeSlots(0, 0);
+      }
+      dispatchPending();
+    } catch (RuntimeException e) {
+      discard();
+      throw e;
+    }
+    long h = System.nanoTime();
+    for (int i = 0; i < calls.size(); i++) {
+      results.get(i).loadFieldBuffers(new ArrowFieldNode(staged, nullCounts[i]), List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
+    }
+    batchHostNs += System.nanoTime() - h;
+    recordStats();
+    discard();
+    return results;
+  }
+
+  /** Sizes the output slots for {@code total} staged rows: fresh for a new batch, grown keeping their bytes otherwise. */
+  private void sizeSlots(int base, int total) {
+    for (int i = 0; i < calls.size(); i++) {
+      lengths[2 * i] = SqlType.BOOLEAN.bytesFor(total);
+      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().bytesFor(total);
+    }
+    if (!begun) {
+      batchSlots = slots.prepare(lengths);
+      begun = true;
+      return;
+    }
+    for (int j = 0; j < lengths.length; j++) {
+      slots.grow(j, lengths[j]);
+    }
+  }
+
+  /** Copies {@code rows} rows into the inputs, dispatching whenever the buffer set is full. */
+  private void upload(List<InputColumn> inputs, int rows, int total) {
+    int wanted = shapeFor(total);
     if (wanted > capacity) {
       if (set != null) {
-        runtime.release(set);
+        dispatchPending(); // the staged rows live in the smaller set
+        pool.release(set);
         set = null;
       }
       capacity = wanted;
     }
-    if (rows > 0) {
-      if (set == null) {
-        set = acquire();
-        bufferBytes = Math.max(bufferBytes, set.deviceBytes);
+    if (set == null) {
+      acquireSet();
+    }
+    for (int done = 0; done < rows; ) {
+      int pending = staged + done - dispatched;
+      if (pending == capacity) {
+        dispatchPending(staged + done);
+        continue;
       }
-      for (int start = 0; start < rows; start += capacity) {
-        int n = Math.min(capacity, rows - start);
-        long h0 = System.nanoTime();
-        for (int c = 0; c < set.inputs.length; c++) {
-          if (set.inputs[c] != null) {
-            long bytes = inputTypes.get(c).bytesFor(n);
-            inputs.get(c).copyValues(start, n, set.inputs[c].hostAddress());
-            set.inputs[c].flush(0, bytes);
-            uploaded += bytes;
-          }
-        }
-        Groups g = Groups.covering(n, workgroupSize, maxGroupsX);
-        params.setInt(0, n);
-        params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
-        params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
-        params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
-        set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
-        int loopLimit = runtime.loopLimit();
-        control.clear();
-        control.putInt(LoopGuard.ABORT_OFFSET, 0)
-            .putInt(LoopGuard.CANARY_OFFSET, loopLimit > 0 ? LoopGuard.CANARY_PASSES : 0)
-            .putInt(LoopGuard.TRUNCATED_OFFSET, 0).putInt(12, 0);
-        set.control.write(0, control);
-        hostNs += System.nanoTime() - h0;
-        TimedDispatch t = dispatchBounded();
-        int cut = truncatedRows();
-        if (cut > 0) {
-          throw loopLimitError(cut, n, loopLimit);
-        }
-        dispatches++;
-        waitNs += t.waitNs();
-        deviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
-        long h1 = System.nanoTime();
-        for (int i = 0; i < calls.size(); i++) {
-          SqlType type = calls.get(i).kernel().signature().result();
-          ArrowBuf data = slots.slot(2 * i + 1);
-          long offset = type.isBitPacked() ? start / 8 : (long) start * type.byteWidth();
-          long bytes = type.isBitPacked() ? (n + 7) / 8 : (long) n * type.byteWidth();
-          set.outputs[i].read(0, data.memoryAddress() + offset, bytes);
-          read += bytes;
-        }
-        hostNs += System.nanoTime() - h1;
+      int n = Math.min(capacity - pending, rows - done);
+      long h0 = System.nanoTime();
+      uploadRows(inputs, done, n, pending);
+      batchHostNs += System.nanoTime() - h0;
+      done += n;
+    }
+  }
+
+  /** Copies rows {@code [from, from + n)} of every column read to device row {@code at} of its input buffer. */
+  private void uploadRows(List<InputColumn> inputs, int from, int n, int at) {
+    for (int c = 0; c < set.inputs.length; c++) {
+      GpuBuffer buf = set.inputs[c];
+      if (buf == null) {
+        continue;
+      }
+      SqlType t = inputTypes.get(c);
+      InputColumn in = inputs.get(c);
+      if (!t.isBitPacked()) {
+        long offset = (long) at * t.byteWidth();
+        long bytes = t.bytesFor(n);
+        in.copyValues(from, n, buf.hostAddress() + offset);
+        buf.flush(offset, bytes);
+        batchUploaded += bytes;
+      } else if ((from & 63) == 0 && (at & 63) == 0) {
+        long bytes = t.bytesFor(n);
+        in.copyValues(from, n, buf.hostAddress() + at / 8);
+        buf.flush(at / 8, bytes);
+        batchUploaded += bytes;
+      } else {
+        // Bits off a 64-row boundary: copy whole words from the aligned start, then shift them into place.
+        int lead = from & 63;
+        ArrowBuf s = scratch(t.bytesFor(lead + n));
+        in.copyValues(from - lead, lead + n, s.memoryAddress());
+        Bits.copy(s.memoryAddress(), lead, buf.hostAddress(), at, n);
+        long first = (long) (at >>> 6) << 3;
+        long bytes = t.bytesFor(at + n) - first;
+        buf.flush(first, bytes);
+        batchUploaded += bytes;
       }
     }
-    long h2 = System.nanoTime();
+  }
+
+  /** Dispatches the rows waiting in the buffer set, if any. */
+  private void dispatchPending() {
+    dispatchPending(staged);
+  }
+
+  /** Runs the kernels over device rows {@code [0, upTo - dispatched)} and reads them back behind the dispatched rows. */
+  private void dispatchPending(int upTo) {
+    int n = upTo - dispatched;
+    if (n == 0) {
+      return;
+    }
+    long h0 = System.nanoTime();
+    Groups g = Groups.covering(n, workgroupSize, maxGroupsX);
+    params.setInt(0, n);
+    params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
+    params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
+    params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
+    set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
+    int loopLimit = device.loopLimit();
+    control.clear();
+    control.putInt(LoopGuard.ABORT_OFFSET, 0)
+        .putInt(LoopGuard.CANARY_OFFSET, loopLimit > 0 ? LoopGuard.CANARY_PASSES : 0)
+        .putInt(LoopGuard.TRUNCATED_OFFSET, 0).putInt(12, 0);
+    set.control.write(0, control);
+    batchHostNs += System.nanoTime() - h0;
+    TimedDispatch t = dispatchBounded();
+    int cut = truncatedRows();
+    if (cut > 0) {
+      throw loopLimitError(cut, n, loopLimit);
+    }
+    batchDispatches++;
+    batchWaitNs += t.waitNs();
+    batchDeviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
+    long h1 = System.nanoTime();
+    readback(dispatched, n);
+    batchHostNs += System.nanoTime() - h1;
+    dispatched = upTo;
+  }
+
+  /** Reads {@code n} result rows of every call into its data slot at row {@code at}. */
+  private void readback(int at, int n) {
     for (int i = 0; i < calls.size(); i++) {
-      results.get(i).loadFieldBuffers(new ArrowFieldNode(rows, nullCounts[i]), List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
+      SqlType type = calls.get(i).kernel().signature().result();
+      ArrowBuf data = slots.slot(2 * i + 1);
+      if (!type.isBitPacked()) {
+        long bytes = (long) n * type.byteWidth();
+        set.outputs[i].read(0, data.memoryAddress() + (long) at * type.byteWidth(), bytes);
+        batchRead += bytes;
+      } else if ((at & 63) == 0) {
+        long bytes = (n + 7) / 8;
+        set.outputs[i].read(0, data.memoryAddress() + at / 8, bytes);
+        batchRead += bytes;
+      } else {
+        long bytes = type.bytesFor(n);
+        ArrowBuf s = scratch(bytes);
+        set.outputs[i].read(0, s.memoryAddress(), bytes);
+        Bits.copy(s.memoryAddress(), 0, data.memoryAddress(), at, n);
+        batchRead += bytes;
+      }
     }
-    hostNs += System.nanoTime() - h2;
-    stats = stats.plus(new BatchStats(1, rows, dispatches, uploaded, read, deviceNs, waitNs, hostNs, slotStats));
-    return results;
+  }
+
+  /** Adds the finished batch to the totals the metrics read. */
+  private void recordStats() {
+    stats = stats.plus(new BatchStats(1, staged, batchDispatches, batchUploaded, batchRead, batchDeviceNs, batchWaitNs,
+        batchHostNs, batchSlots));
+  }
+
+  /** Forgets the staged batch (taken, or failed). The buffer set stays. */
+  private void discard() {
+    begun = false;
+    staged = 0;
+    dispatched = 0;
+    java.util.Arrays.fill(nullCounts, 0);
+    batchSlots = ReplacementStats.ZERO;
+    batchUploaded = 0;
+    batchRead = 0;
+    batchDeviceNs = 0;
+    batchWaitNs = 0;
+    batchHostNs = 0;
+    batchDispatches = 0;
+  }
+
+  private ArrowBuf scratch(long bytes) {
+    if (scratch == null || scratch.capacity() < bytes) {
+      if (scratch != null) {
+        scratch.close();
+      }
+      scratch = allocator.buffer(Math.max(bytes, 1024));
+    }
+    return scratch;
   }
 
   private TimedDispatch dispatchBounded() {
@@ -253,7 +455,7 @@ public final class BatchRunner implements AutoCloseable {
     if (stopped == null) {
       abandonSet();
       return GpuException.of(Code.DEVICE_LOST, "GPU UDF(s) " + udfs + " did not stop within " + ABORT_GRACE.toSeconds()
-          + " s of being aborted (after " + ms + " ms) on '" + runtime.device().info().name()
+          + " s of being aborted (after " + ms + " ms) on '" + device.info().name()
           + "'; the device is treated as hung.", "nothing to do for this query (a Spark executor opens its device "
           + "again for later tasks); if it repeats, bound the UDF's loops or lower spark.vkspark.batchRows.");
     }
@@ -274,7 +476,7 @@ public final class BatchRunner implements AutoCloseable {
   private void abandonSet() {
     BufferSet s = set;
     set = null;
-    runtime.abandon(s);
+    pool.abandon(s);
   }
 
   private int truncatedRows() {
@@ -288,7 +490,7 @@ public final class BatchRunner implements AutoCloseable {
     return GpuException.of(Code.LOOP_LIMIT, String.format("GPU UDF(s) %s ran into the loop limit of device '%s' in up "
         + "to %,d of %,d rows: its driver stops loops after %,d iterations in total per invocation (all loops of a "
         + "SIMD group together; lavapipe/llvmpipe does) and carries on with the values it has, so the batch's GPU "
-        + "results were discarded.", udfNames(true), runtime.device().info().name(), cut, rows, loopLimit),
+        + "results were discarded.", udfNames(true), device.info().name(), cut, rows, loopLimit),
         "let such batches run on the CPU with the UDF's call() (spark.vkspark.fallback=true), run on a GPU "
             + "without a loop limit, or keep the UDF's loops well below " + loopLimit + " iterations per row in total.");
   }
@@ -304,25 +506,19 @@ public final class BatchRunner implements AutoCloseable {
   }
 
   /**
-   * The buffer set for the current capacity. When the device runs out of memory, the capacity is
-   * halved (down to 1,024 rows) and batches run in more, smaller dispatches instead of failing.
+   * Takes a buffer set of the current capacity from the pool. The pool may hand out a smaller one
+   * when device memory is short: batches then run in more, smaller dispatches instead of failing.
    */
-  private BufferSet acquire() {
-    while (true) {
-      try {
-        return runtime.acquire(new BufferSet.Key(calls, inputTypes, capacity));
-      } catch (GpuException e) {
-        if (e.code() != Code.OUT_OF_MEMORY || capacity <= MIN_CAPACITY) {
-          throw e;
-        }
-        int smaller = Math.max(MIN_CAPACITY, capacity / 2 / 64 * 64);
-        LOG.warn("out of device memory for {} rows per dispatch; splitting batches into {} rows: {}", capacity, smaller,
-            e.getMessage());
-        capacity = smaller;
-        ceiling = Math.min(ceiling, smaller);
-        oomSplits++;
-      }
+  private void acquireSet() {
+    set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity));
+    int got = set.key.capacity();
+    while (capacity > got) {
+      capacity = BufferPool.smaller(capacity);
+      oomSplits++;
     }
+    capacity = got;
+    ceiling = Math.min(ceiling, got);
+    bufferBytes = Math.max(bufferBytes, set.deviceBytes);
   }
 
   /** Device memory of the largest buffer set this runner used (inputs, outputs, parameters). */
@@ -353,10 +549,24 @@ public final class BatchRunner implements AutoCloseable {
     }
   }
 
-  /** Writes the AND of the call's argument validity into {@code dst}; returns the null count. */
-  private static long validity(KernelCall call, List<InputColumn> inputs, ArrowBuf dst, int rows) {
+  /**
+   * Writes the AND of call {@code i}'s argument validity for {@code rows} rows into its validity
+   * slot at row {@code at}; returns the null count.
+   */
+  private long validity(int i, List<InputColumn> inputs, int at, int rows) {
+    ArrowBuf slot = slots.slot(2 * i);
+    if ((at & 63) == 0) {
+      return validity(calls.get(i), inputs, slot.memoryAddress() + at / 8, rows);
+    }
+    ArrowBuf s = scratch(SqlType.BOOLEAN.bytesFor(rows));
+    long nulls = validity(calls.get(i), inputs, s.memoryAddress(), rows);
+    Bits.copy(s.memoryAddress(), 0, slot.memoryAddress(), at, rows);
+    return nulls;
+  }
+
+  /** Writes the AND of the call's argument validity to {@code address}; returns the null count. */
+  private static long validity(KernelCall call, List<InputColumn> inputs, long address, int rows) {
     long bytes = SqlType.BOOLEAN.bytesFor(rows);
-    long address = dst.memoryAddress();
     MemoryUtil.setMemory(address, bytes, (byte) 0xff);
     boolean any = false;
     int[] cols = call.argColumns();
@@ -391,14 +601,21 @@ public final class BatchRunner implements AutoCloseable {
     return -1;
   }
 
+  private void ensureOpen() {
+    if (closed) {
+      throw GpuException.of(Code.CLOSED, "batch runner used after close().", "create a new runner.");
+    }
+  }
+
   /**
-   * Returns the GPU buffers to the runtime's pool until the next {@link #run}. A runner that only
-   * holds them while it runs lets a few buffer sets serve many tasks, bounding device memory by the
-   * number of tasks on the GPU at once rather than by the number of tasks.
+   * Returns the GPU buffers to the pool until the next {@link #append}. A runner that only holds
+   * them while it runs lets a few buffer sets serve many tasks, bounding device memory by the
+   * number of tasks on the GPU at once rather than by the number of tasks. Kept while staged rows
+   * wait in them (call it after {@link #results}).
    */
   public void releaseBuffers() {
-    if (set != null && !set.dispatch.isInFlight()) {
-      runtime.release(set);
+    if (set != null && staged == dispatched && !set.dispatch.isInFlight()) {
+      pool.release(set);
       set = null;
     }
   }
@@ -408,7 +625,7 @@ public final class BatchRunner implements AutoCloseable {
     return stats;
   }
 
-  /** Returns the buffer set to the runtime's pool and frees the result vectors. */
+  /** Returns the buffer set to the pool and frees the result vectors. */
   @Override
   public void close() {
     if (closed) {
@@ -425,7 +642,7 @@ public final class BatchRunner implements AutoCloseable {
         }
       }
       if (idle) {
-        runtime.release(set);
+        pool.release(set);
         set = null;
       } else {
         abandonSet();
@@ -434,5 +651,8 @@ public final class BatchRunner implements AutoCloseable {
     results.forEach(FieldVector::close);
     slots.close();
     params.close();
+    if (scratch != null) {
+      scratch.close();
+    }
   }
 }

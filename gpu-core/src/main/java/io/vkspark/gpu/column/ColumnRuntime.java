@@ -5,41 +5,23 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.internal.Closeables;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Column kernels on one device: loaded kernels and a pool of {@link BufferSet}s shared by every
+ * Column kernels on one device: loaded kernels and the {@link BufferPool} shared by every
  * {@link BatchRunner} on that device, so the second partition of a query loads and records
  * nothing new. A Spark executor holds one. Thread-safe.
  */
 public final class ColumnRuntime implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(ColumnRuntime.class);
-
   /** Idle buffer sets kept for reuse, at most this many bytes by default (least recently used go first). */
   public static final long DEFAULT_MAX_IDLE_BYTES = 256L << 20;
 
   private final GpuDevice device;
-  private final long maxIdleBytes;
   private final Map<String, Kernel> kernels = new ConcurrentHashMap<>();
-  private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
-  /** Idle sets in the order they were released, oldest first. */
-  private final java.util.LinkedHashSet<BufferSet> idleOrder = new java.util.LinkedHashSet<>();
-  private final List<BufferSet> all = new ArrayList<>();
-  /** Sets whose dispatch did not finish (aborted without stopping, device lost); closed last, if they can be. */
-  private final List<BufferSet> abandoned = new ArrayList<>();
-  private final AtomicLong setsCreated = new AtomicLong();
-  private final AtomicLong setsReused = new AtomicLong();
-  private long idleBytes;
+  private final BufferPool pool;
   private boolean closed;
 
   public ColumnRuntime(GpuDevice device) {
@@ -52,7 +34,7 @@ public final class ColumnRuntime implements AutoCloseable {
    */
   public ColumnRuntime(GpuDevice device, long maxIdleBytes) {
     this.device = device;
-    this.maxIdleBytes = maxIdleBytes;
+    this.pool = new BufferPool(device, maxIdleBytes, this::kernel);
     device.loopLimit(); // probe now, not in the middle of the first batch
   }
 
@@ -81,7 +63,7 @@ public final class ColumnRuntime implements AutoCloseable {
             + device.info().name() + "': " + reason, "run it on a device with that feature, or let it fall back to the CPU.");
       });
     }
-    return new BatchRunner(this, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows), allocator);
+    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows), allocator);
   }
 
   /** Rows per buffer: the request rounded up to 64, within maxStorageBufferRange for the widest column. */
@@ -107,108 +89,29 @@ public final class ColumnRuntime implements AutoCloseable {
         id -> device.load(k.program(ColumnKernel.workgroupSize(device.info()))));
   }
 
-  synchronized BufferSet acquire(BufferSet.Key key) {
-    ensureOpen();
-    Deque<BufferSet> free = idle.get(key);
-    if (free != null && !free.isEmpty()) {
-      setsReused.incrementAndGet();
-      BufferSet set = free.pop();
-      idleOrder.remove(set);
-      idleBytes -= set.deviceBytes;
-      return set;
-    }
-    Map<ColumnKernel, Kernel> loaded = new HashMap<>();
-    for (KernelCall c : key.calls()) {
-      loaded.put(c.kernel(), kernel(c.kernel()));
-    }
-    BufferSet set;
-    try {
-      set = BufferSet.create(device, key, loaded);
-    } catch (GpuException e) {
-      if (e.code() != Code.OUT_OF_MEMORY || trim() == 0) {
-        throw e;
-      }
-      LOG.info("device memory was short; freed idle buffer sets and retrying: {}", e.getMessage());
-      set = BufferSet.create(device, key, loaded);
-    }
-    all.add(set);
-    setsCreated.incrementAndGet();
-    LOG.debug("recorded buffer set #{} for {} at {} rows ({} bytes)", all.size(), key.calls(), key.capacity(), set.deviceBytes);
-    return set;
-  }
-
-  synchronized void release(BufferSet set) {
-    if (closed) {
-      set.close(); // returned after the runtime closed: nobody will take it again
-      return;
-    }
-    idle.computeIfAbsent(set.key, k -> new ArrayDeque<>()).push(set);
-    idleOrder.add(set);
-    idleBytes += set.deviceBytes;
-    while (idleBytes > maxIdleBytes && idleOrder.size() > 1) {
-      BufferSet oldest = idleOrder.iterator().next();
-      drop(oldest);
-    }
-  }
-
-  /** Frees an idle set. */
-  private void drop(BufferSet set) {
-    idleOrder.remove(set);
-    idle.get(set.key).remove(set);
-    idleBytes -= set.deviceBytes;
-    all.remove(set);
-    set.close();
-  }
-
-  /**
-   * Forgets a set whose dispatch may still be running (aborted without stopping, or its device
-   * lost): it is never handed out again, and the device frees it when it closes.
-   */
-  synchronized void abandon(BufferSet set) {
-    if (all.remove(set)) {
-      abandoned.add(set);
-      LOG.warn("vkspark: abandoned a buffer set of {} ({} bytes) whose dispatch did not finish", set.key.calls(),
-          set.deviceBytes);
-    }
-  }
-
-  /** The device's loop limit ({@link GpuDevice#loopLimit()}), probed once. */
-  int loopLimit() {
-    return device.loopLimit();
-  }
-
   /** Buffer sets recorded so far. */
   public long bufferSetsCreated() {
-    return setsCreated.get();
+    return pool.created();
   }
 
   /** Buffer sets taken from the pool instead of recorded. */
   public long bufferSetsReused() {
-    return setsReused.get();
+    return pool.reused();
   }
 
   /** Device memory held by buffer sets, in use or pooled. */
-  public synchronized long deviceBytesHeld() {
-    long bytes = 0;
-    for (BufferSet s : all) {
-      bytes += s.deviceBytes;
-    }
-    return bytes;
+  public long deviceBytesHeld() {
+    return pool.deviceBytes();
   }
 
   /** Frees pooled buffer sets (e.g. when memory is short); sets in use are not touched. */
-  public synchronized int trim() {
-    int n = 0;
-    for (BufferSet s : new ArrayList<>(idleOrder)) {
-      drop(s);
-      n++;
-    }
-    return n;
+  public int trim() {
+    return pool.trim();
   }
 
   /** Device memory held by idle (pooled) buffer sets. */
-  public synchronized long idleBytes() {
-    return idleBytes;
+  public long idleBytes() {
+    return pool.idleBytes();
   }
 
   private void ensureOpen() {
@@ -229,29 +132,13 @@ public final class ColumnRuntime implements AutoCloseable {
       return;
     }
     closed = true;
-    List<AutoCloseable> parts = new ArrayList<>(all);
-    parts.add(this::closeAbandonedThenKernels);
-    all.clear();
-    idle.clear();
-    idleOrder.clear();
-    idleBytes = 0;
-    Closeables.closeAll(parts);
+    Closeables.closeAll(pool, this::closeKernels);
   }
 
-  /** Closes the abandoned sets (logged, not thrown), then the kernels unless a dispatch still uses them. */
-  private void closeAbandonedThenKernels() {
-    boolean pending = false;
-    for (BufferSet s : abandoned) {
-      try {
-        s.close(); // waits a bounded time for its dispatch
-      } catch (RuntimeException e) {
-        pending = true;
-        LOG.warn("vkspark: a buffer set whose dispatch did not finish stays open until its device closes: {}", e.toString());
-      }
-    }
-    abandoned.clear();
-    List<Kernel> open = pending ? List.of() : List.copyOf(kernels.values());
-    kernels.clear(); // if pending, a dispatch still uses their pipelines; the device closes them after waiting idle
+  /** Closes the kernels, unless an abandoned dispatch still uses their pipelines (the device closes them then). */
+  private void closeKernels() {
+    List<Kernel> open = pool.dispatchPending() ? List.of() : List.copyOf(kernels.values());
+    kernels.clear();
     Closeables.closeAll(open);
   }
 }

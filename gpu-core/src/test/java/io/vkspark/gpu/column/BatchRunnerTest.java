@@ -209,6 +209,9 @@ final class BatchRunnerTest {
           for (int i = 0; i < 12; i++) {
             runAndCheck(runner, c, r.nextInt(3 * 512 + 1), r.nextDouble() < 0.5 ? 0 : 0.2, r);
           }
+          for (int i = 0; i < 4; i++) { // several odd batches appended into one, across buffer fills
+            appendAndCheck(runner, c, new int[] {r.nextInt(700), r.nextInt(70), r.nextInt(700)}, i - 1, 0.2, r);
+          }
         }
       }
     } finally {
@@ -318,6 +321,121 @@ final class BatchRunnerTest {
         assertTrue(small.deviceBytesHeld() <= (1 << 20) + 3L * 8 * 65_536 + 64,
             "only the newest set may push idle memory over the cap: " + small.deviceBytesHeld());
       }
+    }
+  }
+
+  /**
+   * Appends batches of {@code sizes} rows (each vector closed right after its append), dispatching
+   * early after the batch at {@code dispatchAfter} (or never, -1), then checks every row of the
+   * results against the CPU. Returns the dispatches it took.
+   */
+  long appendAndCheck(BatchRunner runner, Case c, int[] sizes, int dispatchAfter, double nullFraction, Random r) {
+    List<Object[]> as = new java.util.ArrayList<>();
+    List<Object[]> bs = new java.util.ArrayList<>();
+    long dispatches = runner.stats().dispatches();
+    int total = 0;
+    for (int k = 0; k < sizes.length; k++) {
+      int rows = sizes[k];
+      Object[] a = new Object[rows];
+      Object[] b = new Object[rows];
+      for (int i = 0; i < rows; i++) {
+        a[i] = r.nextDouble() < nullFraction ? null : random(c.in(), r);
+        b[i] = r.nextDouble() < nullFraction ? null : random(c.in(), r);
+      }
+      as.add(a);
+      bs.add(b);
+      try (FieldVector va = vector(c.in(), a, "a"); FieldVector vb = vector(c.in(), b, "b")) {
+        runner.append(List.of(ArrowInputs.of(va, c.in()), ArrowInputs.of(vb, c.in())), rows);
+      }
+      total += rows;
+      assertEquals(total, runner.stagedRows());
+      if (k == dispatchAfter) {
+        runner.dispatch();
+      }
+    }
+    FieldVector result = runner.results().get(0);
+    assertEquals(0, runner.stagedRows(), "results() ends the batch");
+    assertEquals(total, result.getValueCount());
+    int row = 0;
+    int nulls = 0;
+    for (int k = 0; k < sizes.length; k++) {
+      for (int i = 0; i < sizes[k]; i++, row++) {
+        Object a = as.get(k)[i];
+        Object b = bs.get(k)[i];
+        Object expected = a == null || b == null ? null : c.cpu().apply(a, b);
+        nulls += expected == null ? 1 : 0;
+        Object actual = c.out() == SqlType.TIMESTAMP && !result.isNull(row)
+            ? ((TimeStampMicroTZVector) result).get(row) : get(result, row);
+        assertClose(c.out(), expected, actual, c.in() + " batch " + k + " row " + i + " (staged row " + row + ")");
+      }
+    }
+    assertEquals(nulls, result.getNullCount());
+    return runner.stats().dispatches() - dispatches;
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = SqlType.class, names = {"BOOLEAN", "INT", "DOUBLE", "DATE", "TIMESTAMP"})
+  void append_oddSizesOverSeveralCalls_matchesCpu(SqlType type) {
+    Case c = caseFor(type);
+    Random r = new Random(100 + type.ordinal());
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
+        8192, allocator)) {
+      long batches = runner.stats().batches();
+      // Small odd batches: every boundary off a 64-row word, all in one dispatch.
+      assertEquals(1, appendAndCheck(runner, c, new int[] {1, 63, 65, 0, 7, 130, 1000, 3}, -1, 0.1, r),
+          "small appended batches share one dispatch");
+      assertEquals(batches + 1, runner.stats().batches(), "one results() is one batch");
+      assertEquals(1 + 63 + 65 + 7 + 130 + 1000 + 3, runner.stats().rows());
+      // An early dispatch() in the middle: later rows are read back behind it, off a word boundary.
+      assertEquals(2, appendAndCheck(runner, c, new int[] {100, 27, 333, 1}, 1, 0.2, r));
+      // Without nulls, then all null.
+      appendAndCheck(runner, c, new int[] {5, 77, 1}, -1, 0, r);
+      appendAndCheck(runner, c, new int[] {70, 3}, -1, 1.0, r);
+      // run() after appends still gives one batch.
+      runAndCheck(runner, c, 999, 0.1, r);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = SqlType.class, names = {"BOOLEAN", "FLOAT", "BIGINT"})
+  void append_moreRowsThanOneBufferHolds_dispatchesAsItFills(SqlType type) {
+    Case c = caseFor(type);
+    Random r = new Random(200 + type.ordinal());
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
+        1000, allocator)) {
+      assertEquals(1024, runner.capacity());
+      int[] sizes = {700, 1, 513, 1500, 95, 2100, 33};
+      int total = java.util.Arrays.stream(sizes).sum();
+      long dispatches = appendAndCheck(runner, c, sizes, -1, 0.15, r);
+      assertEquals((total + 1023) / 1024, dispatches, "full buffers are dispatched as they fill, the rest once");
+      assertTrue(runner.currentCapacity() <= 1024);
+      // And again on the same runner: slots and buffers reused, results identical to the CPU.
+      appendAndCheck(runner, c, new int[] {1023, 2, 1024, 64, 1}, 2, 0.15, r);
+    }
+  }
+
+  @Test
+  void append_refusedColumns_leaveTheStagedRowsAsTheyWere() {
+    Case c = caseFor(SqlType.INT);
+    Random r = new Random(17);
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 2048, allocator);
+         FieldVector d = vector(SqlType.DOUBLE, new Object[] {1.0}, "d")) {
+      appendAndCheck(runner, c, new int[] {10}, 0, 0, r); // a dispatched batch first
+      try (FieldVector va = vector(SqlType.INT, new Object[] {1, null, 3}, "a");
+           FieldVector vb = vector(SqlType.INT, new Object[] {4, 5, 6}, "b")) {
+        runner.append(List.of(ArrowInputs.of(va, SqlType.INT), ArrowInputs.of(vb, SqlType.INT)), 3);
+      }
+      assertEquals(3, runner.stagedRows());
+      assertThrows(GpuException.class, () -> runner.append(List.of(ArrowInputs.of(d, SqlType.DOUBLE)), 1));
+      assertEquals(3, runner.stagedRows(), "a refused append changes nothing");
+      FieldVector out = runner.results().get(0);
+      assertEquals(3, out.getValueCount());
+      assertEquals(7, get(out, 0));
+      assertNull(get(out, 1));
+      assertEquals(15, get(out, 2));
+      assertEquals(1, out.getNullCount());
+      appendAndCheck(runner, c, new int[] {5, 64}, -1, 0.3, r);
     }
   }
 

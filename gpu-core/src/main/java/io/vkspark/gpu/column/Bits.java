@@ -1,0 +1,42 @@
+package io.vkspark.gpu.column;
+
+import org.apache.arrow.memory.util.MemoryUtil;
+
+/**
+ * Bit-packed rows (least significant bit first, in little-endian 64-bit words, Arrow's and the
+ * kernels' layout) moved between positions that are not on a 64-row boundary: a batch appended
+ * behind rows already staged lands at any bit.
+ */
+final class Bits {
+  private Bits() {}
+
+  /**
+   * Copies {@code count} bits from bit {@code srcBit} of {@code src} to bit {@code dstBit} of
+   * {@code dst}, a 64-bit word at a time. Bits of {@code dst} below {@code dstBit} in its first
+   * word are kept; bits past the copied range in its last word are cleared. Both sides are read
+   * and written in whole words, so each must cover the words its bit range touches.
+   */
+  static void copy(long src, long srcBit, long dst, long dstBit, long count) {
+    for (long done = 0; done < count; done += 64) {
+      int k = (int) Math.min(64, count - done);
+      long p = srcBit + done;
+      long sw = src + ((p >>> 6) << 3);
+      int s = (int) (p & 63);
+      long v = MemoryUtil.getLong(sw) >>> s;
+      if (s != 0 && s + k > 64) {
+        v |= MemoryUtil.getLong(sw + 8) << (64 - s);
+      }
+      if (k < 64) {
+        v &= (1L << k) - 1;
+      }
+      long q = dstBit + done;
+      long dw = dst + ((q >>> 6) << 3);
+      int d = (int) (q & 63);
+      long low = d == 0 ? 0 : MemoryUtil.getLong(dw) & ((1L << d) - 1);
+      MemoryUtil.putLong(dw, low | (v << d));
+      if (d != 0 && d + k > 64) {
+        MemoryUtil.putLong(dw + 8, v >>> (64 - d));
+      }
+    }
+  }
+}
