@@ -32,12 +32,14 @@ import org.apache.spark.sql.types.DataTypes;
  * and variant, with medians, ratios and the GPU node's metrics.
  *
  * <pre>
- * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly,parquet] [--iv-rows N] [--iv-runs K]
- *            [--parquet-rows N] [--parquet-dir DIR] [--reader-batches 4096,1048576] [--out FILE]
+ * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly] [--source cache|parquet|both]
+ *            [--iv-rows N] [--iv-runs K]
+ *            [--parquet-rows N] [--parquet-dir DIR] [--reader-batches 4096,1048576] [--iv-sql true|false] [--out FILE]
  * </pre>
  *
- * <p>{@code parquet} reads the options from Parquet files instead of the cache (see {@link #parquet});
- * {@code --cases parquet} alone runs only that, for Black-Scholes and implied volatility.
+ * <p>{@code --source parquet} reads the options from Parquet files instead of the cache (see
+ * {@link #parquet}; Black-Scholes and implied volatility); {@code both}, the default, runs the cached
+ * cases, then the Parquet ones.
  */
 public final class SparkBench {
   private SparkBench() {}
@@ -56,7 +58,11 @@ public final class SparkBench {
     int cores = Runtime.getRuntime().availableProcessors();
     int partitions = Integer.parseInt(a.getOrDefault("partitions", String.valueOf(cores)));
     String cacheBatch = a.getOrDefault("cache-batch", "10000");
-    List<String> cases = Arrays.asList(a.getOrDefault("cases", "bs,iv,poly,parquet").split(","));
+    List<String> cases = Arrays.asList(a.getOrDefault("cases", "bs,iv,poly").split(","));
+    String source = a.getOrDefault("source", "both");
+    if (!List.of("cache", "parquet", "both").contains(source)) {
+      throw new IllegalArgumentException("--source is cache, parquet or both, not " + source);
+    }
     PrintStream json = a.containsKey("out") ? open(a.get("out")) : null;
 
     SparkSession spark = SparkSession.builder()
@@ -78,7 +84,7 @@ public final class SparkBench {
           (UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : FloatPolynomial.eval(x, y),
           DataTypes.FloatType);
       long t0 = System.nanoTime();
-      if (cases.equals(List.of("parquet"))) {
+      if (source.equals("parquet")) {
         parquet(spark, a, json, rows, runs, cores, cases);
         return;
       }
@@ -129,7 +135,7 @@ public final class SparkBench {
             new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench"))),
             runs, common, 1e-5));
       }
-      if (cases.contains("parquet")) {
+      if (source.equals("both")) {
         spark.catalog().clearCache(); // the Parquet runs read files, not the cached rows
         parquet(spark, a, json, rows, runs, cores, cases);
       }
@@ -158,18 +164,17 @@ public final class SparkBench {
    * floor, Black-Scholes and implied volatility as GPU UDF, built-in SQL and Java UDF, and at reader
    * batches under {@code batchRows / 2} the GPU UDF with {@code spark.vkspark.coalesce=false} too.
    * Each JSON line carries the reader batch size and the GPU node's child batches and dispatches.
+   * Implied volatility reads a file set of {@code --iv-rows} rows when that is fewer, and
+   * {@code --iv-sql false} leaves out its slow SQL form.
    */
   static void parquet(SparkSession spark, Map<String, String> a, PrintStream json, long defaultRows, int runs, int cores,
                       List<String> cases) {
     long rows = Long.parseLong(a.getOrDefault("parquet-rows", String.valueOf(defaultRows)).replace("_", ""));
-    Path dir = Path.of(a.getOrDefault("parquet-dir", "target/bench-parquet")).toAbsolutePath()
-        .resolve("options-" + rows + ".parquet");
-    if (!Files.exists(dir.resolve("_SUCCESS"))) {
-      long t0 = System.nanoTime();
-      options(spark, rows, PARQUET_FILES).drop("x", "y").write().mode("overwrite").parquet(dir.toString());
-      System.err.printf("[bench] wrote %,d options to %d Parquet files in %s in %.1f s%n", rows, PARQUET_FILES, dir,
-          (System.nanoTime() - t0) / 1e9);
-    }
+    // Spark's SQL form of 24 Newton steps is slow: --iv-rows gives implied volatility a smaller file set of its own.
+    long ivRows = Math.min(rows, Long.parseLong(a.getOrDefault("iv-rows", String.valueOf(rows)).replace("_", "")));
+    Path dir = writeOptions(spark, a, rows);
+    Path ivDir = writeOptions(spark, a, ivRows);
+    boolean ivSql = Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"));
     int batchRows = Integer.parseInt(spark.conf().get(VkConf.BATCH_ROWS, String.valueOf(VkConf.DEFAULT_BATCH_ROWS)));
     ExecutorGpu.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
     System.err.println("[bench] Parquet case: " + SparkJobs.deviceLine(spark));
@@ -177,6 +182,7 @@ public final class SparkBench {
     for (String readerBatch : a.getOrDefault("reader-batches", "4096,1048576").split(",")) {
       spark.conf().set("spark.sql.parquet.columnarReaderBatchSize", readerBatch.trim());
       spark.read().parquet(dir.toString()).createOrReplaceTempView("bench_pq");
+      spark.read().parquet(ivDir.toString()).createOrReplaceTempView("bench_pq_iv");
       int partitions = spark.table("bench_pq").rdd().getNumPartitions();
       String common = String.format(Locale.ROOT, "\"rows\": %d, \"partitions\": %d, \"cores\": %d, \"source\": \"parquet\", "
           + "\"files\": %d, \"reader_batch\": %s, \"batch_rows\": %d, \"device\": \"%s\"", rows, partitions, cores,
@@ -184,7 +190,7 @@ public final class SparkBench {
       boolean small = Integer.parseInt(readerBatch.trim()) < batchRows / 2;
       emit(json, run(spark, "parquet_scan_floor", List.of(
           new Variant("spark_sql", () -> spark.sql("SELECT sum(s + k + t + r + v) FROM bench_pq"))), runs, common, 0));
-      if (cases.contains("bs") || cases.equals(List.of("parquet"))) {
+      if (cases.contains("bs")) {
         List<Variant> v = new ArrayList<>(List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"))));
         if (small) {
@@ -198,23 +204,39 @@ public final class SparkBench {
         v.add(new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq")));
         emit(json, run(spark, "parquet_black_scholes", v, runs, common, 1e-9));
       }
-      if (cases.contains("iv") || cases.equals(List.of("parquet"))) {
-        String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq";
+      if (cases.contains("iv")) {
+        String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
         List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
         if (small) {
           v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu), Map.of(VkConf.COALESCE, "false")));
         }
-        // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.
-        v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_pq"), "iv")
-            .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
-            Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
+        if (ivSql) {
+          // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.
+          v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_pq_iv"), "iv")
+              .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
+              Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
+        }
         v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq")));
+            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv")));
+        String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + ivRows);
         emit(json, run(spark, "parquet_implied_volatility", v,
-            Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), common, 1e-7));
+            Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7));
       }
     }
     spark.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+  }
+
+  /** The options table of {@code rows} rows in Parquet files, written unless a complete earlier run left them. */
+  private static Path writeOptions(SparkSession spark, Map<String, String> a, long rows) {
+    Path dir = Path.of(a.getOrDefault("parquet-dir", "target/bench-parquet")).toAbsolutePath()
+        .resolve("options-" + rows + ".parquet");
+    if (!Files.exists(dir.resolve("_SUCCESS"))) {
+      long t0 = System.nanoTime();
+      options(spark, rows, PARQUET_FILES).drop("x", "y").write().mode("overwrite").parquet(dir.toString());
+      System.err.printf("[bench] wrote %,d options to %d Parquet files in %s in %.1f s%n", rows, PARQUET_FILES, dir,
+          (System.nanoTime() - t0) / 1e9);
+    }
+    return dir;
   }
 
   /** Files the Parquet case writes (one per write task). */
@@ -371,8 +393,8 @@ public final class SparkBench {
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--") || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] "
-            + "[--cases bs,iv,poly,parquet] [--iv-rows N] [--iv-runs K] [--parquet-rows N] [--parquet-dir DIR] "
-            + "[--reader-batches 4096,1048576] [--concurrent C] [--batch-rows B] [--master M] [--out FILE]; got "
+            + "[--cases bs,iv,poly] [--source cache|parquet|both] [--iv-rows N] [--iv-runs K] [--parquet-rows N] [--parquet-dir DIR] "
+            + "[--reader-batches 4096,1048576] [--iv-sql true|false] [--concurrent C] [--batch-rows B] [--master M] [--out FILE]; got "
             + args[i]);
       }
       m.put(args[i].substring(2), args[++i]);
