@@ -144,6 +144,21 @@ final class CoalesceSparkTest {
   }
 
   @Test
+  void cachedBatches_coalesce() {
+    set("spark.sql.inMemoryColumnarStorage.batchSize", "1000", VkConf.METRICS_LEVEL, "debug");
+    Dataset<Row> cached = table().cache();
+    try {
+      assertEquals(ROWS, cached.count());
+      assertVksparkEqualsCpu(() -> cached.selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+        assertEquals(10L, batches, "cache batches of 1,000 rows (4,500 per partition)");
+        assertEquals((long) FILES, dispatches, "one dispatch per partition");
+      }));
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
+  @Test
   void filterBelowAndAbove_coalesced() {
     // A filter below makes the child row-based: RowToColumnar's batches (here 300 rows) are coalesced.
     set("spark.sql.parquet.columnarReaderBatchSize", "500", "spark.sql.inMemoryColumnarStorage.batchSize", "300",
