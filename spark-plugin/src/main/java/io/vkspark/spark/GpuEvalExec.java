@@ -104,9 +104,10 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
     VkConf conf = GpuPlanner.conf(session());
     VerifySettings verify = VerifySettings.from(k -> session().conf().contains(k) ? session().conf().get(k) : null);
     NodeMetrics m = nodeMetrics();
-    int childColumns = child.output().size();
+    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
+        .map(a -> a.dataType()).toList();
     return child.executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childColumns, conf, m, verify))
+        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childTypes, conf, m, verify))
         .rdd();
   }
 

@@ -27,6 +27,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.util.ArrowUtils$;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -36,9 +37,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One partition through a {@link GpuEvalExec}: for each child batch, the GPU calls go through the
+ * One partition through a {@link GpuEvalExec}: for each batch, the GPU calls go through the
  * executor's batch runner and the CPU calls through the UDF's own {@code call()}; the output batch
- * is the child's vectors plus one Arrow vector per call, reused from batch to batch.
+ * is the batch's vectors plus one Arrow vector per call, reused from batch to batch.
+ *
+ * <p>A batch is a child batch as it came (zero copy), or, with {@code spark.vkspark.coalesce}, several
+ * consecutive small child batches copied into one ({@link BatchCoalescer}) so that one GPU dispatch
+ * serves them all; the node then outputs one combined batch for them. Combined rather than one
+ * output batch per child batch: the child's vectors are overwritten by the time the dispatch runs,
+ * so the pass-through columns are copies either way, and Spark's operators above take batches of
+ * any size; per-child views would only add an offset to every read.
  */
 final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private static final Logger LOG = LoggerFactory.getLogger(GpuEvalIterator.class);
@@ -64,11 +72,15 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private boolean closed;
   /** spark.vkspark.verify: re-checks a sample of GPU rows with call() (see GpuVerifier). */
   private final GpuVerifier verifier;
+  /** Stages small child batches (null: every child batch is evaluated as it comes). */
+  private final BatchCoalescer coalescer;
+  /** A child batch pulled but not yet evaluated (it did not fit the coalesced batch); valid until the child advances. */
+  private ColumnarBatch pending;
 
-  GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, int childColumns, VkConf conf,
+  GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                   NodeMetrics metrics, VerifySettings verify) {
     this.input = input;
-    this.childColumns = childColumns;
+    this.childColumns = childTypes.size();
     this.conf = conf;
     this.metrics = metrics;
     TaskContext task = TaskContext.get();
@@ -92,6 +104,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
     }
+    // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
+    this.coalescer = conf.coalesce() && !gpuCalls.isEmpty()
+        ? BatchCoalescer.forColumns(childTypes, conf.batchRows(), BatchCoalescer.MAX_BYTES).orElse(null) : null;
   }
 
   /** Calls planned for the GPU fall back here when this executor has no device for them. */
@@ -126,12 +141,43 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   @Override
   public boolean hasNext() {
-    return input.hasNext();
+    // With a batch pending, the child must not be asked: a file reader's hasNext() overwrites its vectors.
+    return pending != null || input.hasNext();
   }
 
   @Override
   public ColumnarBatch next() {
-    ColumnarBatch in = input.next();
+    ColumnarBatch in = pullChild();
+    if (coalescer != null) {
+      coalescer.reset(); // the previous output batch has been consumed
+    }
+    if (coalescer == null || !coalescer.fits(in)) {
+      return evaluate(in); // zero copy: a batch large enough on its own
+    }
+    coalescer.add(in); // copied before the child is asked for more
+    while (coalescer.rows() < conf.batchRows() && input.hasNext()) {
+      ColumnarBatch b = pullChild();
+      if (!coalescer.fits(b)) {
+        pending = b; // evaluated by the next call, before the child advances
+        break;
+      }
+      coalescer.add(b);
+    }
+    return evaluate(coalescer.batch());
+  }
+
+  private ColumnarBatch pullChild() {
+    ColumnarBatch b = pending;
+    pending = null;
+    if (b == null) {
+      b = input.next();
+      metrics.add(VkMetric.INPUT_BATCHES, 1);
+    }
+    return b;
+  }
+
+  /** Runs every call over {@code in} (a child batch, or the coalesced one) and returns it with the results. */
+  private ColumnarBatch evaluate(ColumnarBatch in) {
     int rows = in.numRows();
     if (!gpuCalls.isEmpty()) {
       runOnGpu(in, rows);
@@ -351,6 +397,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       }
     } finally {
       try {
+        if (coalescer != null) {
+          coalescer.close();
+        }
         for (FieldVector v : cpuVectors) {
           if (v != null) {
             v.close();

@@ -38,11 +38,14 @@ import java.util.function.Function;
  *     past it the kernel is aborted and the task fails with a TIMEOUT error naming the UDF
  * @param metricsLevel which {@link VkMetric}s the GPU node shows ({@code spark.vkspark.metrics.level}:
  *     {@code essential}, the default, or {@code debug} for vkspark internals too)
+ * @param coalesce gather consecutive small child batches (Parquet's and ORC's 4,096 rows, the
+ *     cache's 10,000) into one GPU dispatch of up to {@code batchRows} rows
+ *     ({@code spark.vkspark.coalesce}, default true)
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
-                     VkMetric.Level metricsLevel)
+                     VkMetric.Level metricsLevel, boolean coalesce)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -58,6 +61,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
   public static final String KERNEL_TIMEOUT = PREFIX + "kernelTimeout";
   public static final String METRICS_LEVEL = PREFIX + "metrics.level";
+  public static final String COALESCE = PREFIX + "coalesce";
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
@@ -67,6 +71,14 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     functions = List.copyOf(functions);
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
+  }
+
+  /** The settings with small batches coalesced (the default). */
+  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
+                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
+                long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel) {
+    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
+        deviceMemoryLimit, kernelTimeout, metricsLevel, true);
   }
 
   /** The settings with the default metrics level. */
@@ -99,7 +111,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         transfers(lookup),
         bytes(lookup, DEVICE_MEMORY_LIMIT),
         duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT),
-        metricsLevel(lookup));
+        metricsLevel(lookup),
+        bool(lookup, COALESCE, true));
   }
 
   /** From a SparkConf. */

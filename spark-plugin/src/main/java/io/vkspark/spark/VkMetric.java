@@ -30,6 +30,8 @@ public enum VkMetric {
   VERIFY_ROWS("verifyRows", Kind.SUM, Level.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
   VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, Level.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
   VERIFY_TIME("verifyTime", Kind.NS_TIMING, Level.ESSENTIAL, "time re-checking rows on CPU"),
+  INPUT_BATCHES("inputBatches", Kind.SUM, Level.DEBUG,
+      "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
   GPU_DISPATCHES("gpuDispatches", Kind.SUM, Level.DEBUG, "GPU submissions (a batch over capacity takes several)"),
   HOST_TIME("hostTime", Kind.NS_TIMING, Level.DEBUG, "host time copying inputs and results"),
   SEMAPHORE_WAIT_TIME("semaphoreWaitTime", Kind.NS_TIMING, Level.DEBUG,

@@ -200,6 +200,7 @@ final class GpuUdfSqlTest {
     SparkSession s = spark();
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "1000");
     s.conf().set(VkConf.METRICS_LEVEL, "debug");
+    s.conf().set(VkConf.COALESCE, "false"); // one dispatch per 1,000-row batch (CoalesceSparkTest covers coalescing)
     try {
       Dataset<Row> df = table().selectExpr("id", "hypot_gpu(a, b) AS h");
       df.collectAsList();
@@ -218,6 +219,7 @@ final class GpuUdfSqlTest {
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
       s.conf().unset(VkConf.METRICS_LEVEL);
+      s.conf().unset(VkConf.COALESCE);
     }
   }
 

@@ -112,6 +112,7 @@ final class SparkReliabilityTest {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "100");
+    s.conf().set(VkConf.COALESCE, "false"); // many small dispatches, so the shutdown comes mid-query
     Thread query = new Thread(() -> {
       try {
         table().selectExpr("id", "gpu_hypot(a, b)", "int_poly(i, j)").collectAsList();
@@ -136,6 +137,7 @@ final class SparkReliabilityTest {
       assertFalse(query.isAlive());
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+      s.conf().unset(VkConf.COALESCE);
       ExecutorGpu.shutdown();
       ExecutorGpu.init(good, "driver", null);
     }

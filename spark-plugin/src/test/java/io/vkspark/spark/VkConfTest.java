@@ -42,12 +42,15 @@ final class VkConfTest {
     assertEquals(VkMetric.Level.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
     assertEquals(VkMetric.Level.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
     assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
+    assertTrue(VkConf.from(k -> null).coalesce());
+    assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());
   }
 
   @ParameterizedTest(name = "{0}={1}")
   @CsvSource(delimiter = '|', value = {
       "spark.vkspark.enabled|yes|spark.vkspark.enabled is 'yes', not a boolean. Fix: set spark.vkspark.enabled to true or false.",
       "spark.vkspark.fallback|1|spark.vkspark.fallback is '1', not a boolean. Fix: set spark.vkspark.fallback to true or false.",
+      "spark.vkspark.coalesce|maybe|spark.vkspark.coalesce is 'maybe', not a boolean. Fix: set spark.vkspark.coalesce to true or false.",
       "spark.vkspark.validation|on|spark.vkspark.validation is 'on', not a boolean. Fix: set spark.vkspark.validation to true or false.",
       "spark.vkspark.batchRows|0|spark.vkspark.batchRows is '0', not a positive whole number. Fix: set spark.vkspark.batchRows",
       "spark.vkspark.batchRows|9999999999|spark.vkspark.batchRows is '9999999999', not a positive whole number. Fix: ",

@@ -32,8 +32,14 @@ import org.apache.spark.sql.types.DataTypes;
  * and variant, with medians, ratios and the GPU node's metrics.
  *
  * <pre>
- * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly] [--iv-rows N] [--iv-runs K] [--out FILE]
+ * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly] [--source cache|parquet|both]
+ *            [--iv-rows N] [--iv-runs K]
+ *            [--parquet-rows N] [--parquet-dir DIR] [--reader-batches 4096,1048576] [--iv-sql true|false] [--out FILE]
  * </pre>
+ *
+ * <p>{@code --source parquet} reads the options from Parquet files instead of the cache (see
+ * {@link #parquet}; Black-Scholes and implied volatility); {@code both}, the default, runs the cached
+ * cases, then the Parquet ones.
  */
 public final class SparkBench {
   private SparkBench() {}
@@ -53,6 +59,10 @@ public final class SparkBench {
     int partitions = Integer.parseInt(a.getOrDefault("partitions", String.valueOf(cores)));
     String cacheBatch = a.getOrDefault("cache-batch", "10000");
     List<String> cases = Arrays.asList(a.getOrDefault("cases", "bs,iv,poly").split(","));
+    String source = a.getOrDefault("source", "both");
+    if (!List.of("cache", "parquet", "both").contains(source)) {
+      throw new IllegalArgumentException("--source is cache, parquet or both, not " + source);
+    }
     PrintStream json = a.containsKey("out") ? open(a.get("out")) : null;
 
     SparkSession spark = SparkSession.builder()
@@ -74,13 +84,11 @@ public final class SparkBench {
           (UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : FloatPolynomial.eval(x, y),
           DataTypes.FloatType);
       long t0 = System.nanoTime();
-      Dataset<Row> data = spark.range(0, rows, 1, partitions).selectExpr("id",
-              "20D + rand(1) * 180D AS s", "0.7D + rand(2) * 0.6D AS m", "(1D + rand(3) * 730D) / 365D AS t",
-              "rand(4) * 0.06D AS r", "0.08D + rand(5) * 0.55D AS v", "(rand(6) - 0.5D) * 0.004D AS noise",
-              "CAST(rand(7) * 4 - 2 AS FLOAT) AS x", "CAST(rand(8) AS FLOAT) AS y")
-          .selectExpr("id", "s", "s * m AS k", "t", "r", "v", "noise", "x", "y")
-          .selectExpr("id", "s", "k", "t", "r", "v", "black_scholes(s, k, t, r, v) * (1D + noise) AS price", "x", "y")
-          .cache();
+      if (source.equals("parquet")) {
+        parquet(spark, a, json, rows, runs, cores, cases);
+        return;
+      }
+      Dataset<Row> data = options(spark, rows, partitions).cache();
       long count = data.count();
       data.createOrReplaceTempView("bench");
       System.err.printf("[bench] cached %,d rows in %d partitions (cache batch %s rows) in %.1f s on %s%n", count,
@@ -127,6 +135,10 @@ public final class SparkBench {
             new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench"))),
             runs, common, 1e-5));
       }
+      if (source.equals("both")) {
+        spark.catalog().clearCache(); // the Parquet runs read files, not the cached rows
+        parquet(spark, a, json, rows, runs, cores, cases);
+      }
     } finally {
       spark.stop();
       if (json != null) {
@@ -134,6 +146,101 @@ public final class SparkBench {
       }
     }
   }
+
+  /** The options table: doubles s, k, t, r, v and price (Black-Scholes of the row, with noise), floats x, y. */
+  static Dataset<Row> options(SparkSession spark, long rows, int partitions) {
+    return spark.range(0, rows, 1, partitions).selectExpr("id",
+            "20D + rand(1) * 180D AS s", "0.7D + rand(2) * 0.6D AS m", "(1D + rand(3) * 730D) / 365D AS t",
+            "rand(4) * 0.06D AS r", "0.08D + rand(5) * 0.55D AS v", "(rand(6) - 0.5D) * 0.004D AS noise",
+            "CAST(rand(7) * 4 - 2 AS FLOAT) AS x", "CAST(rand(8) AS FLOAT) AS y")
+        .selectExpr("id", "s", "s * m AS k", "t", "r", "v", "noise", "x", "y")
+        .selectExpr("id", "s", "k", "t", "r", "v", "black_scholes(s, k, t, r, v) * (1D + noise) AS price", "x", "y");
+  }
+
+  /**
+   * The Parquet case (issue 14): the options written once to {@value #PARQUET_FILES} Parquet files
+   * (kept in {@code --parquet-dir} and reused by later runs), then read straight from the files with
+   * each reader batch size of {@code --reader-batches} (Spark's default 4,096, and 1,048,576): the scan
+   * floor, Black-Scholes and implied volatility as GPU UDF, built-in SQL and Java UDF, and at reader
+   * batches under {@code batchRows / 2} the GPU UDF with {@code spark.vkspark.coalesce=false} too.
+   * Each JSON line carries the reader batch size and the GPU node's child batches and dispatches.
+   * Implied volatility reads a file set of {@code --iv-rows} rows when that is fewer, and
+   * {@code --iv-sql false} leaves out its slow SQL form.
+   */
+  static void parquet(SparkSession spark, Map<String, String> a, PrintStream json, long defaultRows, int runs, int cores,
+                      List<String> cases) {
+    long rows = Long.parseLong(a.getOrDefault("parquet-rows", String.valueOf(defaultRows)).replace("_", ""));
+    // Spark's SQL form of 24 Newton steps is slow: --iv-rows gives implied volatility a smaller file set of its own.
+    long ivRows = Math.min(rows, Long.parseLong(a.getOrDefault("iv-rows", String.valueOf(rows)).replace("_", "")));
+    Path dir = writeOptions(spark, a, rows);
+    Path ivDir = writeOptions(spark, a, ivRows);
+    boolean ivSql = Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"));
+    int batchRows = Integer.parseInt(spark.conf().get(VkConf.BATCH_ROWS, String.valueOf(VkConf.DEFAULT_BATCH_ROWS)));
+    ExecutorGpu.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
+    System.err.println("[bench] Parquet case: " + SparkJobs.deviceLine(spark));
+    String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
+    for (String readerBatch : a.getOrDefault("reader-batches", "4096,1048576").split(",")) {
+      spark.conf().set("spark.sql.parquet.columnarReaderBatchSize", readerBatch.trim());
+      spark.read().parquet(dir.toString()).createOrReplaceTempView("bench_pq");
+      spark.read().parquet(ivDir.toString()).createOrReplaceTempView("bench_pq_iv");
+      int partitions = spark.table("bench_pq").rdd().getNumPartitions();
+      String common = String.format(Locale.ROOT, "\"rows\": %d, \"partitions\": %d, \"cores\": %d, \"source\": \"parquet\", "
+          + "\"files\": %d, \"reader_batch\": %s, \"batch_rows\": %d, \"device\": \"%s\"", rows, partitions, cores,
+          PARQUET_FILES, readerBatch.trim(), batchRows, deviceName());
+      boolean small = Integer.parseInt(readerBatch.trim()) < batchRows / 2;
+      emit(json, run(spark, "parquet_scan_floor", List.of(
+          new Variant("spark_sql", () -> spark.sql("SELECT sum(s + k + t + r + v) FROM bench_pq"))), runs, common, 0));
+      if (cases.contains("bs")) {
+        List<Variant> v = new ArrayList<>(List.of(
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"))));
+        if (small) {
+          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"),
+              Map.of(VkConf.COALESCE, "false")));
+        }
+        // Whole-stage code generation on (Spark's default) and off: the faster one is Spark's best.
+        v.add(new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")));
+        v.add(new Variant("spark_sql_no_wholestage", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)"),
+            Map.of("spark.sql.codegen.wholeStage", "false")));
+        v.add(new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq")));
+        emit(json, run(spark, "parquet_black_scholes", v, runs, common, 1e-9));
+      }
+      if (cases.contains("iv")) {
+        String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
+        List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
+        if (small) {
+          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu), Map.of(VkConf.COALESCE, "false")));
+        }
+        if (ivSql) {
+          // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.
+          v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_pq_iv"), "iv")
+              .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
+              Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
+        }
+        v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
+            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv")));
+        String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + ivRows);
+        emit(json, run(spark, "parquet_implied_volatility", v,
+            Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7));
+      }
+    }
+    spark.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+  }
+
+  /** The options table of {@code rows} rows in Parquet files, written unless a complete earlier run left them. */
+  private static Path writeOptions(SparkSession spark, Map<String, String> a, long rows) {
+    Path dir = Path.of(a.getOrDefault("parquet-dir", "target/bench-parquet")).toAbsolutePath()
+        .resolve("options-" + rows + ".parquet");
+    if (!Files.exists(dir.resolve("_SUCCESS"))) {
+      long t0 = System.nanoTime();
+      options(spark, rows, PARQUET_FILES).drop("x", "y").write().mode("overwrite").parquet(dir.toString());
+      System.err.printf("[bench] wrote %,d options to %d Parquet files in %s in %.1f s%n", rows, PARQUET_FILES, dir,
+          (System.nanoTime() - t0) / 1e9);
+    }
+    return dir;
+  }
+
+  /** Files the Parquet case writes (one per write task). */
+  static final int PARQUET_FILES = 16;
 
   /** Runs every variant (one warm-up, then {@code runs} timed runs) and returns JSON lines. */
   static List<String> run(SparkSession spark, String name, List<Variant> variants, int runs, String common, double tolerance) {
@@ -187,11 +294,11 @@ public final class SparkBench {
           Arrays.toString(round(times.get(v.name()))), rowsOf(common) / m, sql / m, java / m, r, agrees));
       Map<String, Long> g = metrics.get(v.name());
       if (!g.isEmpty()) {
-        s.append(String.format(Locale.ROOT, ", \"gpu\": {\"batches\": %d, \"dispatches\": %d, \"rows_on_gpu\": %d, "
+        s.append(String.format(Locale.ROOT, ", \"gpu\": {\"child_batches\": %d, \"batches\": %d, \"dispatches\": %d, \"rows_on_gpu\": %d, "
                 + "\"rows_on_cpu\": %d, \"upload_bytes\": %d, \"readback_bytes\": %d, \"device_s\": %.4f, \"wait_s\": %.4f, "
                 + "\"host_copy_s\": %.4f, \"semaphore_wait_s\": %.4f, \"slots_reused\": %d, \"slots_moved\": %d, "
                 + "\"slots_appended\": %d, \"buffer_sets_recorded\": %d}",
-            g.getOrDefault("numOutputBatches", 0L), g.getOrDefault("gpuDispatches", 0L), g.getOrDefault("gpuRows", 0L),
+            g.getOrDefault("inputBatches", 0L), g.getOrDefault("numOutputBatches", 0L), g.getOrDefault("gpuDispatches", 0L), g.getOrDefault("gpuRows", 0L),
             g.getOrDefault("cpuRows", 0L), g.getOrDefault("uploadBytes", 0L), g.getOrDefault("readbackBytes", 0L),
             g.getOrDefault("deviceTime", 0L) / 1e9, g.getOrDefault("waitTime", 0L) / 1e9,
             g.getOrDefault("hostTime", 0L) / 1e9, g.getOrDefault("semaphoreWaitTime", 0L) / 1e9,
@@ -286,7 +393,8 @@ public final class SparkBench {
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--") || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] "
-            + "[--cases bs,iv,poly] [--iv-rows N] [--iv-runs K] [--concurrent C] [--batch-rows B] [--master M] [--out FILE]; got "
+            + "[--cases bs,iv,poly] [--source cache|parquet|both] [--iv-rows N] [--iv-runs K] [--parquet-rows N] [--parquet-dir DIR] "
+            + "[--reader-batches 4096,1048576] [--iv-sql true|false] [--concurrent C] [--batch-rows B] [--master M] [--out FILE]; got "
             + args[i]);
       }
       m.put(args[i].substring(2), args[++i]);

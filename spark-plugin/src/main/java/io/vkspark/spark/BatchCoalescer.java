@@ -1,0 +1,170 @@
+package io.vkspark.spark;
+
+import io.vkspark.gpu.column.SqlType;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * Gathers consecutive small child batches into one task-owned batch, so that one GPU dispatch
+ * serves many of them. Spark's file readers hand out 4,096-row batches and overwrite their vectors
+ * on the next {@code next()} (or {@code hasNext()}), so each child batch is copied as it arrives:
+ * values and nulls of every column the node outputs, into off-heap vectors that grow to the
+ * coalesced size and are reused from batch to batch. Fixed-width values move with one bulk copy
+ * per column (the same copies that take Spark's vectors to the GPU); booleans and strings value by
+ * value.
+ *
+ * <p>This is the one place where child batches are staged: a runner that uploads each child
+ * batch's arguments straight into GPU memory would replace the argument columns here and keep only
+ * the pass-through copies.
+ */
+final class BatchCoalescer implements AutoCloseable {
+  /** Most bytes one coalesced batch stages (values and string bytes), so wide rows coalesce fewer batches. */
+  static final long MAX_BYTES = 256L << 20;
+  private static final int INITIAL_CAPACITY = 4096;
+
+  private final DataType[] types;
+  private final int maxRows;
+  private final long maxBytes;
+  private final OffHeapColumnVector[] staged;
+  private int rows;
+  private long bytes;
+  private int batches;
+
+  private BatchCoalescer(List<DataType> types, int maxRows, long maxBytes) {
+    this.types = types.toArray(DataType[]::new);
+    this.maxRows = maxRows;
+    this.maxBytes = maxBytes;
+    this.staged = new OffHeapColumnVector[this.types.length];
+    for (int c = 0; c < staged.length; c++) {
+      staged[c] = new OffHeapColumnVector(Math.min(INITIAL_CAPACITY, maxRows), this.types[c]);
+    }
+  }
+
+  /**
+   * A coalescer for batches of columns {@code types}, up to {@code maxRows} rows and
+   * {@code maxBytes} staged bytes; empty when a column's type cannot be staged (the node then
+   * passes the child's batches through one by one).
+   */
+  static Optional<BatchCoalescer> forColumns(List<DataType> types, int maxRows, long maxBytes) {
+    return types.stream().allMatch(BatchCoalescer::stageable)
+        ? Optional.of(new BatchCoalescer(types, maxRows, maxBytes)) : Optional.empty();
+  }
+
+  /** The pass-through types staged: the GPU UDF types and strings. */
+  static boolean stageable(DataType t) {
+    return SparkTypes.of(t).isPresent() || t.equals(DataTypes.StringType);
+  }
+
+  /** Child batches of this many rows or more are evaluated as they are, without a copy. */
+  int smallBelow() {
+    return Math.max(1, maxRows / 2);
+  }
+
+  /** Whether {@code b} is small enough to coalesce and still fits next to what is staged. */
+  boolean fits(ColumnarBatch b) {
+    return b.numRows() < smallBelow() && (long) rows + b.numRows() <= maxRows
+        && (rows == 0 || bytes + estimateBytes(b) <= maxBytes);
+  }
+
+  /** Drops what is staged (the previous coalesced batch has been consumed). */
+  void reset() {
+    for (OffHeapColumnVector v : staged) {
+      v.reset();
+    }
+    rows = 0;
+    bytes = 0;
+    batches = 0;
+  }
+
+  /** Copies every row of {@code b} after those staged; {@code b} may be overwritten once this returns. */
+  void add(ColumnarBatch b) {
+    int n = b.numRows();
+    if (n == 0) {
+      batches++;
+      return;
+    }
+    int at = rows;
+    for (int c = 0; c < staged.length; c++) {
+      OffHeapColumnVector dst = staged[c];
+      dst.reserve(Math.addExact(at, n));
+      copy(b.column(c), types[c], dst, at, n);
+    }
+    rows = Math.addExact(rows, n);
+    bytes = stagedBytes();
+    batches++;
+  }
+
+  /** Rows staged. */
+  int rows() {
+    return rows;
+  }
+
+  /** Child batches staged since the last {@link #reset}. */
+  int batches() {
+    return batches;
+  }
+
+  /** The staged rows as a batch; valid until the next {@link #reset}. */
+  ColumnarBatch batch() {
+    return new ColumnarBatch(staged.clone(), rows);
+  }
+
+  private static void copy(ColumnVector src, DataType type, OffHeapColumnVector dst, int at, int n) {
+    Optional<SqlType> sql = SparkTypes.of(type);
+    if (sql.isPresent() && sql.get() != SqlType.BOOLEAN) {
+      SqlType t = sql.get();
+      // Spark's vectors (on-heap, off-heap, Arrow, dictionary-encoded) as the GPU upload reads them: one bulk copy.
+      SparkInputs.of(src, t, n).copyValues(0, n, dst.valuesNativeAddress() + (long) at * t.byteWidth());
+    } else if (sql.isPresent()) {
+      for (int r = 0; r < n; r++) {
+        dst.putBoolean(at + r, !src.isNullAt(r) && src.getBoolean(r));
+      }
+    } else {
+      for (int r = 0; r < n; r++) {
+        UTF8String s = src.isNullAt(r) ? null : src.getUTF8String(r);
+        if (s != null) {
+          dst.putByteArray(at + r, s.getBytes());
+        }
+      }
+    }
+    if (src.hasNull()) {
+      for (int r = 0; r < n; r++) {
+        if (src.isNullAt(r)) {
+          dst.putNull(at + r);
+        }
+      }
+    }
+  }
+
+  /** About the bytes {@code b} takes once staged (Spark's default size for strings: 20 bytes). */
+  private long estimateBytes(ColumnarBatch b) {
+    long out = 0;
+    for (DataType t : types) {
+      out += (long) t.defaultSize() * b.numRows();
+    }
+    return out;
+  }
+
+  /** Bytes staged: fixed-width values, and each string's bytes plus its offset and length. */
+  private long stagedBytes() {
+    long out = 0;
+    for (int c = 0; c < types.length; c++) {
+      out += types[c].equals(DataTypes.StringType)
+          ? staged[c].arrayData().getElementsAppended() + 8L * rows : (long) types[c].defaultSize() * rows;
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    for (OffHeapColumnVector v : staged) {
+      v.close();
+    }
+  }
+}

@@ -1,0 +1,242 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.gpu.GpuDevice;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Coalescing (spark.vkspark.coalesce): small child batches from Parquet gathered into one GPU
+ * dispatch, with every pass-through type, nulls, guards, filters, loop-limit recomputation, verify
+ * mode and a retried task; each result checked against Spark's CPU plan (the UDFs' call()), every
+ * row on the GPU, and fewer GPU dispatches than child batches.
+ */
+final class CoalesceSparkTest {
+  private static final int FILES = 2;
+  private static final int ROWS_PER_FILE = 4_500;
+  private static final int ROWS = FILES * ROWS_PER_FILE;
+  private static String table;
+
+  /** Every column type a GPU UDF takes, plus strings, with about 10% nulls; one file per partition. */
+  @BeforeAll
+  static void write() throws Exception {
+    Path dir = Files.createTempDirectory("vkspark-coalesce").resolve("t.parquet");
+    spark().range(0, ROWS, 1, FILES).selectExpr(
+            "id",
+            nullable("cast(rand(1) * 2000000 - 1000000 as int)", 1) + " AS i",
+            nullable("cast(rand(2) * 2000 as int)", 2) + " AS j",
+            nullable("cast(rand(3) * 9e15 as bigint)", 3) + " AS l",
+            nullable("cast(rand(4) * 1e12 - 5e11 as bigint)", 4) + " AS m",
+            nullable("cast(rand(5) * 2000 - 1000 as float)", 5) + " AS f",
+            nullable("cast(rand(6) * 100 as float)", 6) + " AS g",
+            nullable("rand(7) * 2e6 - 1e6", 7) + " AS a",
+            nullable("randn(8) * 1e3", 8) + " AS b",
+            nullable("rand(9) < 0.5", 9) + " AS p",
+            nullable("rand(10) < 0.3", 10) + " AS q",
+            nullable("date_add(date'2000-01-01', cast(rand(11) * 10000 as int))", 11) + " AS d",
+            nullable("timestamp_micros(946684800000000 + cast(rand(12) * 9.4e14 as bigint))", 12) + " AS t",
+            nullable("concat('s', cast(id * 7 as string), repeat('x', cast(rand(13) * 20 as int)))", 13) + " AS s")
+        .write().parquet(dir.toString());
+    table = dir.toString();
+    GpuUdfs.register(spark(), "loop_sum", new BoundedTimeSparkTest.LoopSum());
+  }
+
+  private static String nullable(String expr, int seed) {
+    return "CASE WHEN rand(" + (100 + seed) + ") < 0.1 THEN NULL ELSE " + expr + " END";
+  }
+
+  private static Dataset<Row> table() {
+    return spark().read().parquet(table);
+  }
+
+  @AfterEach
+  void defaults() {
+    SparkSession s = spark();
+    for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
+        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, VerifySettings.VERIFY, VerifySettings.SAMPLE_RATE)) {
+      s.conf().unset(k);
+    }
+    s.conf().set(VkConf.FALLBACK, "false");
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  /** Every column passes through next to GPU calls of every type, one under a CASE guard. */
+  private static final String[] EVERY_TYPE = {"*",
+      "gpu_hypot(a, b) AS h", "int_poly(i, j) AS ip", "long_mix(l, m) AS lm", "float_saxpy(f, g) AS fs",
+      "xor_gpu(p, q) AS x", "add_days(d, j) AS ad", "add_hours(t, j) AS ah",
+      "CASE WHEN a > 0 THEN is_positive(b) END AS guarded"};
+
+  private static void set(String... kv) {
+    for (int k = 0; k < kv.length; k += 2) {
+      spark().conf().set(kv[k], kv[k + 1]);
+    }
+  }
+
+  /** All rows on the GPU, and the node's batch and dispatch counts seen by {@code check}. */
+  private static Consumer<Dataset<Row>> onGpu(java.util.function.BiConsumer<Long, Long> batchesAndDispatches) {
+    return ran -> {
+      assertAllRowsOnGpu(ran);
+      Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+      assertEquals((long) ROWS, m.get("gpuRows"), m.toString());
+      batchesAndDispatches.accept(m.get("inputBatches"), m.get("gpuDispatches"));
+    };
+  }
+
+  @ParameterizedTest(name = "reader batch {0}")
+  @CsvSource({"1", "1000", "4096", "4097"})
+  void smallReaderBatches_coalesceIntoFewerDispatches_everyTypePassesThrough(int readerBatch) {
+    set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(readerBatch), VkConf.METRICS_LEVEL, "debug",
+        VerifySettings.VERIFY, "strict", VerifySettings.SAMPLE_RATE, "1");
+    int perFile = (ROWS_PER_FILE + readerBatch - 1) / readerBatch;
+    assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+      assertEquals((long) FILES * perFile, batches, "child batches read");
+      assertEquals((long) FILES, dispatches, "one dispatch per partition (file): " + batches + " child batches");
+    }));
+  }
+
+  @Test
+  void coalesceOff_andBatchesOfHalfBatchRows_keepOneDispatchPerChildBatch() {
+    set("spark.sql.parquet.columnarReaderBatchSize", "1000", VkConf.METRICS_LEVEL, "debug", VkConf.COALESCE, "false");
+    assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+      assertEquals(10L, batches);
+      assertEquals(10L, dispatches, "coalescing off: one dispatch per child batch");
+    }));
+    // Child batches of batchRows / 2 rows or more are evaluated as they come (no copy).
+    set(VkConf.COALESCE, "true", VkConf.BATCH_ROWS, "2000");
+    assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+      assertEquals(10L, batches);
+      assertEquals(10L, dispatches, "batches of half batchRows are not coalesced");
+    }));
+  }
+
+  @Test
+  void aBatchThatDoesNotFit_waitsForTheNextDispatch() {
+    // 700-row batches, at most 2,000 rows a dispatch: a third 700-row batch does not fit and waits for the next one.
+    set("spark.sql.parquet.columnarReaderBatchSize", "700", VkConf.METRICS_LEVEL, "debug", VkConf.BATCH_ROWS, "2000",
+        VerifySettings.VERIFY, "strict", VerifySettings.SAMPLE_RATE, "1");
+    assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+      assertEquals(14L, batches, "7 batches per file (6 of 700, one of 300)");
+      assertEquals(6L, dispatches, "per file: 700+700, 700+700, 700+700+300");
+    }));
+  }
+
+  @Test
+  void cachedBatches_coalesce() {
+    set("spark.sql.inMemoryColumnarStorage.batchSize", "1000", VkConf.METRICS_LEVEL, "debug");
+    Dataset<Row> cached = table().cache();
+    try {
+      assertEquals(ROWS, cached.count());
+      assertVksparkEqualsCpu(() -> cached.selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
+        assertEquals(10L, batches, "cache batches of 1,000 rows (4,500 per partition)");
+        assertEquals((long) FILES, dispatches, "one dispatch per partition");
+      }));
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
+  @Test
+  void filterBelowAndAbove_coalesced() {
+    // A filter below makes the child row-based: RowToColumnar's batches (here 300 rows) are coalesced.
+    set("spark.sql.parquet.columnarReaderBatchSize", "500", "spark.sql.inMemoryColumnarStorage.batchSize", "300",
+        VkConf.METRICS_LEVEL, "debug");
+    assertVksparkEqualsCpu(() -> table().where("id % 3 <> 0 AND s IS NOT NULL").selectExpr(EVERY_TYPE)
+        .where("h > 1000 OR h IS NULL"), ran -> {
+          assertAllRowsOnGpu(ran);
+          Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+          assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), m.toString());
+          assertTrue(m.get("inputBatches") >= 18, "about 6,000 rows in batches of 300: " + m);
+        });
+  }
+
+  @Test
+  void loopLimitRecomputation_onCoalescedBatches_usesCall() {
+    // j * 50 is computed below the node, row by row: RowToColumnar's batches (500 rows) are coalesced.
+    set("spark.sql.inMemoryColumnarStorage.batchSize", "500", VkConf.METRICS_LEVEL, "debug", VkConf.FALLBACK, "true");
+    boolean limited = ExecutorGpu.get(GpuPlanner.conf(spark()), "driver").orElseThrow().device().loopLimit() > 0;
+    assertVksparkEqualsCpu(() -> table().selectExpr("*", "loop_sum(j, j * 50) AS s50", "gpu_hypot(a, b) AS h"), ran -> {
+      Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+      assertEquals(18L, m.get("inputBatches"), m.toString());
+      if (limited) {
+        assertTrue(m.get("loopLimitBatches") > 0 && m.get("loopLimitBatches") <= 2, "coalesced batches: " + m);
+        assertTrue(m.get("cpuRows") > 0, "recomputed with call(): " + m);
+      } else {
+        assertEquals(0L, m.get("cpuRows"), m.toString());
+      }
+    });
+  }
+
+  /** Passes ids through, but fails the first attempt of partition 1 once some of its rows went by. */
+  public static final class FailFirstAttempt implements UDF1<Long, Long> {
+    @Override
+    public Long call(Long id) {
+      TaskContext t = TaskContext.get();
+      if (t != null && t.attemptNumber() == 0 && t.partitionId() == 1 && id % ROWS_PER_FILE == 3_000) {
+        throw new IllegalStateException("injected coalesce failure in partition 1, attempt 0, id " + id);
+      }
+      return id;
+    }
+  }
+
+  @Test
+  void taskFailedWhileCoalescing_isRetried_correctResults_nothingLeaked() throws Exception {
+    SparkSession s = spark();
+    s.udf().register("fail_first_attempt_c", new FailFirstAttempt(), DataTypes.LongType);
+    // The failing UDF feeds a GPU argument, so it runs below the node: the failure comes while batches are staged,
+    // after three dispatches of 1,000 rows (four 250-row batches each) in partition 1.
+    set("spark.sql.parquet.columnarReaderBatchSize", "500", "spark.sql.inMemoryColumnarStorage.batchSize", "250",
+        VkConf.METRICS_LEVEL, "debug", VkConf.BATCH_ROWS, "1000");
+    String[] cols = {"id", "s", "d", "gpu_hypot(a + cast(fail_first_attempt_c(id) AS double) * 0, b) AS h"};
+    AtomicInteger injected = new AtomicInteger();
+    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+      @Override
+      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.description().contains("injected coalesce")) {
+          injected.incrementAndGet();
+        }
+      }
+    };
+    s.sparkContext().addSparkListener(listener);
+    try {
+      table().selectExpr(cols).collectAsList(); // warm: buffers pooled, kernels built
+      s.sparkContext().listenerBus().waitUntilEmpty();
+      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
+      DeviceCounters before = device.counters();
+      assertVksparkEqualsCpu(() -> table().selectExpr(cols), ran -> {
+        assertAllRowsOnGpu(ran);
+        Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+        assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), m.toString());
+      });
+      DeviceCounters after = device.counters();
+      assertEquals(before.buffersLive(), after.buffersLive(), "no buffer leaked by the failed attempt");
+      assertEquals(before.commandBuffersLive(), after.commandBuffersLive(), "no command buffer leaked");
+      s.sparkContext().listenerBus().waitUntilEmpty();
+      assertEquals(3, injected.get(), "the warm-up, GPU and CPU runs each failed once and were retried");
+    } finally {
+      s.sparkContext().removeSparkListener(listener);
+    }
+  }
+}
