@@ -6,9 +6,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
@@ -22,11 +20,6 @@ import org.apache.spark.sql.types.DataType;
  * an error instead.
  */
 final class GpuPlanner {
-  private static final Map<KernelKey, ColumnKernel> KERNELS = new ConcurrentHashMap<>();
-
-  /** A compiled kernel's key: the SQL name (any string, so not concatenated) and the kernel by value. */
-  private record KernelKey(String name, GpuKernel kernel) {}
-
   /** Where a call runs. */
   sealed interface Decision permits OnGpu, OnCpu, LeaveToSpark {}
 
@@ -92,9 +85,9 @@ final class GpuPlanner {
     return new OnGpu(kernel);
   }
 
-  /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s). */
+  /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels}. */
   static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
-    return KERNELS.computeIfAbsent(new KernelKey(name, k), x -> ColumnKernel.compile(k.signature(name), k.body(), conf.shaderCachePath()));
+    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath());
   }
 
   private Decision strict(String name, Decision d) {
