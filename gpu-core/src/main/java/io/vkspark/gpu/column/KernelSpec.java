@@ -12,6 +12,11 @@ import java.util.Objects;
  * the plan-side cache in spark-plugin). The SPIR-V disk cache is keyed more strictly, by the
  * SHA-256 of the compiler, its settings and the whole generated source ({@link ColumnKernel#id()}).
  *
+ * <p>Three things are called kernel, in this order: a {@code KernelSpec} (what the user wrote;
+ * spark-plugin's {@code GpuKernel} builds one), a {@link ColumnKernel} (its generated shader,
+ * compiled to device-independent SPIR-V) and an {@link io.vkspark.gpu.Kernel} (that SPIR-V loaded on
+ * one device as a pipeline).
+ *
  * <p>The name is part of the spec: it appears in the generated shader's comment, in shaderc's
  * diagnostics and in every message about the UDF.
  */
