@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
- * A {@link Program} loaded on a device: its pipeline, layouts and descriptor-set cache.
+ * A {@link Program} loaded on a device: its pipeline, layouts and descriptor-set cache. (A GPU
+ * UDF's {@link io.vkspark.gpu.column.KernelSpec} compiles to a {@link io.vkspark.gpu.column.ColumnKernel},
+ * whose program is loaded as one of these per device.)
  *
  * <p>Thread-safe. Closing a kernel does not close the dispatches recorded from it; close those
  * first.

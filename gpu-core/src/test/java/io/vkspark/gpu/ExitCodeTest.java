@@ -47,7 +47,7 @@ final class ExitCodeTest {
 
   static Result run(String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
-        "-cp", System.getProperty("java.class.path"), "-XX:ErrorFile=/dev/stderr",
+        "-cp", TestGpu.childClassPath(), "-XX:ErrorFile=/dev/stderr",
         "-Dorg.slf4j.simpleLogger.log.io.vkspark.gpu.internal.VulkanInstance=debug"));
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);

@@ -167,7 +167,7 @@ final class ReliabilityTest {
   @Test
   void noVulkanDriver_isNoVulkanWithAFix() throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(System.getProperty("java.home") + "/bin/java", "-cp",
-        System.getProperty("java.class.path"), "io.vkspark.gpu.tools.Devices");
+        TestGpu.childClassPath(), "io.vkspark.gpu.tools.Devices");
     pb.environment().put("VK_DRIVER_FILES", "/nonexistent/vkspark_icd.json");
     pb.environment().put("VK_ICD_FILENAMES", "/nonexistent/vkspark_icd.json");
     pb.redirectErrorStream(true);

@@ -11,6 +11,39 @@ final class TestGpu {
   private TestGpu() {}
 
   /** The test device with the validation layer on. */
+  /**
+   * The class path for a child JVM that runs gpu-core's main or test classes: surefire runs this
+   * module's tests on the module path (gpu-core has a module-info), so java.class.path alone lacks
+   * gpu-core and its modules; the child gets them all on its class path, as a Spark executor does.
+   */
+  static String childClassPath() {
+    java.util.Set<String> parts = new java.util.LinkedHashSet<>();
+    parts.add(root(TestGpu.class));
+    parts.add(root(GpuDevice.class));
+    for (String property : new String[] {"jdk.module.path", "java.class.path"}) {
+      String v = System.getProperty(property);
+      if (v != null && !v.isEmpty()) {
+        parts.addAll(java.util.List.of(v.split(java.io.File.pathSeparator)));
+      }
+    }
+    return String.join(java.io.File.pathSeparator, parts);
+  }
+
+  /** The directory or jar {@code c}'s class file was loaded from. */
+  private static String root(Class<?> c) {
+    String resource = c.getName().replace('.', '/') + ".class";
+    java.net.URL url = c.getClassLoader().getResource(resource);
+    try {
+      if (url != null && "file".equals(url.getProtocol())) {
+        String file = java.nio.file.Path.of(url.toURI()).toString();
+        return file.substring(0, file.length() - resource.length() - 1);
+      }
+      return java.nio.file.Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   static GpuDevice open(TransferMode mode) {
     return GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
         .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));

@@ -1,6 +1,7 @@
 package io.vkspark.spark;
 
 import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.KernelSpec;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -9,8 +10,10 @@ import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
- * The GPU half of a GPU UDF: argument names and types, the result type and a GLSL body. Plain data
- * (serializable, no compiled state), so it travels with the UDF to executors.
+ * The GPU half of a GPU UDF: argument names and types, the result type and a GLSL body, held as
+ * one gpu-core {@link KernelSpec} built when the body is given (argument names are checked then).
+ * Plain data (serializable, no compiled state), so it travels with the UDF to executors. The
+ * SQL name is the one the UDF is registered or called under: {@link #spec(String)}.
  *
  * <pre>{@code
  * GpuKernel.returns("double")
@@ -26,18 +29,13 @@ import java.util.stream.Collectors;
  * {@code vk_norm_cdf}.
  */
 public final class GpuKernel implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
-  private final SqlType result;
-  private final List<String> argNames;
-  private final List<SqlType> argTypes;
-  private final String body;
+  /** The spec under the name given when it was built (the GpuFunction's, or "udf"). */
+  private final KernelSpec spec;
 
-  private GpuKernel(SqlType result, List<String> argNames, List<SqlType> argTypes, String body) {
-    this.result = result;
-    this.argNames = List.copyOf(argNames);
-    this.argTypes = List.copyOf(argTypes);
-    this.body = body;
+  private GpuKernel(KernelSpec spec) {
+    this.spec = spec;
   }
 
   /** Starts a kernel returning {@code sqlType} (int, bigint, float, double, boolean, date, timestamp). */
@@ -49,54 +47,49 @@ public final class GpuKernel implements Serializable {
     return new Builder(Objects.requireNonNull(type, "type"));
   }
 
+  /** The kernel under the SQL name {@code name}: the key of the compiled-kernel caches. */
+  public KernelSpec spec(String name) {
+    return spec.named(name);
+  }
+
   public SqlType result() {
-    return result;
+    return spec.result();
   }
 
   public List<String> argNames() {
-    return argNames;
+    return spec.args().stream().map(KernelSignature.Arg::name).toList();
   }
 
   public List<SqlType> argTypes() {
-    return argTypes;
+    return spec.signature().argTypes();
   }
 
   public String body() {
-    return body;
+    return spec.body();
   }
 
-  /** The typed signature under the SQL name {@code name}. */
-  public KernelSignature signature(String name) {
-    List<KernelSignature.Arg> args = new ArrayList<>();
-    for (int i = 0; i < argNames.size(); i++) {
-      args.add(new KernelSignature.Arg(argNames.get(i), argTypes.get(i)));
-    }
-    return new KernelSignature(name, args, result);
-  }
-
+  /** Equal kernels: the same arguments, result and body, whatever name they were built under. */
   @Override
   public boolean equals(Object o) {
-    return o instanceof GpuKernel k && k.result == result && k.argNames.equals(argNames)
-        && k.argTypes.equals(argTypes) && k.body.equals(body);
+    return o instanceof GpuKernel k && k.spec.args().equals(spec.args()) && k.spec.result() == spec.result()
+        && k.spec.body().equals(spec.body());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(result, argNames, argTypes, body);
+    return Objects.hash(spec.args(), spec.result(), spec.body());
   }
 
   @Override
   public String toString() {
-    return "(" + java.util.stream.IntStream.range(0, argNames.size())
-        .mapToObj(i -> argNames.get(i) + " " + argTypes.get(i).sqlName()).collect(Collectors.joining(", "))
-        + ") -> " + result.sqlName();
+    return "(" + spec.args().stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
+        + ") -> " + spec.result().sqlName();
   }
 
   /** Builds a {@link GpuKernel}; {@link #body(String)} finishes it. */
   public static final class Builder {
     private final SqlType result;
-    private final List<String> names = new ArrayList<>();
-    private final List<SqlType> types = new ArrayList<>();
+    private final List<KernelSignature.Arg> args = new ArrayList<>();
 
     private Builder(SqlType result) {
       this.result = result;
@@ -107,8 +100,7 @@ public final class GpuKernel implements Serializable {
     }
 
     public Builder arg(String name, SqlType type) {
-      names.add(name);
-      types.add(Objects.requireNonNull(type, "type"));
+      args.add(new KernelSignature.Arg(name, Objects.requireNonNull(type, "type")));
       return this;
     }
 
@@ -117,11 +109,10 @@ public final class GpuKernel implements Serializable {
       return body(glsl, "udf");
     }
 
-    /** {@link #body(String)}, naming GPU UDF {@code udfName} if an argument name is refused. */
+    /** {@link #body(String)}, naming GPU UDF {@code udfName} if an argument name or the body is refused. */
     GpuKernel body(String glsl, String udfName) {
-      GpuKernel k = new GpuKernel(result, names, types, Objects.requireNonNull(glsl, "body"));
-      k.signature(udfName); // argument names are checked now, not at the first query
-      return k;
+      // the signature is built (and its argument names checked) once, now, not at the first query
+      return new GpuKernel(new KernelSpec(new KernelSignature(udfName, args, result), Objects.requireNonNull(glsl, "body")));
     }
   }
 }

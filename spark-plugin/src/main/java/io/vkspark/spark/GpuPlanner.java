@@ -5,9 +5,7 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.Placement.Cause;
 import io.vkspark.spark.Placement.DecidedBy;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
@@ -21,11 +19,6 @@ import org.apache.spark.sql.types.DataType;
  * any CPU decision is an error instead ({@link Placement#strict}).
  */
 final class GpuPlanner {
-  private static final Map<KernelKey, ColumnKernel> KERNELS = new ConcurrentHashMap<>();
-
-  /** A compiled kernel's key: the SQL name (any string, so not concatenated) and the kernel by value. */
-  private record KernelKey(String name, GpuKernel kernel) {}
-
   /**
    * The planner's answer for one call: its {@link Placement} and, unless Spark keeps the call
    * ({@link Placement#leftToSpark()}), the compiled kernel the GPU node runs.
@@ -86,9 +79,9 @@ final class GpuPlanner {
     return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
   }
 
-  /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s). */
+  /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels}. */
   static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
-    return KERNELS.computeIfAbsent(new KernelKey(name, k), x -> ColumnKernel.compile(k.signature(name), k.body(), conf.shaderCachePath()));
+    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath());
   }
 
   /** The planner's CPU placement, or its error when fallback is off. */

@@ -9,6 +9,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.ShaderFeature;
 import io.vkspark.gpu.internal.SpirvModule;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
@@ -20,13 +21,14 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A GPU UDF compiled to a whole compute shader: from its {@link KernelSignature} and a GLSL body,
+ * A GPU UDF compiled to a whole compute shader: from its {@link KernelSpec} (a {@link KernelSignature} and a GLSL body),
  * vkspark generates the row index, the bound check against the batch's row count, the loads of
  * each argument, the call and the store. One invocation computes one row.
  *
@@ -44,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * thread-safe.
  */
 public final class ColumnKernel implements java.io.Serializable {
-  private static final long serialVersionUID = 2L;
+  private static final long serialVersionUID = 3L;
   private static final Logger LOG = LoggerFactory.getLogger(ColumnKernel.class);
   /** Kernels whose semantics warnings were logged in this JVM: each is logged once. */
   private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -61,25 +63,35 @@ public final class ColumnKernel implements java.io.Serializable {
   private static volatile String mathLibrary;
 
 
-  private final KernelSignature signature;
-  private final String body;
+  private final KernelSpec spec;
   private final String source;
   private final byte[] spirv;
   private final String id;
   private final List<String> warnings;
+  private final Set<ShaderFeature> requirements;
 
-  private ColumnKernel(KernelSignature signature, String body, String source, byte[] spirv, List<String> warnings) {
-    this.signature = signature;
-    this.body = body;
+  private ColumnKernel(KernelSpec spec, String source, byte[] spirv, List<String> warnings) {
+    this.spec = spec;
     this.source = source;
     this.spirv = spirv;
-    this.id = signature.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
+    this.id = spec.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
     this.warnings = List.copyOf(warnings);
+    this.requirements = Set.copyOf(SpirvSeal.requirements(SpirvModule.parse("GPU UDF '" + spec.name() + "'", spirv)));
   }
 
   /** Generates and compiles without a SPIR-V disk cache. */
   public static ColumnKernel compile(KernelSignature signature, String body) {
     return compile(signature, body, null);
+  }
+
+  /** Generates and compiles without a SPIR-V disk cache. */
+  public static ColumnKernel compile(KernelSpec spec) {
+    return compile(spec, null);
+  }
+
+  /** {@link #compile(KernelSpec, Path)} of {@code body} under {@code signature}. */
+  public static ColumnKernel compile(KernelSignature signature, String body, Path cacheDir) {
+    return compile(new KernelSpec(signature, body), cacheDir);
   }
 
   /**
@@ -90,14 +102,13 @@ public final class ColumnKernel implements java.io.Serializable {
    * read), and the Java-semantics analysis ({@link JavaSemantics}), whose warnings are logged
    * once per JVM and kept in {@link #warnings()}.
    *
-   * @param cacheDir SPIR-V cache directory, or null
-   * @throws GpuException COMPILE naming the UDF and the line of {@code body}
+   * @param cacheDir SPIR-V cache directory (keyed by the SHA-256 of the compiler, its settings and
+   *     the whole generated source), or null
+   * @throws GpuException COMPILE naming the UDF and the line of its body
    */
-  public static ColumnKernel compile(KernelSignature signature, String body, Path cacheDir) {
-    if (body == null || body.isBlank()) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
-          "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
-    }
+  public static ColumnKernel compile(KernelSpec spec, Path cacheDir) {
+    KernelSignature signature = spec.signature();
+    String body = spec.body();
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
     if (BodyCheck.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
@@ -115,7 +126,7 @@ public final class ColumnKernel implements java.io.Serializable {
       throw compileError(signature, body, g, r);
     }
     List<String> warnings = JavaSemantics.analyze(signature, body, g, cacheDir);
-    ColumnKernel k = new ColumnKernel(signature, body, g.source(), r.spirv().get(), warnings);
+    ColumnKernel k = new ColumnKernel(spec, g.source(), r.spirv().get(), warnings);
     if (!warnings.isEmpty() && WARNED.add(k.id())) {
       warnings.forEach(w -> LOG.warn("{}", w));
     }
@@ -287,12 +298,17 @@ public final class ColumnKernel implements java.io.Serializable {
         "correct " + where + " of '" + sig.name() + "'.");
   }
 
+  /** What this kernel was compiled from: the key of the caches of compiled kernels. */
+  public KernelSpec spec() {
+    return spec;
+  }
+
   public KernelSignature signature() {
-    return signature;
+    return spec.signature();
   }
 
   public String body() {
-    return body;
+    return spec.body();
   }
 
   /** The whole generated GLSL, for debugging and EXPLAIN. */
@@ -317,14 +333,24 @@ public final class ColumnKernel implements java.io.Serializable {
     return warnings;
   }
 
-  /** Why this kernel cannot run on {@code device}, if it cannot. */
+  /**
+   * The optional device features this kernel's SPIR-V needs (from its capabilities: a
+   * {@code double} argument needs {@link ShaderFeature#FLOAT64}), computed once when compiled.
+   */
+  public Set<ShaderFeature> requirements() {
+    return requirements;
+  }
+
+  /** The features this kernel needs that {@code device} lacks: empty when it can run there. */
+  public Set<ShaderFeature> missingOn(DeviceInfo device) {
+    return device.features().missing(requirements);
+  }
+
+  /** Why this kernel cannot run on {@code device}, if it cannot: the features it lacks, named. */
   public Optional<String> unsupportedOn(DeviceInfo device) {
-    try {
-      SpirvSeal.requireFeatures(program(64), spirv, device.features());
-      return Optional.empty();
-    } catch (GpuException e) {
-      return Optional.of(e.what());
-    }
+    Set<ShaderFeature> missing = missingOn(device);
+    return missing.isEmpty() ? Optional.empty() : Optional.of("GPU UDF '" + spec.name() + "' needs "
+        + SpirvSeal.describe(missing) + ", which device '" + device.name() + "' does not support");
   }
 
   /** The workgroup size for a device: 256 invocations rounded to its subgroup size, within its limit. */
@@ -339,7 +365,7 @@ public final class ColumnKernel implements java.io.Serializable {
    * indirect dispatch.
    */
   public Program program(int workgroupSize) {
-    return program(signature, spirv, workgroupSize);
+    return program(spec.signature(), spirv, workgroupSize);
   }
 
   private static Program program(KernelSignature signature, byte[] spirv, int workgroupSize) {
@@ -366,7 +392,7 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** Whether the body has loops (guarded against driver loop limits and aborts). */
   public boolean hasLoops() {
-    return LoopGuard.rewrite(body).loops() > 0;
+    return LoopGuard.rewrite(spec.body()).loops() > 0;
   }
 
   static ElementType elementType(SqlType t) {
@@ -381,6 +407,6 @@ public final class ColumnKernel implements java.io.Serializable {
 
   @Override
   public String toString() {
-    return "ColumnKernel[" + signature + "]";
+    return "ColumnKernel[" + spec.signature() + "]";
   }
 }

@@ -7,7 +7,9 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.ShaderFeature;
 import io.vkspark.gpu.internal.SpirvModule.Insn;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -319,29 +321,44 @@ public final class SpirvSeal {
     };
   }
 
-  /** Refuses SPIR-V that needs a capability the device lacks, before the driver sees it. */
-  public static void requireFeatures(Program program, byte[] spirv, DeviceFeatures f) {
-    String what = "program '" + program.name() + "'";
-    SpirvModule m = SpirvModule.parse(what, spirv);
+  /** The optional device features {@code spirv} needs, from the capabilities it declares. */
+  public static Set<ShaderFeature> requirements(SpirvModule m) {
+    EnumSet<ShaderFeature> needs = EnumSet.noneOf(ShaderFeature.class);
     for (Insn in : m.instructions()) {
       if (in.opcode() != OP_CAPABILITY) {
         continue;
       }
-      String missing = switch (m.operand(in, 0)) {
-        case 10 -> f.shaderFloat64() ? null : "shaderFloat64 (double)";
-        case 11 -> f.shaderInt64() ? null : "shaderInt64 (64-bit integers)";
-        case 4448, 4449 -> f.storage8Bit() ? null : "storageBuffer8BitAccess";
-        case 4433, 4434 -> f.storage16Bit() ? null : "storageBuffer16BitAccess";
-        case 39 -> "shaderInt8 (8-bit arithmetic)";
-        case 22 -> "shaderInt16 (16-bit arithmetic)";
-        case 9 -> "shaderFloat16 (16-bit floats)";
-        default -> null;
-      };
-      if (missing != null) {
-        throw GpuException.of(Code.UNSUPPORTED, what + " needs " + missing
-            + ", which this device does not support.", "run it on a device that has it, or avoid that type.");
+      switch (m.operand(in, 0)) {
+        case 10 -> needs.add(ShaderFeature.FLOAT64);
+        case 11 -> needs.add(ShaderFeature.INT64);
+        case 4448, 4449 -> needs.add(ShaderFeature.STORAGE_8BIT);
+        case 4433, 4434 -> needs.add(ShaderFeature.STORAGE_16BIT);
+        case 39 -> needs.add(ShaderFeature.INT8);
+        case 22 -> needs.add(ShaderFeature.INT16);
+        case 9 -> needs.add(ShaderFeature.FLOAT16);
+        default -> { }
       }
     }
+    return needs;
+  }
+
+  /** {@link #requirements(SpirvModule)} of a module not yet parsed. */
+  public static Set<ShaderFeature> requirements(Program program, byte[] spirv) {
+    return requirements(SpirvModule.parse("program '" + program.name() + "'", spirv));
+  }
+
+  /** Refuses SPIR-V that needs a feature the device lacks, before the driver sees it. */
+  public static void requireFeatures(Program program, byte[] spirv, DeviceFeatures f) {
+    Set<ShaderFeature> missing = f.missing(requirements(program, spirv));
+    if (!missing.isEmpty()) {
+      throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' needs " + describe(missing)
+          + ", which this device does not support.", "run it on a device that has it, or avoid that type.");
+    }
+  }
+
+  /** {@code shaderFloat64 (double), shaderInt64 (64-bit integers)}: for messages. */
+  public static String describe(Set<ShaderFeature> features) {
+    return String.join(", ", features.stream().map(ShaderFeature::vulkanName).toList());
   }
 
   /**

@@ -1,0 +1,65 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What a GPU UDF is, as the user wrote it: its {@link KernelSignature} (SQL name, named and typed
+ * arguments, result type) and its GLSL body. Built once when the UDF is defined, compared by value,
+ * and the key of every cache of compiled kernels ({@link ColumnKernel#compile(KernelSpec, java.nio.file.Path)},
+ * the plan-side cache in spark-plugin). The SPIR-V disk cache is keyed more strictly, by the
+ * SHA-256 of the compiler, its settings and the whole generated source ({@link ColumnKernel#id()}).
+ *
+ * <p>Three things are called kernel, in this order: a {@code KernelSpec} (what the user wrote;
+ * spark-plugin's {@code GpuKernel} builds one), a {@link ColumnKernel} (its generated shader,
+ * compiled to device-independent SPIR-V) and an {@link io.vkspark.gpu.Kernel} (that SPIR-V loaded on
+ * one device as a pipeline).
+ *
+ * <p>The name is part of the spec: it appears in the generated shader's comment, in shaderc's
+ * diagnostics and in every message about the UDF.
+ */
+public record KernelSpec(KernelSignature signature, String body) implements java.io.Serializable {
+  public KernelSpec {
+    Objects.requireNonNull(signature, "signature");
+    if (body == null || body.isBlank()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
+          "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
+    }
+  }
+
+  /** The spec of {@code body} under {@code signature}. */
+  public static KernelSpec of(KernelSignature signature, String body) {
+    return new KernelSpec(signature, body);
+  }
+
+  /** The SQL name. */
+  public String name() {
+    return signature.name();
+  }
+
+  /** The result type. */
+  public SqlType result() {
+    return signature.result();
+  }
+
+  /** The arguments, in order. */
+  public List<KernelSignature.Arg> args() {
+    return signature.args();
+  }
+
+  /**
+   * The same kernel under another SQL name ({@code this} when the name is the same): a UDF object
+   * may be registered under any name, and the name is part of the spec.
+   */
+  public KernelSpec named(String name) {
+    return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result()), body);
+  }
+
+  /** {@code name(arg type, ...) -> type}: for messages. */
+  @Override
+  public String toString() {
+    return signature.toString();
+  }
+}
