@@ -102,7 +102,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
   public RDD<ColumnarBatch> doExecuteColumnar() {
     List<GpuUdfCall> planned = calls();
     VkConf conf = GpuPlanner.conf(session());
-    VerifySettings verify = VerifySettings.from(k -> session().conf().contains(k) ? session().conf().get(k) : null);
+    VerifySettings verify = conf.verify();
     NodeMetrics m = nodeMetrics();
     List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
         .map(a -> a.dataType()).toList();

@@ -132,7 +132,7 @@ final class GpuVerifier {
     if (settings.mode() == VerifySettings.Mode.STRICT) {
       throw GpuException.of(Code.VERIFY, "vkspark: " + where + ".",
           "make the GLSL body and call() compute the same function (or widen the UDF's tolerance() if the difference "
-              + "is rounding); " + VerifySettings.VERIFY + "=sample only counts and logs mismatches.");
+              + "is rounding); " + VkConf.VERIFY + "=sample only counts and logs mismatches.");
     }
     if (logged.add(c.name())) {
       LOG.warn("vkspark verify: {} (further mismatches of this UDF in this task are only counted)", where);

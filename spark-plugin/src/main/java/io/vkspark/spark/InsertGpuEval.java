@@ -1,6 +1,7 @@
 package io.vkspark.spark;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -12,6 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
@@ -29,8 +31,9 @@ import scala.runtime.BoxedUnit;
  * The physical rule that moves GPU UDF calls out of projections and filters into a
  * {@link GpuEvalExec} below them, innermost calls first (a GPU UDF whose argument is another GPU
  * UDF becomes two stacked nodes). Arguments that are not plain columns are computed by a
- * projection under the node. Calls left to Spark, and calls inside operators vkspark does not
- * plan, are tagged with the reason for EXPLAIN.
+ * projection under the node, which passes through only the child's columns still used above it
+ * (fewer columns to carry through the node). Calls left to Spark, and calls inside operators
+ * vkspark does not plan, are tagged with the reason for EXPLAIN.
  */
 final class InsertGpuEval extends Rule<SparkPlan> {
   static final TreeNodeTag<String> FALLBACK = new TreeNodeTag<>("vkspark.fallback");
@@ -70,7 +73,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
 
   private SparkPlan project(ProjectExec p, GpuPlanner planner) {
     List<Expression> exprs = new ArrayList<>(Scala.list(p.projectList()).stream().map(e -> (Expression) e).toList());
-    Extracted x = extract(exprs, p.child(), planner);
+    Extracted x = extract(exprs, List.of(), p.child(), planner);
     if (x == null) {
       return p;
     }
@@ -79,7 +82,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   private SparkPlan filter(FilterExec f, GpuPlanner planner) {
-    Extracted x = extract(new ArrayList<>(List.of(f.condition())), f.child(), planner);
+    Extracted x = extract(new ArrayList<>(List.of(f.condition())), Scala.list(f.child().output()), f.child(), planner);
     if (x == null) {
       return f;
     }
@@ -91,7 +94,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   /** Rewritten expressions over a new child that computes the extracted calls. */
   private record Extracted(List<Expression> expressions, SparkPlan child) {}
 
-  private Extracted extract(List<Expression> exprs, SparkPlan child, GpuPlanner planner) {
+  private Extracted extract(List<Expression> exprs, List<Attribute> keep, SparkPlan child, GpuPlanner planner) {
     Map<Expression, GpuPlanner.Decision> decisions = new LinkedHashMap<>();
     boolean changed = false;
     while (true) {
@@ -113,7 +116,21 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         return changed ? new Extracted(exprs, child) : null;
       }
       changed = true;
-      // Arguments that are not columns of the child are computed by a projection below.
+      // The calls' result columns, and the expressions above rewritten to read them: what they
+      // still read decides which of the child's columns must pass through the node.
+      Map<Expression, AttributeReference> results = new LinkedHashMap<>();
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        ScalaUDF u = entry.getValue();
+        results.put(entry.getKey(), new AttributeReference(GpuPlanner.name(u), u.dataType(), true, Metadata.empty(),
+            NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of())));
+      }
+      List<Expression> rewritten = new ArrayList<>();
+      for (Expression e : exprs) {
+        rewritten.add(e.transformUp(CallSites.replaceCalls(results)));
+      }
+      // Arguments that are not columns of the child are computed by a projection below, which
+      // passes through only the columns still used: by the rewritten expressions, by the calls
+      // (column arguments, guards) and by the operator's own output (keep: a filter's columns).
       List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
       List<NamedExpression> preProject = new ArrayList<>();
       Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
@@ -127,13 +144,21 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         }
       }
       if (!preProject.isEmpty()) {
-        List<NamedExpression> list = new ArrayList<>(childOutput);
+        Set<ExprId> used = new HashSet<>();
+        keep.forEach(a -> used.add(a.exprId()));
+        rewritten.forEach(e -> addReferences(e, used));
+        for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+          Scala.list(entry.getValue().children()).stream().filter(a -> a instanceof Attribute)
+              .forEach(a -> used.add(((Attribute) a).exprId()));
+          addReferences(guards.get(entry.getKey()), used);
+        }
+        List<NamedExpression> list = new ArrayList<>();
+        childOutput.stream().filter(a -> used.contains(a.exprId())).forEach(list::add);
         list.addAll(preProject);
         child = new ProjectExec(Scala.seq(list), child);
         childOutput = new ArrayList<>(Scala.list(child.output()));
       }
       List<GpuUdfCall> calls = new ArrayList<>();
-      Map<Expression, AttributeReference> results = new LinkedHashMap<>();
       for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
         ScalaUDF u = entry.getValue();
         List<Expression> args = Scala.list(u.children());
@@ -147,20 +172,21 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         }
         GpuPlanner.Decision d = decisions.get(entry.getKey());
         String name = GpuPlanner.name(u);
-        AttributeReference result = new AttributeReference(name, u.dataType(), true, Metadata.empty(),
-            NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()));
+        AttributeReference result = results.get(entry.getKey());
         Expression boundCpu = u.withNewChildren(Scala.seq(bound));
         Expression guard = bind(guards.get(entry.getKey()), childOutput);
         GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, d.kernel(), ordinals, result, d.placement(), guard);
         calls.add(call);
-        results.put(entry.getKey(), result);
       }
       child = new GpuEvalExec(Scala.seq(calls), child);
-      List<Expression> rewritten = new ArrayList<>();
-      for (Expression e : exprs) {
-        rewritten.add(e.transformUp(CallSites.replaceCalls(results)));
-      }
       exprs = rewritten;
+    }
+  }
+
+  /** Adds the expression ids of the columns {@code e} reads (none for null). */
+  private static void addReferences(Expression e, Set<ExprId> into) {
+    if (e != null) {
+      Scala.list(e.references().toSeq()).forEach(a -> into.add(a.exprId()));
     }
   }
 

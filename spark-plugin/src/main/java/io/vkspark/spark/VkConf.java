@@ -38,6 +38,9 @@ import java.util.function.Function;
  *     past it the kernel is aborted and the task fails with a TIMEOUT error naming the UDF
  * @param metricsLevel which {@link VkMetric}s the GPU node shows ({@code spark.vkspark.metrics.level}:
  *     {@code essential}, the default, or {@code debug} for vkspark internals too)
+ * @param verify whether the GPU node re-checks a sample of GPU rows with {@code call()}
+ *     ({@code spark.vkspark.verify}: {@code off}, the default, {@code sample} or {@code strict};
+ *     {@code spark.vkspark.verify.sampleRate}, a fraction in (0, 1], default 0.001)
  * @param coalesce gather consecutive small child batches (Parquet's and ORC's 4,096 rows, the
  *     cache's 10,000) into one GPU dispatch of up to {@code batchRows} rows
  *     ({@code spark.vkspark.coalesce}, default true)
@@ -45,7 +48,7 @@ import java.util.function.Function;
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
-                     VkMetric.Level metricsLevel, boolean coalesce)
+                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -61,6 +64,9 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
   public static final String KERNEL_TIMEOUT = PREFIX + "kernelTimeout";
   public static final String METRICS_LEVEL = PREFIX + "metrics.level";
+  public static final String VERIFY = PREFIX + "verify";
+  public static final String VERIFY_SAMPLE_RATE = PREFIX + "verify.sampleRate";
+  public static final double DEFAULT_VERIFY_SAMPLE_RATE = 0.001;
   public static final String COALESCE = PREFIX + "coalesce";
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
 
@@ -71,14 +77,15 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     functions = List.copyOf(functions);
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
+    java.util.Objects.requireNonNull(verify, "verify");
   }
 
-  /** The settings with small batches coalesced (the default). */
+  /** The settings with verification off and small batches coalesced (the defaults). */
   public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                 long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, metricsLevel, true);
+        deviceMemoryLimit, kernelTimeout, metricsLevel, VerifySettings.OFF, true);
   }
 
   /** The settings with the default metrics level. */
@@ -112,6 +119,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         bytes(lookup, DEVICE_MEMORY_LIMIT),
         duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT),
         metricsLevel(lookup),
+        verify(lookup),
         bool(lookup, COALESCE, true));
   }
 
@@ -266,5 +274,30 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
       default -> throw GpuException.of(Code.INVALID_ARGUMENT, METRICS_LEVEL + " is '" + v + "', not essential or debug.",
           "set " + METRICS_LEVEL + " to essential (rows, bytes, times, memory) or debug (also vkspark internals).");
     };
+  }
+
+  private static VerifySettings verify(Function<String, String> lookup) {
+    String m = str(lookup, VERIFY, "off");
+    VerifySettings.Mode mode = switch (m.toLowerCase(Locale.ROOT)) {
+      case "off", "false" -> VerifySettings.Mode.OFF;
+      case "sample" -> VerifySettings.Mode.SAMPLE;
+      case "strict" -> VerifySettings.Mode.STRICT;
+      default -> throw GpuException.of(Code.INVALID_ARGUMENT, VERIFY + " is '" + m + "', not off, sample or strict.",
+          "set " + VERIFY + " to off, sample (count and log mismatches) or strict (fail the query at the first one).");
+    };
+    String r = lookup.apply(VERIFY_SAMPLE_RATE);
+    double rate = DEFAULT_VERIFY_SAMPLE_RATE;
+    if (r != null) {
+      try {
+        rate = Double.parseDouble(r.trim());
+      } catch (NumberFormatException e) {
+        rate = Double.NaN;
+      }
+      if (!(rate > 0 && rate <= 1)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, VERIFY_SAMPLE_RATE + " is '" + r + "', not a fraction in (0, 1].",
+            "set " + VERIFY_SAMPLE_RATE + " to the fraction of rows to check, e.g. 0.001 (at least one row per batch is checked).");
+      }
+    }
+    return new VerifySettings(mode, rate);
   }
 }

@@ -72,7 +72,7 @@ final class CoalesceSparkTest {
   void defaults() {
     SparkSession s = spark();
     for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, VerifySettings.VERIFY, VerifySettings.SAMPLE_RATE)) {
+        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE)) {
       s.conf().unset(k);
     }
     s.conf().set(VkConf.FALLBACK, "false");
@@ -109,7 +109,7 @@ final class CoalesceSparkTest {
   @CsvSource({"1", "1000", "4096", "4097"})
   void smallReaderBatches_coalesceIntoFewerDispatches_everyTypePassesThrough(int readerBatch) {
     set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(readerBatch), VkConf.METRICS_LEVEL, "debug",
-        VerifySettings.VERIFY, "strict", VerifySettings.SAMPLE_RATE, "1");
+        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
     int perFile = (ROWS_PER_FILE + readerBatch - 1) / readerBatch;
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals((long) FILES * perFile, batches, "child batches read");
@@ -136,7 +136,7 @@ final class CoalesceSparkTest {
   void aBatchThatDoesNotFit_waitsForTheNextDispatch() {
     // 700-row batches, at most 2,000 rows a dispatch: a third 700-row batch does not fit and waits for the next one.
     set("spark.sql.parquet.columnarReaderBatchSize", "700", VkConf.METRICS_LEVEL, "debug", VkConf.BATCH_ROWS, "2000",
-        VerifySettings.VERIFY, "strict", VerifySettings.SAMPLE_RATE, "1");
+        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals(14L, batches, "7 batches per file (6 of 700, one of 300)");
       assertEquals(6L, dispatches, "per file: 700+700, 700+700, 700+700+300");

@@ -252,4 +252,33 @@ final class GpuUdfSqlTest {
     assertEquals(0L, metrics(gpuNodes(again).get(0)).get("bufferSetsRecorded"));
     assertAllRowsOnGpu(again);
   }
+
+  /**
+   * The kernel always sees a date as int days since 1970-01-01 and a timestamp as int64_t UTC
+   * microseconds; call() sees what Spark gives any Java UDF, here java.time.LocalDate and Instant
+   * under {@code spark.sql.datetime.java8API.enabled=true} (a UDF written for java.sql.Date would
+   * fail Spark's CPU run with a ClassCastException). Both agree with Spark's unix_date/unix_micros.
+   */
+  @Test
+  void java8DatetimeApi_callSeesLocalDateAndInstant_kernelSeesDaysAndMicros() {
+    SparkSession s = spark();
+    GpuFunction.define("epoch_day_j8").returns("int").arg("d", "date").body("d")
+        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.LocalDate, Integer>) d -> d == null ? null : (int) d.toEpochDay())
+        .register(s);
+    GpuFunction.define("epoch_micros_j8").returns("bigint").arg("t", "timestamp").body("t")
+        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.Instant, Long>) t -> t == null ? null
+            : java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH, t))
+        .register(s);
+    s.conf().set("spark.sql.datetime.java8API.enabled", "true");
+    try {
+      List<List<Row>> both = gpuAndCpu(() -> table().selectExpr("id", "epoch_day_j8(d)", "epoch_micros_j8(t)"));
+      assertRowsEqual(both.get(1), both.get(0));
+      List<Row> spark = table().selectExpr("id", "unix_date(d)", "unix_micros(t)").collectAsList().stream()
+          .sorted(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
+      assertRowsEqual(spark, both.get(0));
+      assertTrue(both.get(0).stream().anyMatch(r -> !r.isNullAt(1) && !r.isNullAt(2)));
+    } finally {
+      s.conf().unset("spark.sql.datetime.java8API.enabled");
+    }
+  }
 }

@@ -10,6 +10,8 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.FormattedMode$;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.ReusedSubqueryExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
@@ -20,8 +22,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form, partitioning. */
+/**
+ * The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form (exchange and
+ * subquery reuse), partitioning, and the columns that pass through it.
+ */
 final class PlanNodeTest {
+  private static String wide;
+
   private static Dataset<Row> table() {
     return spark().read().parquet(parquet());
   }
@@ -121,6 +128,91 @@ final class PlanNodeTest {
       assertFalse(node.outputOrdering().isEmpty());
     } finally {
       cached.unpersist(true);
+      s.conf().set("spark.sql.adaptive.enabled", was);
+    }
+  }
+
+  /** A Parquet table of 4,000 rows and 20 double columns c0..c19 (c1 about 10% null). */
+  private static synchronized String wideParquet() {
+    if (wide == null) {
+      try {
+        wide = java.nio.file.Files.createTempDirectory("vkspark-wide").resolve("wide.parquet").toString();
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+      List<String> columns = new ArrayList<>();
+      for (int c = 0; c < 20; c++) {
+        columns.add(c == 1 ? "CASE WHEN rand(31) < 0.1 THEN NULL ELSE rand(1) * 1e3 - 500 END AS c1"
+            : "rand(" + (c + 1) + ") * 1e3 - 500 AS c" + c);
+      }
+      spark().range(0, 4_000, 1, 4).selectExpr(columns.toArray(String[]::new)).write().parquet(wide);
+    }
+    return wide;
+  }
+
+  private static List<String> names(scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output) {
+    return Scala.list(output).stream().map(a -> a.name()).toList();
+  }
+
+  @Test
+  void wideTable_onlyTheColumnsUsedAboveAndTheArgumentsPassThroughTheNode() {
+    String from = " FROM parquet.`" + wideParquet() + "`";
+    // Column arguments: Spark's own column pruning reads c0, c1, c2 of the 20; the node adds its result.
+    assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(c1, c2) AS h" + from), df -> {
+      assertAllRowsOnGpu(df);
+      assertEquals(List.of("c0", "c1", "c2", "hypot_gpu"), names(gpuNodes(df).get(0).output()));
+    });
+    // c1 + c3 is computed by the projection under the node; c1 and c3 are used by nothing above it.
+    assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(c1 + c3, c2) AS h" + from), df -> {
+      assertAllRowsOnGpu(df);
+      GpuEvalExec node = gpuNodes(df).get(0);
+      assertEquals(List.of("c0", "c2", "vk_arg0", "hypot_gpu"), names(node.output()), () -> plan(df).treeString());
+      SparkPlan pre = node.child().find(p -> p instanceof ProjectExec).get();
+      assertEquals(List.of("c0", "c2", "vk_arg0"), names(pre.output()), "the projection under the node");
+    });
+    // Stacked calls: the inner call's arguments c1, c2 and result stop at the outer node's projection.
+    assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(hypot_gpu(c1, c2) * 2, c3) AS h" + from), df -> {
+      assertAllRowsOnGpu(df);
+      List<GpuEvalExec> nodes = gpuNodes(df);
+      assertEquals(2, nodes.size(), () -> plan(df).treeString());
+      GpuEvalExec outer = nodes.stream().filter(n -> names(n.output()).contains("vk_arg0")).findFirst().orElseThrow();
+      assertEquals(List.of("c0", "c3", "vk_arg0", "hypot_gpu"), names(outer.output()), () -> plan(df).treeString());
+    });
+    // A filter keeps its child's columns (the operator above reads them); results still agree.
+    assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, c5 FROM parquet.`" + wideParquet()
+        + "` WHERE hypot_gpu(c1 + c3, c2) > 400"), TestSpark::assertAllRowsOnGpu);
+  }
+
+  /**
+   * A scalar subquery with a GPU UDF used twice in one query: Spark's ReuseSubquery
+   * ({@code spark.sql.execution.reuseSubquery}, with or without AQE) runs it once, which needs the
+   * node's canonical form; the one GPU node computed the table's 20,000 rows once, not twice.
+   */
+  @ParameterizedTest(name = "AQE {0}")
+  @ValueSource(booleans = {false, true})
+  void sameGpuScalarSubqueryTwice_isComputedOnce_subqueryReused(boolean aqe) {
+    String t = "parquet.`" + parquet() + "`";
+    String query = "SELECT j, (SELECT max(hypot_gpu(a, b)) FROM " + t + ") AS m FROM " + t
+        + " WHERE j < (SELECT max(hypot_gpu(a, b)) FROM " + t + ") / 1000";
+    SparkSession s = spark();
+    String was = s.conf().get("spark.sql.adaptive.enabled");
+    s.conf().set("spark.sql.adaptive.enabled", String.valueOf(aqe));
+    try {
+      assertVksparkEqualsCpu(() -> s.sql(query), df -> {
+        assertAllRowsOnGpu(df);
+        SparkPlan plan = plan(df);
+        List<SparkPlan> reused = new ArrayList<>();
+        VkExplain.visit(plan, p -> {
+          if (p instanceof ReusedSubqueryExec) {
+            reused.add(p);
+          }
+        });
+        assertFalse(reused.isEmpty(), () -> "no reused subquery: " + plan.treeString());
+        List<GpuEvalExec> nodes = gpuNodes(df).stream().distinct().toList();
+        assertEquals(1, nodes.size(), () -> "one GPU subquery: " + plan.treeString());
+        assertEquals(20_000L, metrics(nodes.get(0)).get("gpuRows"), "the subquery's rows ran on the GPU once");
+      });
+    } finally {
       s.conf().set("spark.sql.adaptive.enabled", was);
     }
   }

@@ -4,10 +4,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.SqlType;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Tolerance arithmetic and the verify settings, without Spark. */
+/** Tolerance arithmetic, without Spark. */
 final class ToleranceTest {
   @Test
   void defaults_exactForIntegers_ulpsOrRelativeForFloats() {
@@ -39,21 +38,5 @@ final class ToleranceTest {
     assertTrue(new Tolerance(4, 1e-5, 1e-5).agrees(1e-7f, 3e-6f, true));
     GpuException e = assertThrows(GpuException.class, () -> new Tolerance(-1, 0, 0));
     assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
-  }
-
-  @Test
-  void verifySettings_parseAndReject() {
-    assertEquals(VerifySettings.Mode.OFF, VerifySettings.from(k -> null).mode());
-    VerifySettings s = VerifySettings.from(Map.of(VerifySettings.VERIFY, "Sample", VerifySettings.SAMPLE_RATE, "0.01")::get);
-    assertEquals(VerifySettings.Mode.SAMPLE, s.mode());
-    assertEquals(1, s.sampleSize(10), "at least one row per batch");
-    assertEquals(100, s.sampleSize(10_000));
-    assertEquals(0, s.sampleSize(0));
-    GpuException bad = assertThrows(GpuException.class,
-        () -> VerifySettings.from(Map.of(VerifySettings.VERIFY, "always")::get));
-    assertTrue(bad.getMessage().contains("spark.vkspark.verify is 'always'") && bad.getMessage().contains("Fix: set "), bad.getMessage());
-    GpuException rate = assertThrows(GpuException.class,
-        () -> VerifySettings.from(Map.of(VerifySettings.SAMPLE_RATE, "2")::get));
-    assertTrue(rate.getMessage().contains("spark.vkspark.verify.sampleRate is '2'"), rate.getMessage());
   }
 }

@@ -30,8 +30,8 @@ final class VerifyModeTest {
 
   @AfterEach
   void reset() {
-    spark().conf().unset(VerifySettings.VERIFY);
-    spark().conf().unset(VerifySettings.SAMPLE_RATE);
+    spark().conf().unset(VkConf.VERIFY);
+    spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
   }
 
   @AfterAll
@@ -56,8 +56,8 @@ final class VerifyModeTest {
 
   @Test
   void sample_countsMismatches_andReturnsTheGpuValues() {
-    spark().conf().set(VerifySettings.VERIFY, "sample");
-    spark().conf().set(VerifySettings.SAMPLE_RATE, "0.01");
+    spark().conf().set(VkConf.VERIFY, "sample");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
     Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
     List<Row> rows = df.collectAsList();
     List<Row> expected = table().selectExpr("id", "IF(i > 100, i + 1, i) AS r").collectAsList();
@@ -71,7 +71,7 @@ final class VerifyModeTest {
 
   @Test
   void strict_failsNamingTheUdfTheRowAndBothValues() {
-    spark().conf().set(VerifySettings.VERIFY, "strict");
+    spark().conf().set(VkConf.VERIFY, "strict");
     Throwable e = assertThrows(Throwable.class, () -> table().selectExpr("id", "off_by_one(i) AS r").collectAsList());
     GpuException g = cause(e);
     assertEquals(GpuException.Code.VERIFY, g.code(), g.getMessage());
@@ -93,8 +93,8 @@ final class VerifyModeTest {
 
   @Test
   void correctUdfs_noMismatches_rowsChecked() {
-    spark().conf().set(VerifySettings.VERIFY, "strict");
-    spark().conf().set(VerifySettings.SAMPLE_RATE, "0.05");
+    spark().conf().set(VkConf.VERIFY, "strict");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.05");
     Supplier<Dataset<Row>> q = () -> table().selectExpr("id", "int_poly(i, j) AS p", "hypot_gpu(a, b) AS h",
         "float_saxpy(f, g) AS s", "long_mix(l, m) AS x", "is_positive(a) AS y", "add_days(d, j) AS z");
     Dataset<Row> df = q.get();
@@ -108,8 +108,8 @@ final class VerifyModeTest {
   @Test
   void strict_respectsGuards_neverRunsASkippedBranch() throws Exception {
     ConditionalGuardTest.table(); // x, y: y is 0 where id % 7 = 3, null where id % 11 = 0
-    spark().conf().set(VerifySettings.VERIFY, "strict");
-    spark().conf().set(VerifySettings.SAMPLE_RATE, "1");
+    spark().conf().set(VkConf.VERIFY, "strict");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
     Supplier<Dataset<Row>> q = () -> ConditionalGuardTest.t().selectExpr("id",
         "CASE WHEN y <> 0 THEN safe_div(x, y) ELSE -1 END AS r");
     Dataset<Row> df = q.get();
@@ -134,18 +134,18 @@ final class VerifyModeTest {
       long t0 = System.nanoTime();
       q.get().collectAsList();
       off += System.nanoTime() - t0;
-      spark().conf().set(VerifySettings.VERIFY, "sample");
+      spark().conf().set(VkConf.VERIFY, "sample");
       t0 = System.nanoTime();
       Dataset<Row> df = q.get();
       df.collectAsList();
       on += System.nanoTime() - t0;
-      spark().conf().unset(VerifySettings.VERIFY);
+      spark().conf().unset(VkConf.VERIFY);
       verifyNs += metric(df, "verifyTime");
       assertTrue(metric(df, "verifyRows") >= 2_000, "verify rows: " + metric(df, "verifyRows"));
     }
     System.out.printf("vkspark verify cost: 2M rows x 2 UDFs, off %.0f ms, sample@%s %.0f ms per query (%+.1f%%); "
             + "verifier's own time %.1f ms per query%n",
-        off / 3e6, VerifySettings.DEFAULT_SAMPLE_RATE, on / 3e6, 100.0 * (on - off) / off, verifyNs / 3e6);
+        off / 3e6, VkConf.DEFAULT_VERIFY_SAMPLE_RATE, on / 3e6, 100.0 * (on - off) / off, verifyNs / 3e6);
   }
 
   private static List<Row> sortById(List<Row> rows) {

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Every spark.vkspark.* setting: parsed as documented, and a bad value names the key and the value with a Fix. */
+/** Every spark.vkspark.* setting (verify too): parsed as documented, and a bad value names the key and the value with a Fix. */
 final class VkConfTest {
   private static VkConf with(String key, String value) {
     return VkConf.from(Map.of(key, value)::get);
@@ -46,6 +46,21 @@ final class VkConfTest {
     assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());
   }
 
+  @Test
+  void verify_offByDefault_sampleOrStrict_withARate() {
+    assertEquals(VerifySettings.OFF, VkConf.from(k -> null).verify());
+    assertEquals(VerifySettings.Mode.OFF, with(VkConf.VERIFY, "false").verify().mode());
+    VerifySettings s = VkConf.from(Map.of(VkConf.VERIFY, " Sample", VkConf.VERIFY_SAMPLE_RATE, "0.01")::get).verify();
+    assertEquals(new VerifySettings(VerifySettings.Mode.SAMPLE, 0.01), s);
+    assertTrue(s.on());
+    assertEquals(1, s.sampleSize(10), "at least one row per batch");
+    assertEquals(100, s.sampleSize(10_000));
+    assertEquals(0, s.sampleSize(0));
+    assertEquals(VerifySettings.Mode.STRICT, with(VkConf.VERIFY, "strict").verify().mode());
+    assertEquals(VkConf.DEFAULT_VERIFY_SAMPLE_RATE, with(VkConf.VERIFY, "strict").verify().sampleRate());
+    assertEquals(1.0, with(VkConf.VERIFY_SAMPLE_RATE, "1").verify().sampleRate());
+  }
+
   @ParameterizedTest(name = "{0}={1}")
   @CsvSource(delimiter = '|', value = {
       "spark.vkspark.enabled|yes|spark.vkspark.enabled is 'yes', not a boolean. Fix: set spark.vkspark.enabled to true or false.",
@@ -59,6 +74,11 @@ final class VkConfTest {
       "spark.vkspark.deviceMemoryLimit|4x|spark.vkspark.deviceMemoryLimit is '4x', not a size. Fix: ",
       "spark.vkspark.deviceMemoryLimit|99999999999t|spark.vkspark.deviceMemoryLimit is '99999999999t', not a size. Fix: ",
       "spark.vkspark.metrics.level|all|spark.vkspark.metrics.level is 'all', not essential or debug. Fix: set spark.vkspark.metrics.level to essential",
+      "spark.vkspark.verify|always|spark.vkspark.verify is 'always', not off, sample or strict. Fix: set spark.vkspark.verify to off, sample",
+      "spark.vkspark.verify.sampleRate|2|spark.vkspark.verify.sampleRate is '2', not a fraction in (0, 1]. Fix: set spark.vkspark.verify.sampleRate",
+      "spark.vkspark.verify.sampleRate|0|spark.vkspark.verify.sampleRate is '0', not a fraction in (0, 1]. Fix: ",
+      "spark.vkspark.verify.sampleRate|NaN|spark.vkspark.verify.sampleRate is 'NaN', not a fraction in (0, 1]. Fix: ",
+      "spark.vkspark.verify.sampleRate|1%|spark.vkspark.verify.sampleRate is '1%', not a fraction in (0, 1]. Fix: ",
       "spark.vkspark.transfers|fast|spark.vkspark.transfers is 'fast', not auto or staged. Fix: set spark.vkspark.transfers to auto",
       "spark.vkspark.shaderCacheDir|~bob/cache|spark.vkspark.shaderCacheDir is '~bob/cache': vkspark expands only ~ and ~/ to the home directory, not ~user. Fix: ",
       "spark.vkspark.shaderCacheDir|/tmp/a\u0000b|spark.vkspark.shaderCacheDir is '/tmp/a\u0000b', not a valid path"})
