@@ -131,16 +131,23 @@ final class ModuleApiTest {
 
   /** Every class compiled from src/main/java: the directory or jar GpuDevice was loaded from. */
   private static Set<Class<?>> mainClasses() throws IOException, URISyntaxException, ClassNotFoundException {
-    Path root = Path.of(GpuDevice.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-    assertTrue(Files.isDirectory(root), "main classes in a directory, not " + root);
+    Path location = Path.of(GpuDevice.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    // target/classes under Maven; the module's jar when the suite runs from jars (scripts/kit-suite.sh)
+    java.nio.file.FileSystem jar = Files.isDirectory(location) ? null : java.nio.file.FileSystems.newFileSystem(location);
+    Path root = jar == null ? location : jar.getPath("/");
     Set<String> names = new TreeSet<>();
     try (Stream<Path> files = Files.walk(root)) {
       files.filter(p -> p.toString().endsWith(".class") && !p.getFileName().toString().equals("module-info.class"))
           .forEach(p -> {
-            String rel = root.relativize(p).toString().replace(java.io.File.separatorChar, '.');
+            String rel = root.relativize(p).toString().replace(p.getFileSystem().getSeparator(), ".");
             names.add(rel.substring(0, rel.length() - ".class".length()));
           });
+    } finally {
+      if (jar != null) {
+        jar.close();
+      }
     }
+    assertTrue(names.size() > 20, "main classes found in " + location + ": " + names.size());
     Set<Class<?>> out = new java.util.LinkedHashSet<>();
     for (String n : names) {
       out.add(Class.forName(n, false, GpuDevice.class.getClassLoader()));
