@@ -110,4 +110,79 @@ final class JobsTest {
     assertThrows(IllegalArgumentException.class, () -> OptionsJob.main(new String[0]));
     assertThrows(IllegalArgumentException.class, () -> GenerateOptions.main(new String[0]));
   }
+
+  /**
+   * The README's code snippets, as written (the lines below must stand in README.md word for word):
+   * the SQL of "Using GPU UDFs", the registration and call forms, and GpuFunction.define. Each
+   * result is checked against the UDF's own call() on the CPU, and every row ran on the GPU.
+   */
+  @Test
+  void readmeSnippets_runAsWritten_onTheGpu() throws Exception {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+    List<String> lines = List.of(
+        "SELECT id, black_scholes(s, k, t, r, v) AS price FROM options WHERE in_the_money(s, k)",
+        "spark.udf().register(\"black_scholes\", new BlackScholes(), DataTypes.DoubleType);",
+        "GpuUdfs.register(spark, \"black_scholes\", new BlackScholes());      // same, type from the kernel",
+        "spark.sql(\"SELECT black_scholes(s, k, t, r, v) * 100 FROM options\");",
+        "df.select(functions.call_function(\"black_scholes\", col(\"s\"), col(\"k\"), col(\"t\"), col(\"r\"), col(\"v\")));",
+        "GpuFunction.define(\"saxpy\")",
+        "    .returns(\"float\").arg(\"x\", \"float\").arg(\"y\", \"float\")",
+        "    .body(\"2.5 * x + y\")",
+        "    .cpu((UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : 2.5f * x + y)",
+        "    .register(spark);");
+    for (String l : lines) {
+      assertTrue(readme.lines().anyMatch(r -> r.equals(l)), "README.md no longer has the line this test runs: " + l);
+    }
+    org.apache.spark.sql.SparkSession spark = spark();
+    Dataset<Row> df = spark.read().parquet(path).where("s IS NOT NULL");
+    df.createOrReplaceTempView("options");
+    BlackScholes bs = new BlackScholes();
+    InTheMoney itm = new InTheMoney();
+    spark.udf().register("in_the_money", itm, org.apache.spark.sql.types.DataTypes.BooleanType);
+
+    spark.udf().register("black_scholes", new BlackScholes(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    Dataset<Row> sql = spark.sql("SELECT id, black_scholes(s, k, t, r, v) AS price FROM options WHERE in_the_money(s, k)");
+    List<Row> priced = sql.collectAsList();
+    ExampleSpark.assertAllOnGpu(sql);
+    java.util.Map<Long, Row> byId = new java.util.HashMap<>();
+    df.collectAsList().forEach(r -> byId.put(r.getLong(r.fieldIndex("id")), r));
+    long itmRows = byId.values().stream().filter(r -> itm.call(r.getAs("s"), r.getAs("k"))).count();
+    assertEquals(itmRows, priced.size(), "WHERE in_the_money(s, k) keeps the rows call() keeps");
+    for (Row p : priced) {
+      Row in = byId.get(p.getLong(0));
+      double want = bs.call(in.getAs("s"), in.getAs("k"), in.getAs("t"), in.getAs("r"), in.getAs("v"));
+      assertEquals(want, p.getDouble(1), 1e-9 * Math.max(in.<Double>getAs("s"), in.<Double>getAs("k")), "id " + p.getLong(0));
+    }
+
+    io.vkspark.spark.GpuUdfs.register(spark, "black_scholes", new BlackScholes());      // same, type from the kernel
+    Dataset<Row> scaled = spark.sql("SELECT black_scholes(s, k, t, r, v) * 100 FROM options");
+    Dataset<Row> called = df.select(org.apache.spark.sql.functions.call_function("black_scholes",
+        org.apache.spark.sql.functions.col("s"), org.apache.spark.sql.functions.col("k"),
+        org.apache.spark.sql.functions.col("t"), org.apache.spark.sql.functions.col("r"),
+        org.apache.spark.sql.functions.col("v")));
+    List<Row> a = scaled.collectAsList();
+    List<Row> b = called.collectAsList();
+    ExampleSpark.assertAllOnGpu(scaled);
+    ExampleSpark.assertAllOnGpu(called);
+    assertEquals(a.size(), b.size());
+    for (int i = 0; i < a.size(); i++) {
+      assertEquals(a.get(i).getDouble(0), b.get(i).getDouble(0) * 100, 1e-9 * Math.abs(a.get(i).getDouble(0)) + 1e-12);
+    }
+
+    GpuFunction.define("saxpy")
+        .returns("float").arg("x", "float").arg("y", "float")
+        .body("2.5 * x + y")
+        .cpu((org.apache.spark.sql.api.java.UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : 2.5f * x + y)
+        .register(spark);
+    Dataset<Row> saxpy = spark.sql("SELECT CAST(s AS FLOAT) AS x, CAST(k AS FLOAT) AS y, saxpy(CAST(s AS FLOAT), CAST(k AS FLOAT)) FROM options");
+    List<Row> sx = saxpy.collectAsList();
+    ExampleSpark.assertAllOnGpu(saxpy);
+    assertFalse(sx.isEmpty());
+    for (Row r : sx) {
+      float x = r.getFloat(0);
+      float y = r.getFloat(1);
+      // a fused multiply-add rounds once where Java rounds twice: within the terms' magnitude
+      assertEquals(2.5f * x + y, r.getFloat(2), 2 * Math.ulp(Math.abs(2.5f * x) + Math.abs(y)), "saxpy(" + x + ", " + y + ")");
+    }
+  }
 }
