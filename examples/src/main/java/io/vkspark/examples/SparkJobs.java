@@ -28,7 +28,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * can do the same.
  */
 public final class SparkJobs {
-  /** The physical node that runs GPU UDFs ({@code GpuEvalExec.nodeName()}). */
+  /** The physical node that runs GPU UDFs ({@code VkGpuEvalExec.nodeName()}). */
   public static final String GPU_NODE = "VkGpuEval";
 
   private SparkJobs() {}

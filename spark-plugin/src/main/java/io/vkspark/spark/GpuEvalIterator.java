@@ -37,7 +37,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One partition through a {@link GpuEvalExec}: for each batch, the GPU calls go through the
+ * One partition through a {@link VkGpuEvalExec}: for each batch, the GPU calls go through the
  * executor's batch runner and the CPU calls through the UDF's own {@code call()}; the output batch
  * is the batch's vectors plus one Arrow vector per call, reused from batch to batch.
  *

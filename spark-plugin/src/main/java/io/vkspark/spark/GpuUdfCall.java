@@ -14,7 +14,7 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import scala.runtime.AbstractPartialFunction;
 
 /**
- * One GPU UDF call planned into a {@link GpuEvalExec}: the call, its kernel, the child columns it
+ * One GPU UDF call planned into a {@link VkGpuEvalExec}: the call, its kernel, the child columns it
  * reads and the attribute it produces. Its {@link Placement} says whether it runs on the GPU; if not,
  * the node evaluates it with the UDF's {@code call()} and EXPLAIN shows why.
  *

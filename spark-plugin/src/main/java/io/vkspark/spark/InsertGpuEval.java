@@ -29,7 +29,7 @@ import scala.runtime.BoxedUnit;
 
 /**
  * The physical rule that moves GPU UDF calls out of projections and filters into a
- * {@link GpuEvalExec} below them, innermost calls first (a GPU UDF whose argument is another GPU
+ * {@link VkGpuEvalExec} below them, innermost calls first (a GPU UDF whose argument is another GPU
  * UDF becomes two stacked nodes). Arguments that are not plain columns are computed by a
  * projection under the node, which passes through only the child's columns still used above it
  * (fewer columns to carry through the node). Calls left to Spark, and calls inside operators
@@ -178,7 +178,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, d.kernel(), ordinals, result, d.placement(), guard);
         calls.add(call);
       }
-      child = new GpuEvalExec(Scala.seq(calls), child);
+      child = new VkGpuEvalExec(Scala.seq(calls), child);
       exprs = rewritten;
     }
   }
@@ -236,7 +236,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   /**
-   * A call moves into a {@link GpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
+   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
    * its arguments may be computed for every row: it is always evaluated anyway, or they are plain
    * columns and literals. A conditional call carries its guard: the GPU computes every row (a
    * kernel cannot fail), the CPU only the rows Spark would.
@@ -276,7 +276,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     boolean enabled = planner.conf().enabled();
     plan.foreach(node -> {
       // Scans hold pushed-down filters only to prune files and row groups; they evaluate nothing per row.
-      if (node instanceof GpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
+      if (node instanceof VkGpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
         return BoxedUnit.UNIT;
       }
       Set<String> reasons = new LinkedHashSet<>();

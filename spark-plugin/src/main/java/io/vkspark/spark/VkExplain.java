@@ -24,7 +24,7 @@ public final class VkExplain implements ExtendedExplainGenerator {
     List<String> lines = new ArrayList<>();
     String device = ExecutorGpu.current().map(g -> "'" + g.device().info().name() + "'").orElse("the executors' devices");
     visit(plan, node -> {
-      if (node instanceof GpuEvalExec g) {
+      if (node instanceof VkGpuEvalExec g) {
         for (GpuUdfCall c : g.calls()) {
           lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
           if (c.onGpu() && c.kernel().hasLoops()) {

@@ -18,7 +18,7 @@ import scala.runtime.BoxedUnit;
 /**
  * vkspark's SQL extensions ({@code spark.sql.extensions}; the plugin adds them): implicit casts and
  * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
- * planning, the physical rule that plans them onto {@link GpuEvalExec} (also as an adaptive
+ * planning, the physical rule that plans them onto {@link VkGpuEvalExec} (also as an adaptive
  * query-stage rule, so EXPLAIN shows it before execution), and the classes listed in
  * {@code spark.vkspark.functions} as SQL functions of every session.
  */

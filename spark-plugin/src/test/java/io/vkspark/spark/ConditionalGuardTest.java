@@ -79,9 +79,9 @@ final class ConditionalGuardTest {
       assertGpuEqualsCpu(select(q));
       Dataset<Row> df = select(q).get();
       df.collectAsList();
-      List<GpuEvalExec> nodes = gpuNodes(df);
+      List<VkGpuEvalExec> nodes = gpuNodes(df);
       assertFalse(nodes.isEmpty(), q + ": " + explain(df));
-      for (GpuEvalExec n : nodes) {
+      for (VkGpuEvalExec n : nodes) {
         Map<String, Long> m = metrics(n);
         assertTrue(m.get("gpuRows") > 0, q + ": " + m);
         assertEquals(0L, m.get("cpuRows"), q + ": " + m);

@@ -26,7 +26,7 @@ class MetricsLevelSparkTest {
     SparkSession s = spark();
     Dataset<Row> essential = s.read().parquet(parquet()).selectExpr("id", "hypot_gpu(a, b) AS h");
     essential.collectAsList();
-    GpuEvalExec node = gpuNodes(essential).get(0);
+    VkGpuEvalExec node = gpuNodes(essential).get(0);
     assertEquals(keys(VkMetric.at(VkMetric.Level.ESSENTIAL)), sparkKeys(node), "default level is essential");
     assertAllRowsOnGpu(essential);
     Map<String, Long> m = metrics(node);
@@ -37,7 +37,7 @@ class MetricsLevelSparkTest {
     try {
       Dataset<Row> debug = s.read().parquet(parquet()).selectExpr("id", "hypot_gpu(a, b) AS h");
       debug.collectAsList();
-      GpuEvalExec d = gpuNodes(debug).get(0);
+      VkGpuEvalExec d = gpuNodes(debug).get(0);
       assertEquals(keys(List.of(VkMetric.values())), sparkKeys(d));
       assertTrue(metrics(d).get("gpuDispatches") > 0, metrics(d).toString());
       assertAllRowsOnGpu(debug);
@@ -47,7 +47,7 @@ class MetricsLevelSparkTest {
   }
 
   /** The keys in the order {@code SparkPlan.metrics()} iterates them (the order the UI lists). */
-  private static List<String> sparkKeys(GpuEvalExec node) {
+  private static List<String> sparkKeys(VkGpuEvalExec node) {
     List<String> out = new ArrayList<>();
     CollectionConverters.asJava(node.metrics().keys()).forEach(out::add);
     Map<String, SQLMetric> byKey = CollectionConverters.asJava(node.metrics());

@@ -97,7 +97,7 @@ final class PlanNodeTest {
     Dataset<Row> cached = table().repartition(functions.col("j")).sortWithinPartitions("j")
         .selectExpr("j", "hypot_gpu(a, b) AS h");
     try {
-      GpuEvalExec node = gpuNodes(cached).get(0);
+      VkGpuEvalExec node = gpuNodes(cached).get(0);
       cached.cache().count();
       Dataset<Row> agg = cached.groupBy("j").agg(functions.sum("h"));
       List<SparkPlan> exchanges = new ArrayList<>();
@@ -108,11 +108,11 @@ final class PlanNodeTest {
       });
       assertTrue(exchanges.isEmpty(), () -> "an exchange above the cached GPU result: " + plan(agg).treeString());
       assertEquals(table().select("j").distinct().count(), agg.count());
-      List<GpuEvalExec> ran = new ArrayList<>();
+      List<VkGpuEvalExec> ran = new ArrayList<>();
       VkExplain.visit(plan(agg), p -> {
         if (p instanceof InMemoryTableScanExec scan) {
           VkExplain.visit(scan.relation().cachedPlan(), q -> {
-            if (q instanceof GpuEvalExec g) {
+            if (q instanceof VkGpuEvalExec g) {
               ran.add(g);
             }
           });
@@ -165,7 +165,7 @@ final class PlanNodeTest {
     // c1 + c3 is computed by the projection under the node; c1 and c3 are used by nothing above it.
     assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(c1 + c3, c2) AS h" + from), df -> {
       assertAllRowsOnGpu(df);
-      GpuEvalExec node = gpuNodes(df).get(0);
+      VkGpuEvalExec node = gpuNodes(df).get(0);
       assertEquals(List.of("c0", "c2", "vk_arg0", "hypot_gpu"), names(node.output()), () -> plan(df).treeString());
       SparkPlan pre = node.child().find(p -> p instanceof ProjectExec).get();
       assertEquals(List.of("c0", "c2", "vk_arg0"), names(pre.output()), "the projection under the node");
@@ -173,9 +173,9 @@ final class PlanNodeTest {
     // Stacked calls: the inner call's arguments c1, c2 and result stop at the outer node's projection.
     assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(hypot_gpu(c1, c2) * 2, c3) AS h" + from), df -> {
       assertAllRowsOnGpu(df);
-      List<GpuEvalExec> nodes = gpuNodes(df);
+      List<VkGpuEvalExec> nodes = gpuNodes(df);
       assertEquals(2, nodes.size(), () -> plan(df).treeString());
-      GpuEvalExec outer = nodes.stream().filter(n -> names(n.output()).contains("vk_arg0")).findFirst().orElseThrow();
+      VkGpuEvalExec outer = nodes.stream().filter(n -> names(n.output()).contains("vk_arg0")).findFirst().orElseThrow();
       assertEquals(List.of("c0", "c3", "vk_arg0", "hypot_gpu"), names(outer.output()), () -> plan(df).treeString());
     });
     // A filter keeps its child's columns (the operator above reads them); results still agree.
@@ -208,7 +208,7 @@ final class PlanNodeTest {
           }
         });
         assertFalse(reused.isEmpty(), () -> "no reused subquery: " + plan.treeString());
-        List<GpuEvalExec> nodes = gpuNodes(df).stream().distinct().toList();
+        List<VkGpuEvalExec> nodes = gpuNodes(df).stream().distinct().toList();
         assertEquals(1, nodes.size(), () -> "one GPU subquery: " + plan.treeString());
         assertEquals(20_000L, metrics(nodes.get(0)).get("gpuRows"), "the subquery's rows ran on the GPU once");
       });

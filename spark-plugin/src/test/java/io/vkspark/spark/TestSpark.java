@@ -209,11 +209,11 @@ final class TestSpark {
     return out;
   }
 
-  /** The executed plan's GpuEvalExec nodes (inside adaptive plans too). */
-  static List<GpuEvalExec> gpuNodes(Dataset<Row> df) {
-    List<GpuEvalExec> out = new ArrayList<>();
+  /** The executed plan's VkGpuEvalExec nodes (inside adaptive plans too). */
+  static List<VkGpuEvalExec> gpuNodes(Dataset<Row> df) {
+    List<VkGpuEvalExec> out = new ArrayList<>();
     VkExplain.visit(df.queryExecution().executedPlan(), p -> {
-      if (p instanceof GpuEvalExec g) {
+      if (p instanceof VkGpuEvalExec g) {
         out.add(g);
       }
     });
@@ -226,16 +226,16 @@ final class TestSpark {
    * adaptive query stages and subqueries too.
    */
   static void assertAllRowsOnGpu(Dataset<Row> executed) {
-    List<GpuEvalExec> nodes = gpuNodes(executed);
+    List<VkGpuEvalExec> nodes = gpuNodes(executed);
     assertFalse(nodes.isEmpty(), () -> "no VkGpuEval node: " + explain(executed));
-    for (GpuEvalExec node : nodes) {
+    for (VkGpuEvalExec node : nodes) {
       Map<String, Long> m = metrics(node);
       assertTrue(m.get("gpuRows") > 0, () -> "no rows ran on the GPU in " + node.simpleString(200) + ": " + m);
       assertEquals(0L, m.get("cpuRows"), () -> "rows ran on the CPU in " + node.simpleString(200) + ": " + m);
     }
   }
 
-  static Map<String, Long> metrics(GpuEvalExec node) {
+  static Map<String, Long> metrics(VkGpuEvalExec node) {
     return GpuEvalIterator.snapshot(node.metricsMap());
   }
 

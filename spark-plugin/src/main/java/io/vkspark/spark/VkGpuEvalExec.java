@@ -21,19 +21,20 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
  * child go through the executor's {@link io.vkspark.gpu.column.BatchRunner}; its output is the
  * child's columns followed by one column per call. Everything else in the query stays on Spark's
- * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}).
+ * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}). Shown in plans as
+ * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}.
  *
  * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
  * trait forwarding) is spelled out here.
  */
-public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
+public final class VkGpuEvalExec extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
 
   private final scala.collection.immutable.Seq<GpuUdfCall> calls;
   private final SparkPlan child;
   private transient NodeMetrics metrics;
 
-  public GpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
+  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
     this.calls = calls;
     this.child = child;
   }
@@ -54,7 +55,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new GpuEvalExec(calls, newChild);
+    return new VkGpuEvalExec(calls, newChild);
   }
 
   @Override
@@ -184,7 +185,7 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
     for (int i = 0; i < planned.size(); i++) {
       canonical.add(planned.get(i).canonical(input, input.size() + i));
     }
-    return new GpuEvalExec(Scala.seq(canonical), child.canonicalized());
+    return new VkGpuEvalExec(Scala.seq(canonical), child.canonicalized());
   }
 
   // ---- what a case class would generate -------------------------------------------------------
@@ -205,12 +206,12 @@ public final class GpuEvalExec extends SparkPlan implements UnaryExecNode {
 
   @Override
   public boolean canEqual(Object that) {
-    return that instanceof GpuEvalExec;
+    return that instanceof VkGpuEvalExec;
   }
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof GpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
+    return o instanceof VkGpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
   }
 
   @Override
