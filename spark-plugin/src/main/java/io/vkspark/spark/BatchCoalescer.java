@@ -34,7 +34,6 @@ final class BatchCoalescer implements AutoCloseable {
   private final OffHeapColumnVector[] staged;
   private int rows;
   private long bytes;
-  private int batches;
 
   private BatchCoalescer(List<DataType> types, int maxRows, long maxBytes) {
     this.types = types.toArray(DataType[]::new);
@@ -79,14 +78,12 @@ final class BatchCoalescer implements AutoCloseable {
     }
     rows = 0;
     bytes = 0;
-    batches = 0;
   }
 
   /** Copies every row of {@code b} after those staged; {@code b} may be overwritten once this returns. */
   void add(ColumnarBatch b) {
     int n = b.numRows();
     if (n == 0) {
-      batches++;
       return;
     }
     int at = rows;
@@ -97,7 +94,6 @@ final class BatchCoalescer implements AutoCloseable {
     }
     rows = Math.addExact(rows, n);
     bytes = stagedBytes();
-    batches++;
   }
 
   /** Rows staged. */
@@ -105,10 +101,6 @@ final class BatchCoalescer implements AutoCloseable {
     return rows;
   }
 
-  /** Child batches staged since the last {@link #reset}. */
-  int batches() {
-    return batches;
-  }
 
   /** The staged rows as a batch; valid until the next {@link #reset}. */
   ColumnarBatch batch() {

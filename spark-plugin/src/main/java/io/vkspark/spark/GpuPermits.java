@@ -68,8 +68,9 @@ final class GpuPermits {
   /**
    * Takes every permit (waiting up to {@code wait} for the tasks holding one), marks the device
    * closed, runs {@code close}, then gives the permits back so waiting tasks wake and fail fast.
-   * When tasks still hold permits after {@code wait}, closes anyway; their permits wake the waiters
-   * when they are given back.
+   * When tasks still hold permits after {@code wait}, closes anyway and still gives {@code count}
+   * permits, so waiters fail fast now rather than when the stuck tasks end (the device is closed for
+   * good, so the extra permits admit no one).
    *
    * @return whether every permit was taken (no task was using the device when it closed)
    */
@@ -84,9 +85,7 @@ final class GpuPermits {
     try {
       close.run();
     } finally {
-      if (quiet) {
-        semaphore.release(count);
-      }
+      semaphore.release(count);
     }
     return quiet;
   }

@@ -59,8 +59,7 @@ public final class ColumnRuntime implements AutoCloseable {
     for (KernelCall call : calls) {
       call.check(inputTypes);
       call.kernel().unsupportedOn(device.info()).ifPresent(reason -> {
-        throw GpuException.of(Code.UNSUPPORTED, "GPU UDF '" + call.kernel().signature().name() + "' cannot run on '"
-            + device.info().name() + "': " + reason, "run it on a device with that feature, or let it fall back to the CPU.");
+        throw GpuException.of(Code.UNSUPPORTED, reason + ".", "run it on a device with that feature, or let it fall back to the CPU.");
       });
     }
     return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows), allocator);

@@ -349,10 +349,15 @@ public final class SpirvSeal {
 
   /** Refuses SPIR-V that needs a feature the device lacks, before the driver sees it. */
   public static void requireFeatures(Program program, byte[] spirv, DeviceFeatures f) {
+    requireFeatures(program, spirv, f, "this device");
+  }
+
+  /** As {@link #requireFeatures(Program, byte[], DeviceFeatures)}, naming the device ({@code device 'x'}). */
+  public static void requireFeatures(Program program, byte[] spirv, DeviceFeatures f, String device) {
     Set<ShaderFeature> missing = f.missing(requirements(program, spirv));
     if (!missing.isEmpty()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' needs " + describe(missing)
-          + ", which this device does not support.", "run it on a device that has it, or avoid that type.");
+          + ", which " + device + " does not support.", "run it on a device that has it, or avoid that type.");
     }
   }
 

@@ -61,12 +61,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
             device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
     SpirvSeal.check(program, spirv);
     spirv = SpirvSeal.forDevice(program, spirv, device.info().features());
-    java.util.Set<io.vkspark.gpu.ShaderFeature> missing = device.info().features().missing(SpirvSeal.requirements(program, spirv));
-    if (!missing.isEmpty()) {
-      throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' needs " + SpirvSeal.describe(missing)
-          + ", which device '" + device.info().name() + "' does not support.",
-          "run it on a device that has it, or avoid that type.");
-    }
+    SpirvSeal.requireFeatures(program, spirv, device.info().features(), "device '" + device.info().name() + "'");
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' asks for workgroups of "
           + program.workgroupSize() + " but device '" + device.info().name() + "' allows at most "
