@@ -12,7 +12,7 @@ CLUSTER_ROWS ?= 200000
 # The H200 runs used: --rows 50000000 --iv-rows 5000000 (see docs/BENCHMARKS.md).
 SPARK_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 
-.PHONY: all build test demo bench cluster-test vulkan vulkan-runtime clean
+.PHONY: all build test demo bench cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -45,6 +45,16 @@ cluster-test: vulkan-runtime
 	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
 	  --conf spark.vkspark.shaderCacheDir=$(CURDIR)/target/cluster-test/shader-cache \
 	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh' \
+	  -- $(CURDIR)/target/cluster-test/options.parquet --generate $(CLUSTER_ROWS)
+
+## cluster-test-gpus: the same with Spark's GPU scheduling, one GPU per Worker (needs a host with 2 GPUs)
+cluster-test-gpus: vulkan-runtime
+	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -DskipTests install
+	bash scripts/cluster-test.sh --worker-gpus --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
+	  --extra-jars $(PLUGIN_JAR) \
+	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
+	  --conf spark.vkspark.shaderCacheDir=$(CURDIR)/target/cluster-test/shader-cache \
+	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh --gpus' \
 	  -- $(CURDIR)/target/cluster-test/options.parquet --generate $(CLUSTER_ROWS)
 
 ## bench: gpu-core and Spark benchmarks, one JSON line per case (absolute times count only from the H200 machine)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # --check hook of `make cluster-test` (see scripts/cluster-test.sh): every executor opened its own
 # Vulkan device, and the job's GPU results matched the CPU reference.
+# With --gpus (the two-GPU run of `cluster-test.sh --worker-gpus`): the two executors opened two
+# different devices, by the UUID Spark assigned them, and both devices ran dispatches.
 set -euo pipefail
+gpus=0; [ "${1:-}" = --gpus ] && gpus=1
 ids=$(grep -ho 'vkspark executor [0-9]* uses Vulkan device' "$CLUSTER_WORK_DIR"/app-*/*/stderr | awk '{print $3}' | sort -u)
 n=$(printf '%s\n' "$ids" | grep -c . || true)
 echo "[cluster-check] executors that opened a Vulkan device: $(echo $ids) ($n)"
@@ -26,4 +29,17 @@ echo "[cluster-check] executors closed their device: $closed; executor exit stat
 for c in $codes; do
   case "$c" in 0|143) ;; *) echo "[cluster-check] FAILED: an executor exited with status $c (0, or 143 when the Worker stops it, expected)" >&2; exit 1 ;; esac
 done
+if [ "$gpus" = 1 ]; then
+  uuids=$(grep -ho 'uses Vulkan device .*uuid [0-9a-f-]*' "$CLUSTER_WORK_DIR"/app-*/*/stderr | grep -o 'uuid [0-9a-f-]*$' | sort -u)
+  nu=$(printf '%s\n' "$uuids" | grep -c . || true)
+  [ "$nu" -ge 2 ] || { echo "[cluster-check] FAILED: the executors opened $nu distinct device(s), expected 2" >&2; exit 1; }
+  grep -h 'was requested' "$CLUSTER_WORK_DIR"/app-*/*/stderr | sed 's/^/[cluster-check]   /' || true
+  for f in "$CLUSTER_WORK_DIR"/app-*/*/stderr; do
+    line=$(grep -o "vkspark closed Vulkan device '.*" "$f" | tail -n1)
+    d=$(printf '%s' "$line" | sed -n 's/.* after \([0-9]*\) dispatches.*/\1/p')
+    echo "[cluster-check]   $(basename "$(dirname "$f")"): ${line:-no close line}"
+    [ "${d:-0}" -gt 0 ] || { echo "[cluster-check] FAILED: executor $(basename "$(dirname "$f")") ran no dispatch on its GPU" >&2; exit 1; }
+  done
+  echo "[cluster-check] two executors, two GPUs ($(echo $uuids)), both busy"
+fi
 echo "[cluster-check] OK"

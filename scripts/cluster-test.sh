@@ -13,6 +13,9 @@
 #                      spark.cores.max=2 spark.executor.cores=1 spark.executor.memory=1g
 #                      spark.ui.enabled=false)
 #   --expect-executors exactly this many executor logs must exist afterwards (default 2)
+#   --worker-gpus      Spark GPU scheduling: each Worker owns one GPU (from scripts/vulkan-gpus.sh, so the
+#                      host needs one GPU per Worker), each executor asks for it
+#                      (spark.executor.resource.gpu.amount=1, spark.task.resource.gpu.amount=1)
 #   --check CMD        run with bash -c after the cluster is stopped (logs complete); fails the test
 #                      when it fails. Its environment:
 #                        CLUSTER_WORK_DIR  the Workers' shared work dir: executor logs are
@@ -46,7 +49,7 @@ now_ms() { date +%s%3N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
 
 # ---------------------------------------------------------------- arguments
-APP_JAR="" MAIN_CLASS="" EXTRA_JARS="" EXPECT_EXEC=2 CHECK_CMD=""
+APP_JAR="" MAIN_CLASS="" EXTRA_JARS="" EXPECT_EXEC=2 CHECK_CMD="" WORKER_GPUS=0
 USER_CONFS=() APP_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
     --conf) USER_CONFS+=(--conf "${2:?--conf needs k=v}"); shift 2 ;;
     --expect-executors) EXPECT_EXEC="${2:?--expect-executors needs a number}"; shift 2 ;;
     --check) CHECK_CMD="${2:?--check needs a command}"; shift 2 ;;
+    --worker-gpus) WORKER_GPUS=1; shift ;;
     --) shift; APP_ARGS=("$@"); break ;;
     -h|--help) usage ;;
     *) echo "[cluster-test] unknown argument: $1" >&2; usage ;;
@@ -299,8 +303,23 @@ MASTER_URL="spark://127.0.0.1:$MASTER_PORT"
 T_MASTER=$(now_ms)
 
 # ---------------------------------------------------------------- Workers
+GPU_CONFS=()
+if [ "$WORKER_GPUS" = 1 ]; then
+  # Standalone Workers on one host must not share a GPU: each gets its own in a resources file
+  # (Spark's format), as on a real cluster where every node has its own.
+  mapfile -t GPUS < <(bash "$ROOT/scripts/vulkan-gpus.sh" | grep -o '"[0-9a-fA-F-]\{36\}"' | tr -d '"')
+  [ "${#GPUS[@]}" -ge 2 ] || fail "--worker-gpus needs 2 GPUs; vulkan-gpus.sh found ${#GPUS[@]}"
+  say "GPUs for the Workers: ${GPUS[0]} ${GPUS[1]}"
+  GPU_CONFS=(--conf spark.executor.resource.gpu.amount=1 --conf spark.task.resource.gpu.amount=1)
+fi
 for i in 1 2; do
-  ( cd "$RUN_DIR" && exec "$JAVA" "${DAEMON_JVM[@]}" "$MARK" -cp "$CP" \
+  WORKER_JVM=()
+  if [ "$WORKER_GPUS" = 1 ]; then
+    printf '[{"id": {"componentName": "spark.worker", "resourceName": "gpu"}, "addresses": ["%s"]}]\n' \
+      "${GPUS[$((i - 1))]}" >"$RUN_DIR/worker-$i-resources.json"
+    WORKER_JVM=(-Dspark.worker.resource.gpu.amount=1 "-Dspark.worker.resourcesFile=$RUN_DIR/worker-$i-resources.json")
+  fi
+  ( cd "$RUN_DIR" && exec "$JAVA" "${DAEMON_JVM[@]}" ${WORKER_JVM[@]+"${WORKER_JVM[@]}"} "$MARK" -cp "$CP" \
       org.apache.spark.deploy.worker.Worker "$MASTER_URL" --host 127.0.0.1 --port 0 \
       --webui-port 0 --cores 1 --memory 1g --work-dir "$WORK_DIR" ) \
     >"$RUN_DIR/worker-$i.log" 2>&1 </dev/null &
@@ -325,7 +344,7 @@ SUBMIT=(timeout --kill-after=15 "$SUBMIT_TIMEOUT"
   --class "$MAIN_CLASS"
   --conf spark.cores.max=2 --conf spark.executor.cores=1 --conf spark.executor.memory=1g
   --conf spark.ui.enabled=false
-  ${JARS_ARG[@]+"${JARS_ARG[@]}"} ${USER_CONFS[@]+"${USER_CONFS[@]}"}
+  ${GPU_CONFS[@]+"${GPU_CONFS[@]}"} ${JARS_ARG[@]+"${JARS_ARG[@]}"} ${USER_CONFS[@]+"${USER_CONFS[@]}"}
   "$APP_JAR" ${APP_ARGS[@]+"${APP_ARGS[@]}"})
 printf '%q ' "${SUBMIT[@]}" >"$RUN_DIR/submit.cmd"; echo >>"$RUN_DIR/submit.cmd"
 "${SUBMIT[@]}" >"$DRIVER_OUT" 2>"$DRIVER_LOG" </dev/null &

@@ -444,7 +444,8 @@ public final class VulkanDevice implements GpuDevice {
       errorsAtClose = instance.validationErrors() - validationErrorsBefore;
       messagesAtClose = instance.validationMessagesFrom(messagesBefore);
       instance.release();
-      LOG.info("vkspark closed Vulkan device '{}' after {} dispatches", info.name(), c.dispatchesSubmitted());
+      LOG.info("vkspark closed Vulkan device '{}' (uuid {}) after {} dispatches, {} MiB written, {} ms device time",
+          info.name(), info.uuid(), c.dispatchesSubmitted(), c.bytesWritten() >> 20, c.deviceNs() / 1_000_000);
     } finally {
       lock.unlock();
     }

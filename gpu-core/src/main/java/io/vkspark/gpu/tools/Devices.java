@@ -19,11 +19,12 @@ public final class Devices {
 
   public static void main(String[] args) {
     boolean spark = args.length > 0 && args[0].equals("--spark-resources");
+    boolean all = java.util.Arrays.asList(args).contains("--all");
     try {
       var devices = GpuDevice.list();
       if (spark) {
         System.out.println("{\"name\": \"gpu\", \"addresses\": [" + devices.stream()
-            .filter(d -> d.type() != io.vkspark.gpu.DeviceType.CPU)
+            .filter(d -> all || d.type() != io.vkspark.gpu.DeviceType.CPU)
             .map(d -> "\"" + d.uuid() + "\"").collect(java.util.stream.Collectors.joining(", ")) + "]}");
         return;
       }
