@@ -363,7 +363,14 @@ for d in "$WORK_DIR"/app-*; do [ -d "$d" ] && APP_IDS+=("$(basename "$d")"); don
 APP_ID="${APP_IDS[0]:-}"
 
 # ---------------------------------------------------------------- stop, then check the complete logs
-# The app is over: the Master has told the Workers to kill its executors; stop everything now.
+# The app is over: the Master has told the Workers to kill its executors. Give the executors time to
+# close their devices and exit (a real GPU's vkDestroyDevice takes longer than lavapipe's; the
+# Worker logs "finished with state ... exitStatus N" once an executor process is gone), then stop.
+exit_deadline=$(( $(date +%s) + 30 ))
+while [ "$(cat "$RUN_DIR"/worker-*.log 2>/dev/null | grep -c 'finished with state')" -lt "$EXPECT_EXEC" ] \
+    && [ "$(date +%s)" -lt "$exit_deadline" ]; do
+  sleep 0.5
+done
 stop_all
 T_STOP=$(now_ms)
 

@@ -69,6 +69,22 @@ public final class OptionsJob {
 
   /** Runs the report and the checks; true when every check passes. */
   public static boolean run(SparkSession spark, String path, PrintStream out) {
+    GpuRowsByExecutor byExecutor = new GpuRowsByExecutor();
+    spark.sparkContext().addSparkListener(byExecutor);
+    try {
+      return runReport(spark, path, out);
+    } finally {
+      try {
+        spark.sparkContext().listenerBus().waitUntilEmpty();   // every task-end event counted
+      } catch (java.util.concurrent.TimeoutException e) {
+        out.println("[options] note: Spark's listener bus did not drain in 10 s; the counts may be short");
+      }
+      spark.sparkContext().removeSparkListener(byExecutor);
+      out.println("[options] rows on GPU by executor: " + byExecutor.rows());
+    }
+  }
+
+  private static boolean runReport(SparkSession spark, String path, PrintStream out) {
     SparkJobs.registerAll(spark);
     spark.read().parquet(path).createOrReplaceTempView("options");
     out.println(SparkJobs.deviceLine(spark));
@@ -107,6 +123,32 @@ public final class OptionsJob {
     SparkJobs.formatGpuMetrics(report).forEach(m -> out.println("  " + m));
 
     return check(spark, out);
+  }
+
+  /**
+   * Sums each task's "rows on GPU" metric by the executor that ran it, so a cluster run can show
+   * that every executor's GPU did work (node metrics alone add all executors up).
+   */
+  static final class GpuRowsByExecutor extends org.apache.spark.scheduler.SparkListener {
+    private final java.util.Map<String, Long> rows = new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    @Override
+    public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+      var it = end.taskInfo().accumulables().iterator();
+      while (it.hasNext()) {
+        org.apache.spark.scheduler.AccumulableInfo a = it.next();
+        if (a.name().isDefined() && a.name().get().equals("rows on GPU") && a.update().isDefined()
+            && a.update().get() instanceof Long n) {
+          rows.merge(end.taskInfo().executorId(), n, Long::sum);
+        }
+      }
+    }
+
+    /** e.g. {@code 0=2000000, 1=2000000}. */
+    String rows() {
+      return rows.isEmpty() ? "none" : rows.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+          .collect(java.util.stream.Collectors.joining(", "));
+    }
   }
 
   /** Compares every row's GPU results with the CPU references; prints one line per check. */

@@ -29,6 +29,9 @@ public final class ExecutorGpu {
   private final String executorId;
   /** How long closing waits for running GPU tasks to give their permits back. */
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
+  /** The same at JVM exit: a Worker sends SIGKILL 10 s after its SIGTERM. */
+  private static final Duration EXIT_CLOSE_WAIT = Duration.ofSeconds(5);
+  private static boolean exitHookAdded;
 
   private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
@@ -48,6 +51,16 @@ public final class ExecutorGpu {
     }
     initialized = true;
     lastGpuAddress = gpuAddress;
+    if (!exitHookAdded) {
+      // Spark ends an executor with "shutdown" from the driver and a SIGTERM from the Worker at the
+      // same moment: Executor.stop() then runs on its own thread while the JVM exits, and the stop
+      // hook Spark registers returns at once because a stop is already under way. A JVM that exits
+      // with the device open (or half closed) dies in NVIDIA's driver (SIGABRT, exit status 134,
+      // seen on the two-GPU H200 cluster run); this hook closes the device, or waits for the close
+      // in progress (shutdown() is synchronized), before the JVM halts.
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> shutdown(EXIT_CLOSE_WAIT), "vkspark-executor-gpu-exit"));
+      exitHookAdded = true;
+    }
     String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
     try {
       GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
@@ -83,14 +96,18 @@ public final class ExecutorGpu {
    * running tasks when it stops its plugins, so this first takes every GPU permit (waiting up to a
    * minute): no task is then copying into or waiting on GPU memory while it is freed.
    */
-  public static synchronized void shutdown() {
+  public static void shutdown() {
+    shutdown(CLOSE_WAIT);
+  }
+
+  private static synchronized void shutdown(Duration wait) {
     if (current != null) {
       ExecutorGpu g = current;
       current = null;
-      boolean quiet = g.permits.closeWhenIdle(CLOSE_WAIT, g::closeRuntimeAndDevice);
+      boolean quiet = g.permits.closeWhenIdle(wait, g::closeRuntimeAndDevice);
       if (!quiet) {
         LOG.warn("vkspark executor {}: GPU tasks still running after {} s; closed the device anyway", g.executorId,
-            CLOSE_WAIT.toSeconds());
+            wait.toSeconds());
       }
     }
     unavailable = null;
