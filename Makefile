@@ -11,8 +11,12 @@ DEMO_ROWS    ?= 2000000
 CLUSTER_ROWS ?= 200000
 # The H200 runs used: --rows 50000000 --iv-rows 5000000 (see docs/BENCHMARKS.md).
 SPARK_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
+# Issue 13's DataPathBench (where the time goes, Parquet side by side, cache serializers); H200 args in docs/BENCHMARKS.md.
+DATA_PATH_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
+# Heap of the Spark benchmarks (the H200 runs used 48g to 64g).
+BENCH_HEAP ?= 8g
 
-.PHONY: all build test demo bench cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build test demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -61,7 +65,12 @@ cluster-test-gpus: vulkan-runtime
 bench: vulkan-runtime examples/target/classpath.txt
 	$(MVN) -q -pl gpu-core dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=test >/dev/null
 	$(JAVA) -cp gpu-core/target/classes:gpu-core/target/test-classes:$$(cat gpu-core/target/classpath.txt) io.vkspark.gpu.bench.CoreBench $(BENCH_ARGS)
-	$(JAVA) $(SPARK_JVM) -Xmx8g -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench $(SPARK_BENCH_ARGS)
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench $(SPARK_BENCH_ARGS)
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.DataPathBench $(DATA_PATH_BENCH_ARGS)
+
+## bench-data-path: only issue 13's DataPathBench (breakdown, Parquet side by side, cache serializers)
+bench-data-path: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.DataPathBench $(DATA_PATH_BENCH_ARGS)
 
 clean:
 	$(MVN) -q clean

@@ -228,11 +228,21 @@ public final class SparkBench {
 
   /** The options table of {@code rows} rows in Parquet files, written unless a complete earlier run left them. */
   private static Path writeOptions(SparkSession spark, Map<String, String> a, long rows) {
+    return writeOptions(spark, a, rows, "options", false);
+  }
+
+  /**
+   * The options table of {@code rows} rows in {@value #PARQUET_FILES} Parquet files named
+   * {@code <prefix>-<rows>.parquet} under {@code --parquet-dir}, with the floats {@code x, y} when
+   * {@code withFloats}; written unless a complete earlier run left them.
+   */
+  static Path writeOptions(SparkSession spark, Map<String, String> a, long rows, String prefix, boolean withFloats) {
     Path dir = Path.of(a.getOrDefault("parquet-dir", "target/bench-parquet")).toAbsolutePath()
-        .resolve("options-" + rows + ".parquet");
+        .resolve(prefix + "-" + rows + ".parquet");
     if (!Files.exists(dir.resolve("_SUCCESS"))) {
       long t0 = System.nanoTime();
-      options(spark, rows, PARQUET_FILES).drop("x", "y").write().mode("overwrite").parquet(dir.toString());
+      Dataset<Row> options = options(spark, rows, PARQUET_FILES);
+      (withFloats ? options : options.drop("x", "y")).write().mode("overwrite").parquet(dir.toString());
       System.err.printf("[bench] wrote %,d options to %d Parquet files in %s in %.1f s%n", rows, PARQUET_FILES, dir,
           (System.nanoTime() - t0) / 1e9);
     }
@@ -244,10 +254,25 @@ public final class SparkBench {
 
   /** Runs every variant (one warm-up, then {@code runs} timed runs) and returns JSON lines. */
   static List<String> run(SparkSession spark, String name, List<Variant> variants, int runs, String common, double tolerance) {
+    return run(spark, name, variants, runs, common, tolerance, new ArrayList<>());
+  }
+
+  /**
+   * One variant's figures, for tables: the median, the GPU's device time as a share of the wall
+   * time of the run its metrics come from (NaN without a GPU node), and the largest relative
+   * difference of its result from the reference variant's (the last one).
+   */
+  record Result(String name, String variant, double medianS, double deviceShare, double relDiff, double tolerance,
+                boolean agrees) {}
+
+  /** As {@link #run(SparkSession, String, List, int, String, double)}, also adding each variant's {@link Result} to {@code sink}. */
+  static List<String> run(SparkSession spark, String name, List<Variant> variants, int runs, String common, double tolerance,
+                          List<Result> sink) {
     Map<String, double[]> times = new LinkedHashMap<>();
     Map<String, Row> results = new LinkedHashMap<>();
     Map<String, Map<String, Long>> metrics = new LinkedHashMap<>();
     Map<String, String> counters = new LinkedHashMap<>();
+    Map<String, Double> metricsRun = new LinkedHashMap<>();
     for (Variant v : variants) {
       v.conf().forEach(spark.conf()::set);
       Row first = v.query().get().collectAsList().get(0); // warm-up: compiles kernels, records buffer sets
@@ -269,6 +294,7 @@ public final class SparkBench {
       }
       v.conf().keySet().forEach(spark.conf()::unset);
       times.put(v.name(), t);
+      metricsRun.put(v.name(), t[runs - 1]); // the GPU node's metrics are those of the last timed run
       metrics.put(v.name(), SparkJobs.gpuMetrics(last));
       DeviceCounters after = counters();
       if (before != null && after != null) {
@@ -286,34 +312,52 @@ public final class SparkBench {
       double m = median(times.get(v.name()));
       Row r = results.get(v.name());
       boolean agrees = close(reference, r, tolerance);
+      double relDiff = relDiff(reference, r);
       StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
           "{\"bench\": \"spark\", \"case\": \"%s\", \"variant\": \"%s\", %s, \"median_s\": %.4f, \"min_s\": %.4f, "
               + "\"runs_s\": %s, \"rows_per_s\": %.4g, \"x_vs_spark_sql\": %.3f, \"x_vs_java_udf\": %.3f, "
-              + "\"result\": \"%s\", \"agrees\": %s",
+              + "\"result\": \"%s\", \"agrees\": %s, \"rel_diff\": %.3g, \"tolerance\": %.3g",
           name, v.name(), common, m, Arrays.stream(times.get(v.name())).min().orElse(0),
-          Arrays.toString(round(times.get(v.name()))), rowsOf(common) / m, sql / m, java / m, r, agrees));
+          Arrays.toString(round(times.get(v.name()))), rowsOf(common) / m, sql / m, java / m, r, agrees, relDiff,
+          tolerance));
       Map<String, Long> g = metrics.get(v.name());
+      double deviceShare = g.isEmpty() ? Double.NaN : g.getOrDefault("deviceTime", 0L) / 1e9 / metricsRun.get(v.name());
       if (!g.isEmpty()) {
         s.append(String.format(Locale.ROOT, ", \"gpu\": {\"child_batches\": %d, \"batches\": %d, \"dispatches\": %d, \"rows_on_gpu\": %d, "
                 + "\"rows_on_cpu\": %d, \"upload_bytes\": %d, \"readback_bytes\": %d, \"device_s\": %.4f, \"wait_s\": %.4f, "
                 + "\"host_copy_s\": %.4f, \"semaphore_wait_s\": %.4f, \"slots_reused\": %d, \"slots_moved\": %d, "
-                + "\"slots_appended\": %d, \"buffer_sets_recorded\": %d}",
+                + "\"slots_appended\": %d, \"buffer_sets_recorded\": %d, \"metrics_run_s\": %.4f, \"device_share_of_wall\": %.4f}",
             g.getOrDefault("inputBatches", 0L), g.getOrDefault("numOutputBatches", 0L), g.getOrDefault("gpuDispatches", 0L), g.getOrDefault("gpuRows", 0L),
             g.getOrDefault("cpuRows", 0L), g.getOrDefault("uploadBytes", 0L), g.getOrDefault("readbackBytes", 0L),
             g.getOrDefault("deviceTime", 0L) / 1e9, g.getOrDefault("waitTime", 0L) / 1e9,
             g.getOrDefault("hostTime", 0L) / 1e9, g.getOrDefault("semaphoreWaitTime", 0L) / 1e9,
             g.getOrDefault("reusedSlots", 0L), g.getOrDefault("movedSlots", 0L), g.getOrDefault("appendedSlots", 0L),
-            g.getOrDefault("bufferSetsRecorded", 0L)));
+            g.getOrDefault("bufferSetsRecorded", 0L), metricsRun.get(v.name()), deviceShare));
       }
       if (counters.containsKey(v.name())) {
         s.append(", ").append(counters.get(v.name()));
       }
       lines.add(s.append('}').toString());
+      sink.add(new Result(name, v.name(), m, deviceShare, relDiff, tolerance, agrees));
       if (!agrees) {
         System.err.println("[bench] " + name + "/" + v.name() + " DISAGREES: " + r + " vs " + reference);
       }
     }
     return lines;
+  }
+
+  /** The largest relative difference between the numeric columns of two result rows (0 when equal). */
+  static double relDiff(Row a, Row b) {
+    double worst = 0;
+    for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+      if (a.get(i) instanceof Number x && b.get(i) instanceof Number y) {
+        double dx = x.doubleValue();
+        double dy = y.doubleValue();
+        double scale = Math.max(Math.abs(dx), Math.abs(dy));
+        worst = Math.max(worst, scale == 0 ? 0 : Math.abs(dx - dy) / scale);
+      }
+    }
+    return worst;
   }
 
   private static long rowsOf(String common) {
@@ -358,7 +402,7 @@ public final class SparkBench {
     return ExecutorGpu.current().map(g -> g.device().counters()).orElse(null);
   }
 
-  private static String deviceName() {
+  static String deviceName() {
     return ExecutorGpu.current().map(g -> g.device().info().name()).orElse("none");
   }
 
@@ -367,7 +411,7 @@ public final class SparkBench {
     return rt.totalMemory() - rt.freeMemory();
   }
 
-  private static void emit(PrintStream json, List<String> lines) {
+  static void emit(PrintStream json, List<String> lines) {
     for (String l : lines) {
       System.out.println(l);
       if (json != null) {
@@ -376,7 +420,7 @@ public final class SparkBench {
     }
   }
 
-  private static PrintStream open(String file) {
+  static PrintStream open(String file) {
     try {
       Path p = Path.of(file);
       if (p.getParent() != null) {
