@@ -304,7 +304,7 @@ public final class BatchRunner implements AutoCloseable {
       InputColumn in = inputs.get(c);
       if (!t.isBitPacked()) {
         long offset = (long) at * t.byteWidth();
-        long bytes = t.bytesFor(n);
+        long bytes = (long) n * t.byteWidth(); // tinyints and smallints land mid-word: no rounding up to the word
         in.copyValues(from, n, buf.hostAddress() + offset);
         buf.flush(offset, bytes);
         batchUploaded += bytes;
