@@ -38,13 +38,16 @@ public final class GpuKernel implements Serializable {
     this.spec = spec;
   }
 
-  /** Starts a kernel returning {@code sqlType} (int, bigint, float, double, boolean, date, timestamp). */
+  /**
+   * Starts a kernel returning {@code sqlType} (int, bigint, tinyint, smallint, float, double,
+   * boolean, date, timestamp, decimal(p, s) with p &le; 18).
+   */
   public static Builder returns(String sqlType) {
-    return new Builder(SqlType.parse(sqlType));
+    return new Builder(SqlType.parse(sqlType), io.vkspark.gpu.column.DecimalSpec.parse(sqlType).orElse(null));
   }
 
   public static Builder returns(SqlType type) {
-    return new Builder(Objects.requireNonNull(type, "type"));
+    return new Builder(Objects.requireNonNull(type, "type"), null);
   }
 
   /** The kernel under the SQL name {@code name}: the key of the compiled-kernel caches. */
@@ -64,6 +67,16 @@ public final class GpuKernel implements Serializable {
     return spec.signature().argTypes();
   }
 
+  /** The arguments: names, types and, for decimals, precision and scale. */
+  public List<KernelSignature.Arg> args() {
+    return spec.args();
+  }
+
+  /** The signature under the name this kernel was built with. */
+  public KernelSignature signature() {
+    return spec.signature();
+  }
+
   public String body() {
     return spec.body();
   }
@@ -72,31 +85,36 @@ public final class GpuKernel implements Serializable {
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuKernel k && k.spec.args().equals(spec.args()) && k.spec.result() == spec.result()
+        && Objects.equals(k.spec.signature().resultDecimal(), spec.signature().resultDecimal())
         && k.spec.body().equals(spec.body());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(spec.args(), spec.result(), spec.body());
+    return Objects.hash(spec.args(), spec.result(), spec.signature().resultDecimal(), spec.body());
   }
 
   @Override
   public String toString() {
-    return "(" + spec.args().stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
-        + ") -> " + spec.result().sqlName();
+    return "(" + spec.args().stream().map(a -> a.name() + " " + a.sqlName()).collect(Collectors.joining(", "))
+        + ") -> " + spec.signature().resultSqlName();
   }
 
   /** Builds a {@link GpuKernel}; {@link #body(String)} finishes it. */
   public static final class Builder {
     private final SqlType result;
+    private final io.vkspark.gpu.column.DecimalSpec resultDecimal;
     private final List<KernelSignature.Arg> args = new ArrayList<>();
 
-    private Builder(SqlType result) {
+    private Builder(SqlType result, io.vkspark.gpu.column.DecimalSpec resultDecimal) {
       this.result = result;
+      this.resultDecimal = resultDecimal;
     }
 
+    /** An argument of SQL type {@code sqlType}: {@code "int"}, {@code "smallint"}, {@code "decimal(12, 2)"}, ... */
     public Builder arg(String name, String sqlType) {
-      return arg(name, SqlType.parse(sqlType));
+      args.add(KernelSignature.arg(name, sqlType));
+      return this;
     }
 
     public Builder arg(String name, SqlType type) {
@@ -112,7 +130,7 @@ public final class GpuKernel implements Serializable {
     /** {@link #body(String)}, naming GPU UDF {@code udfName} if an argument name or the body is refused. */
     GpuKernel body(String glsl, String udfName) {
       // the signature is built (and its argument names checked) once, now, not at the first query
-      return new GpuKernel(new KernelSpec(new KernelSignature(udfName, args, result), Objects.requireNonNull(glsl, "body")));
+      return new GpuKernel(new KernelSpec(new KernelSignature(udfName, args, result, resultDecimal), Objects.requireNonNull(glsl, "body")));
     }
   }
 }
