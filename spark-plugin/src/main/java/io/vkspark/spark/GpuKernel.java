@@ -24,7 +24,10 @@ import java.util.stream.Collectors;
  * <p>The body is GLSL 4.50: a single expression, or statements ending in {@code return}. It sees
  * each argument under its name with the GLSL type of its SQL type ({@code int}, {@code int64_t},
  * {@code float}, {@code double}, {@code bool}; dates are {@code int} days since 1970-01-01,
- * timestamps {@code int64_t} microseconds since the epoch) and, for double kernels, vkspark's
+ * timestamps {@code int64_t} microseconds since the epoch; {@code tinyint} and {@code smallint} are
+ * {@code int}, a result narrowed as Java's {@code (byte)}/{@code (short)}; a {@code decimal(p, s)}
+ * with p &le; 18 is the {@code int64_t} unscaled value, with constants {@code x_scale} and
+ * {@code result_scale}) and, for double kernels, vkspark's
  * double-precision {@code exp}, {@code log}, {@code pow}, trigonometric functions, {@code erf} and
  * {@code vk_norm_cdf}.
  */

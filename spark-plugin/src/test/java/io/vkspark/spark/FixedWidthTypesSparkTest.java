@@ -93,6 +93,20 @@ final class FixedWidthTypesSparkTest {
       nulls += r.isNullAt(7) ? 1 : 0;
     }
     assertTrue(extremes > 1000 && nulls > 300, "extremes " + extremes + ", nulls " + nulls);
+
+    // spark.vkspark.verify=strict over every row: GpuVerifier reads tinyint, smallint and decimal results
+    spark().conf().set(VkConf.VERIFY, "strict");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    try {
+      Dataset<Row> df = query("fw_mix(b, s) AS m, fw_twice(s) AS t, fw_total(p, q) AS total");
+      df.collectAsList();
+      Map<String, Long> m = metrics(gpuNodes(df).get(0));
+      assertEquals(0L, m.get("verifyMismatches"), m::toString);
+      assertTrue(m.get("verifyRows") >= 3 * 4000, m::toString);
+    } finally {
+      spark().conf().unset(VkConf.VERIFY);
+      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+    }
   }
 
   @Test
