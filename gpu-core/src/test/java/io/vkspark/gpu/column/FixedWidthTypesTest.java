@@ -174,6 +174,20 @@ final class FixedWidthTypesTest {
     assertThrows(GpuException.class, () -> KernelSignature.of("f", SqlType.DECIMAL, arg("x", SqlType.INT)));
   }
 
+  @Test
+  void decimalPrecisionAndScale_arePartOfTheSpecAndTheKernel() {
+    KernelSpec two = KernelSpec.of(KernelSignature.of("d", "decimal(12,2)", arg("a", "decimal(12,2)")), "a");
+    KernelSpec four = KernelSpec.of(KernelSignature.of("d", "decimal(12,4)", arg("a", "decimal(12,4)")), "a");
+    assertEquals(two, KernelSpec.of(KernelSignature.of("d", "decimal(12, 2)", arg("a", "DECIMAL(12,2)")), "a"));
+    assertNotEquals(two, four, "a kernel cache must not hand a decimal(12,4) UDF the decimal(12,2) kernel");
+    assertEquals(new DecimalSpec(12, 2), two.named("e").signature().resultDecimal(), "renaming keeps the result's scale");
+    ColumnKernel k2 = ColumnKernel.compile(two);
+    ColumnKernel k4 = ColumnKernel.compile(four);
+    assertNotEquals(k2.id(), k4.id());
+    assertTrue(k4.source().contains("const int a_scale = 4;") && k4.source().contains("const int result_precision = 12;"),
+        k4.source());
+  }
+
   private static ColumnKernel compile(KernelSignature sig, String body) {
     return ColumnKernel.compile(sig, body, java.nio.file.Path.of("target", "shader-cache"));
   }
