@@ -49,7 +49,9 @@ public final class GpuException extends RuntimeException {
     /** The caller cancelled a dispatch while it ran (a killed Spark task); the kernel was aborted. */
     CANCELLED,
     /** Verify mode found a GPU result that disagrees with the UDF's CPU reference. */
-    VERIFY
+    VERIFY,
+    /** A result does not fit its SQL type (a decimal with more digits than its precision) and the policy is to fail. */
+    OVERFLOW
   }
 
   private static final String FIX = "Fix: ";

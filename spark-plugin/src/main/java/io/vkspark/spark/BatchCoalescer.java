@@ -109,7 +109,15 @@ final class BatchCoalescer implements AutoCloseable {
 
   private static void copy(ColumnVector src, DataType type, OffHeapColumnVector dst, int at, int n) {
     Optional<SqlType> sql = SparkTypes.of(type);
-    if (sql.isPresent() && sql.get() != SqlType.BOOLEAN) {
+    if (sql.isPresent() && sql.get() == SqlType.DECIMAL) {
+      // Spark's vectors keep decimals of 9 digits or less as ints, the GPU upload reads int64s: Spark's own putDecimal
+      org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) type;
+      for (int r = 0; r < n; r++) {
+        if (!src.isNullAt(r)) {
+          dst.putDecimal(at + r, src.getDecimal(r, d.precision(), d.scale()), d.precision());
+        }
+      }
+    } else if (sql.isPresent() && sql.get() != SqlType.BOOLEAN) {
       SqlType t = sql.get();
       // Spark's vectors (on-heap, off-heap, Arrow, dictionary-encoded) as the GPU upload reads them: one bulk copy.
       SparkInputs.of(src, t, n).copyValues(0, n, dst.valuesNativeAddress() + (long) at * t.byteWidth());

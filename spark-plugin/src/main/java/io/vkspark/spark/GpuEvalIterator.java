@@ -5,6 +5,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ReplacementStats;
 import io.vkspark.gpu.column.BatchRunner;
 import io.vkspark.gpu.column.BatchStats;
+import io.vkspark.gpu.column.DecimalOverflow;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
@@ -17,6 +18,9 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
@@ -65,6 +69,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
   private final ColumnVector[] gpuResults;
   private boolean loopLimitLogged;
+  /** A decimal result overflowed on the GPU with ANSI on: the batch is recomputed with call() for Spark's own error. */
+  private GpuException overflow;
   private BatchRunner runner;
   private ExecutorGpu gpu;
   private BatchStats reported = BatchStats.ZERO;
@@ -201,6 +207,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   private void runOnGpu(ColumnarBatch in, int rows) {
+    overflow = null;
     List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
     for (int o : gpuColumns) {
       SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
@@ -216,7 +223,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         try {
           out = r.run(inputs, rows);
         } catch (GpuException e) {
-          if (!onGpuFailure(e)) {
+          if (e.code() == Code.OVERFLOW) {
+            overflow = e; // ANSI: call() on the CPU raises Spark's own error for the row
+          } else if (!onGpuFailure(e)) {
             throw e;
           }
           recompute = true; // on the CPU, once the GPU permit is released
@@ -226,7 +235,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           if (calls.get(i).onGpu()) {
             FieldVector v = out.get(g++);
             if (gpuResults[i] == null) {
-              gpuResults[i] = new ArrowColumnVector(v);
+              gpuResults[i] = column(v);
             }
             results[i] = gpuResults[i];
           }
@@ -246,10 +255,45 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       for (int i = 0; i < calls.size(); i++) {
         if (calls.get(i).onGpu()) {
           runOnCpu(i, in, rows);
-          results[i] = new ArrowColumnVector(cpuVectors[i]);
+          results[i] = column(cpuVectors[i]);
         }
       }
+      if (overflow != null) {
+        throw overflow; // call() did not overflow where the GPU did: the GPU's error, naming the UDF and the row
+      }
     }
+  }
+
+  /**
+   * Spark's view of a result vector. A decimal's is read as Spark keeps decimals of at most 18
+   * digits, {@code Decimal.createUnsafe} of the unscaled long in the low 8 bytes of each Decimal128,
+   * rather than through a {@code BigDecimal} per row ({@code ArrowColumnVector}'s own way).
+   */
+  static ColumnVector column(FieldVector v) {
+    return v instanceof DecimalVector d ? new DecimalColumn(d) : new ArrowColumnVector(v);
+  }
+
+  /** A Decimal128 vector of precision 18 or less, read a long at a time. */
+  private static final class DecimalColumn extends ArrowColumnVector {
+    private final DecimalVector vector;
+
+    DecimalColumn(DecimalVector v) {
+      super(v);
+      this.vector = v;
+    }
+
+    @Override
+    public org.apache.spark.sql.types.Decimal getDecimal(int rowId, int precision, int scale) {
+      if (isNullAt(rowId)) {
+        return null;
+      }
+      return org.apache.spark.sql.types.Decimal.createUnsafe(vector.getDataBuffer().getLong(16L * rowId), precision, scale);
+    }
+  }
+
+  /** Spark's ANSI mode in this task: a decimal result too wide for its type fails rather than giving null. */
+  private static boolean ansiEnabled() {
+    return org.apache.spark.sql.internal.SQLConf.get().ansiEnabled();
   }
 
   /** This task's batch runner, made on its first GPU batch (while it holds the GPU permit). */
@@ -261,6 +305,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
       TaskContext task = TaskContext.get();
       runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
+      // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
+      runner.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
     }
     return runner;
   }
@@ -349,8 +395,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private void runOnCpu(int i, ColumnarBatch in, int rows) {
     GpuUdfCall c = calls.get(i);
     if (cpuVectors[i] == null) {
-      cpuVectors[i] = new Field(c.name(), FieldType.nullable(c.resultType().arrowType()), null).createVector(allocator);
-      results[i] = new ArrowColumnVector(cpuVectors[i]);
+      cpuVectors[i] = new Field(c.name(), FieldType.nullable(c.kernel().signature().resultArrowType()), null)
+          .createVector(allocator);
+      results[i] = column(cpuVectors[i]);
     }
     FieldVector v = cpuVectors[i];
     v.setInitialCapacity(rows);
@@ -383,6 +430,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       case BOOLEAN -> ((BitVector) v).setSafe(r, (Boolean) value ? 1 : 0);
       case DATE -> ((DateDayVector) v).setSafe(r, (Integer) value);
       case TIMESTAMP -> ((TimeStampVector) v).setSafe(r, (Long) value);
+      case TINYINT -> ((TinyIntVector) v).setSafe(r, (Byte) value);
+      case SMALLINT -> ((SmallIntVector) v).setSafe(r, (Short) value);
+      case DECIMAL -> ((DecimalVector) v).setSafe(r, ((org.apache.spark.sql.types.Decimal) value).toUnscaledLong());
     }
   }
 

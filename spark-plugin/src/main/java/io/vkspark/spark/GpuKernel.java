@@ -24,7 +24,10 @@ import java.util.stream.Collectors;
  * <p>The body is GLSL 4.50: a single expression, or statements ending in {@code return}. It sees
  * each argument under its name with the GLSL type of its SQL type ({@code int}, {@code int64_t},
  * {@code float}, {@code double}, {@code bool}; dates are {@code int} days since 1970-01-01,
- * timestamps {@code int64_t} microseconds since the epoch) and, for double kernels, vkspark's
+ * timestamps {@code int64_t} microseconds since the epoch; {@code tinyint} and {@code smallint} are
+ * {@code int}, a result narrowed as Java's {@code (byte)}/{@code (short)}; a {@code decimal(p, s)}
+ * with p &le; 18 is the {@code int64_t} unscaled value, with constants {@code x_scale} and
+ * {@code result_scale}) and, for double kernels, vkspark's
  * double-precision {@code exp}, {@code log}, {@code pow}, trigonometric functions, {@code erf} and
  * {@code vk_norm_cdf}.
  */
@@ -38,13 +41,16 @@ public final class GpuKernel implements Serializable {
     this.spec = spec;
   }
 
-  /** Starts a kernel returning {@code sqlType} (int, bigint, float, double, boolean, date, timestamp). */
+  /**
+   * Starts a kernel returning {@code sqlType} (int, bigint, tinyint, smallint, float, double,
+   * boolean, date, timestamp, decimal(p, s) with p &le; 18).
+   */
   public static Builder returns(String sqlType) {
-    return new Builder(SqlType.parse(sqlType));
+    return new Builder(SqlType.parse(sqlType), io.vkspark.gpu.column.DecimalSpec.parse(sqlType).orElse(null));
   }
 
   public static Builder returns(SqlType type) {
-    return new Builder(Objects.requireNonNull(type, "type"));
+    return new Builder(Objects.requireNonNull(type, "type"), null);
   }
 
   /** The kernel under the SQL name {@code name}: the key of the compiled-kernel caches. */
@@ -64,6 +70,16 @@ public final class GpuKernel implements Serializable {
     return spec.signature().argTypes();
   }
 
+  /** The arguments: names, types and, for decimals, precision and scale. */
+  public List<KernelSignature.Arg> args() {
+    return spec.args();
+  }
+
+  /** The signature under the name this kernel was built with. */
+  public KernelSignature signature() {
+    return spec.signature();
+  }
+
   public String body() {
     return spec.body();
   }
@@ -72,31 +88,36 @@ public final class GpuKernel implements Serializable {
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuKernel k && k.spec.args().equals(spec.args()) && k.spec.result() == spec.result()
+        && Objects.equals(k.spec.signature().resultDecimal(), spec.signature().resultDecimal())
         && k.spec.body().equals(spec.body());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(spec.args(), spec.result(), spec.body());
+    return Objects.hash(spec.args(), spec.result(), spec.signature().resultDecimal(), spec.body());
   }
 
   @Override
   public String toString() {
-    return "(" + spec.args().stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
-        + ") -> " + spec.result().sqlName();
+    return "(" + spec.args().stream().map(a -> a.name() + " " + a.sqlName()).collect(Collectors.joining(", "))
+        + ") -> " + spec.signature().resultSqlName();
   }
 
   /** Builds a {@link GpuKernel}; {@link #body(String)} finishes it. */
   public static final class Builder {
     private final SqlType result;
+    private final io.vkspark.gpu.column.DecimalSpec resultDecimal;
     private final List<KernelSignature.Arg> args = new ArrayList<>();
 
-    private Builder(SqlType result) {
+    private Builder(SqlType result, io.vkspark.gpu.column.DecimalSpec resultDecimal) {
       this.result = result;
+      this.resultDecimal = resultDecimal;
     }
 
+    /** An argument of SQL type {@code sqlType}: {@code "int"}, {@code "smallint"}, {@code "decimal(12, 2)"}, ... */
     public Builder arg(String name, String sqlType) {
-      return arg(name, SqlType.parse(sqlType));
+      args.add(KernelSignature.arg(name, sqlType));
+      return this;
     }
 
     public Builder arg(String name, SqlType type) {
@@ -112,7 +133,7 @@ public final class GpuKernel implements Serializable {
     /** {@link #body(String)}, naming GPU UDF {@code udfName} if an argument name or the body is refused. */
     GpuKernel body(String glsl, String udfName) {
       // the signature is built (and its argument names checked) once, now, not at the first query
-      return new GpuKernel(new KernelSpec(new KernelSignature(udfName, args, result), Objects.requireNonNull(glsl, "body")));
+      return new GpuKernel(new KernelSpec(new KernelSignature(udfName, args, result, resultDecimal), Objects.requireNonNull(glsl, "body")));
     }
   }
 }

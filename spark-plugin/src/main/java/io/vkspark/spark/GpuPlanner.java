@@ -52,16 +52,16 @@ final class GpuPlanner {
   Decision decide(ScalaUDF u, GpuUdf udf) {
     String name = name(u);
     GpuKernel k = udf.kernel();
-    DataType declared = SparkTypes.of(k.result());
+    DataType declared = SparkTypes.result(k.signature());
     if (!u.dataType().equals(declared)) {
-      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, u.dataType().simpleString(), k.result().sqlName()), null);
+      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, u.dataType().simpleString(), k.signature().resultSqlName()), null);
     }
     List<Expression> args = Scala.list(u.children());
     for (int i = 0; i < args.size(); i++) {
       Optional<SqlType> t = SparkTypes.of(args.get(i).dataType());
-      if (t.isEmpty() || t.get() != k.argTypes().get(i)) {
+      if (t.isEmpty() || !args.get(i).dataType().equals(SparkTypes.of(k.args().get(i)))) {
         return new Decision(cpu(name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
-            args.get(i).dataType().simpleString(), k.argTypes().get(i).sqlName()), null);
+            args.get(i).dataType().simpleString(), k.args().get(i).sqlName()), null);
       }
     }
     ColumnKernel kernel = compile(name, k, conf);

@@ -45,7 +45,7 @@ final class GpuUdfTypes {
           List<Expression> args = Scala.list(u.children());
           List<Expression> cast = new ArrayList<>();
           for (int i = 0; i < args.size(); i++) {
-            DataType want = SparkTypes.of(k.argTypes().get(i));
+            DataType want = SparkTypes.of(k.args().get(i));
             Expression a = args.get(i);
             cast.add(a.dataType().equals(want) ? a : implicitCast(a, want).orElse(a));
           }
@@ -61,7 +61,7 @@ final class GpuUdfTypes {
         return false;
       }
       for (int i = 0; i < args.size(); i++) {
-        DataType want = SparkTypes.of(k.argTypes().get(i));
+        DataType want = SparkTypes.of(k.args().get(i));
         if (!args.get(i).dataType().equals(want) && implicitCast(args.get(i), want).isPresent()) {
           return true;
         }
@@ -145,14 +145,14 @@ final class GpuUdfTypes {
       throw GpuUdfs.wrongArgumentCount(name, k, args.size());
     }
     for (int i = 0; i < args.size(); i++) {
-      DataType want = SparkTypes.of(k.argTypes().get(i));
+      DataType want = SparkTypes.of(k.args().get(i));
       Expression a = args.get(i);
       if (!a.dataType().equals(want)) {
         throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_ARGUMENT_TYPE, name,
             GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
-            + name + "' must be " + k.argTypes().get(i).sqlName() + " but " + a.sql() + " is "
+            + name + "' must be " + k.args().get(i).sqlName() + " but " + a.sql() + " is "
             + a.dataType().simpleString() + ", which Spark cannot cast implicitly.",
-            "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.argTypes().get(i).sqlName()
+            "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.args().get(i).sqlName()
                 + " column."));
       }
     }

@@ -47,7 +47,7 @@ public final class GpuUdfs {
    */
   @SuppressWarnings({"rawtypes"})
   public static void register(SparkSession spark, String name, GpuUdf udf) {
-    DataType type = SparkTypes.of(udf.kernel().result());
+    DataType type = SparkTypes.result(udf.kernel().signature());
     int arity = udf.kernel().argNames().size();
     checkArity(name, udf, arity);
     VkConf conf = GpuPlanner.conf(spark);
@@ -102,7 +102,7 @@ public final class GpuUdfs {
     for (int i = 0; i < n; i++) {
       encoders.add(Option.empty());
     }
-    return new ScalaUDF(function, SparkTypes.of(udf.kernel().result()),
+    return new ScalaUDF(function, SparkTypes.result(udf.kernel().signature()),
         CollectionConverters.asScala(children).toList(), CollectionConverters.asScala(encoders).toList(),
         Option.empty(), Option.apply(name), true, true);
   }

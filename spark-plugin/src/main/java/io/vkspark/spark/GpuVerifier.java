@@ -124,6 +124,12 @@ final class GpuVerifier {
       case FLOAT -> v.getFloat(r);
       case DOUBLE -> v.getDouble(r);
       case BOOLEAN -> v.getBoolean(r);
+      case TINYINT -> v.getByte(r);
+      case SMALLINT -> v.getShort(r);
+      case DECIMAL -> {
+        org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
+        yield v.getDecimal(r, d.precision(), d.scale());
+      }
     };
   }
 

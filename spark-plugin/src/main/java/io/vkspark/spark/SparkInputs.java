@@ -14,8 +14,11 @@ import org.apache.spark.unsafe.Platform;
 /**
  * {@link InputColumn}s over Spark's column vectors, so a batch moves into GPU memory with one bulk
  * copy per column: Spark's on-heap and off-heap vectors store fixed-width values in the same
- * little-endian layout the GPU reads. Booleans (a byte per row in Spark) are packed into bits;
- * dictionary-encoded and other vectors are read value by value.
+ * little-endian layout the GPU reads (tinyints and smallints too: a byte or two per row, as the GPU
+ * packs them). Booleans (a byte per row in Spark) are packed into bits. Decimals of at most 18
+ * digits go to the GPU as int64 unscaled values: Spark keeps those of precision 10 to 18 as longs
+ * (one bulk copy) and those of precision 9 or less as ints (widened here). Dictionary-encoded and
+ * other vectors are read value by value.
  */
 final class SparkInputs {
   private SparkInputs() {}
@@ -89,6 +92,11 @@ final class SparkInputs {
       }
     }
 
+    /** Whether Spark's writable vectors hold this decimal column as ints (precision 9 or less) rather than longs. */
+    boolean decimalAsInts() {
+      return ((org.apache.spark.sql.types.DecimalType) v.dataType()).precision() <= org.apache.spark.sql.types.Decimal.MAX_INT_DIGITS();
+    }
+
     /** Packs booleans of rows [start, start + count) into bits from bit 0 of dst. */
     void packBooleans(int start, int count, long dst) {
       int words = (count + 63) >>> 6;
@@ -108,6 +116,8 @@ final class SparkInputs {
 
   /** Spark's on-heap vectors: the values are a Java array, copied with one Unsafe copy. */
   private static final class OnHeap extends Base {
+    private static final Field BYTES = field("byteData");
+    private static final Field SHORTS = field("shortData");
     private static final Field INTS = field("intData");
     private static final Field LONGS = field("longData");
     private static final Field FLOATS = field("floatData");
@@ -138,6 +148,19 @@ final class SparkInputs {
           case DOUBLE ->
               Platform.copyMemory(DOUBLES.get(v), Platform.DOUBLE_ARRAY_OFFSET + 8L * start, null, dst, 8L * count);
           case BOOLEAN -> packBooleans(start, count, dst);
+          case TINYINT -> Platform.copyMemory(BYTES.get(v), Platform.BYTE_ARRAY_OFFSET + start, null, dst, count);
+          case SMALLINT ->
+              Platform.copyMemory(SHORTS.get(v), Platform.SHORT_ARRAY_OFFSET + 2L * start, null, dst, 2L * count);
+          case DECIMAL -> {
+            if (decimalAsInts()) {
+              int[] ints = (int[]) INTS.get(v);
+              for (int i = 0; i < count; i++) {
+                Platform.putLong(null, dst + 8L * i, ints[start + i]);
+              }
+            } else {
+              Platform.copyMemory(LONGS.get(v), Platform.LONG_ARRAY_OFFSET + 8L * start, null, dst, 8L * count);
+            }
+          }
         }
       } catch (IllegalAccessException e) {
         throw new IllegalStateException(e);
@@ -153,11 +176,16 @@ final class SparkInputs {
 
     @Override
     public void copyValues(int start, int count, long dst) {
+      long values = ((OffHeapColumnVector) v).valuesNativeAddress();
       if (type == SqlType.BOOLEAN) {
         packBooleans(start, count, dst);
+      } else if (type == SqlType.DECIMAL && decimalAsInts()) {
+        for (int i = 0; i < count; i++) {
+          Platform.putLong(null, dst + 8L * i, Platform.getInt(null, values + 4L * (start + i)));
+        }
       } else {
         long w = type.byteWidth();
-        Platform.copyMemory(null, ((OffHeapColumnVector) v).valuesNativeAddress() + w * start, null, dst, w * count);
+        Platform.copyMemory(null, values + w * start, null, dst, w * count);
       }
     }
   }
@@ -178,6 +206,12 @@ final class SparkInputs {
           case BIGINT, TIMESTAMP -> Platform.putLong(null, dst + 8L * i, nul ? 0 : v.getLong(r));
           case FLOAT -> Platform.putFloat(null, dst + 4L * i, nul ? 0 : v.getFloat(r));
           case DOUBLE -> Platform.putDouble(null, dst + 8L * i, nul ? 0 : v.getDouble(r));
+          case TINYINT -> Platform.putByte(null, dst + i, nul ? 0 : v.getByte(r));
+          case SMALLINT -> Platform.putShort(null, dst + 2L * i, nul ? 0 : v.getShort(r));
+          case DECIMAL -> {
+            org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
+            Platform.putLong(null, dst + 8L * i, nul ? 0 : v.getDecimal(r, d.precision(), d.scale()).toUnscaledLong());
+          }
           case BOOLEAN -> {
             packBooleansNullSafe(start, count, dst);
             return;

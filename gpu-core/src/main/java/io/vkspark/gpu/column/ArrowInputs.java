@@ -5,6 +5,7 @@ import io.vkspark.gpu.GpuException.Code;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 
 /** {@link InputColumn}s over Arrow vectors: one bulk copy per buffer, validity a word at a time. */
@@ -17,12 +18,56 @@ public final class ArrowInputs {
    * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
    */
   public static InputColumn of(FieldVector vector, SqlType type) {
+    if (type == SqlType.DECIMAL) {
+      if (vector instanceof DecimalVector d && d.getPrecision() <= DecimalSpec.MAX_PRECISION) {
+        return new Decimals(d);
+      }
+      throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
+          + vector.getField().getType() + " but the GPU UDF argument is a decimal of at most "
+          + DecimalSpec.MAX_PRECISION + " digits (Arrow Decimal128).",
+          "pass a DecimalVector of precision 18 or less, or cast the column in SQL.");
+    }
     if (!(vector instanceof BaseFixedWidthVector fixed) || !sameLayout(vector.getField().getType(), type.arrowType())) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
           + vector.getField().getType() + " but the GPU UDF argument is " + type.sqlName() + " (" + type.arrowType() + ").",
           "pass a vector of the argument's Arrow type, or cast the column in SQL.");
     }
     return new Column(fixed, type);
+  }
+
+  /**
+   * Arrow's Decimal128 values as the GPU's {@code int64_t} unscaled values: the low 8 bytes of each
+   * 16 (a value of at most 18 digits fits them; the high 8 are its sign). The scale is the
+   * caller's to match: the GPU UDF sees the unscaled value at the column's scale.
+   */
+  private record Decimals(DecimalVector vector) implements InputColumn {
+    @Override
+    public SqlType type() {
+      return SqlType.DECIMAL;
+    }
+
+    @Override
+    public int rows() {
+      return vector.getValueCount();
+    }
+
+    @Override
+    public void copyValues(int start, int count, long dst) {
+      long src = vector.getDataBuffer().memoryAddress() + 16L * start;
+      for (int i = 0; i < count; i++) {
+        MemoryUtil.putLong(dst + 8L * i, MemoryUtil.getLong(src + 16L * i));
+      }
+    }
+
+    @Override
+    public boolean hasNulls() {
+      return vector.getNullCount() > 0;
+    }
+
+    @Override
+    public void andValidity(long dst, int rows) {
+      andBits(vector.getValidityBuffer(), rows, dst);
+    }
   }
 
   /** Same type, where a timestamp's time zone does not matter: the values are UTC microseconds either way. */

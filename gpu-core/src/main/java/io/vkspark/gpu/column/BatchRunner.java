@@ -61,6 +61,7 @@ public final class BatchRunner implements AutoCloseable {
   private static final int MIN_SHAPE = 4096;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
   private boolean closed;
+  private DecimalOverflow decimalOverflow = DecimalOverflow.ERROR;
   /**
    * Longest one dispatch may run (0: no limit); past it the kernel is aborted with a TIMEOUT error.
    * The device's fence timeout until {@link #bound} sets it.
@@ -110,8 +111,8 @@ public final class BatchRunner implements AutoCloseable {
     this.nullCounts = new long[calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
     for (KernelCall call : calls) {
-      SqlType t = call.kernel().signature().result();
-      results.add(new Field(call.kernel().signature().name(), FieldType.nullable(t.arrowType()), null).createVector(allocator));
+      KernelSignature sig = call.kernel().signature();
+      results.add(new Field(sig.name(), FieldType.nullable(sig.resultArrowType()), null).createVector(allocator));
     }
   }
 
@@ -252,7 +253,7 @@ public final class BatchRunner implements AutoCloseable {
   private void sizeSlots(int base, int total) {
     for (int i = 0; i < calls.size(); i++) {
       lengths[2 * i] = SqlType.BOOLEAN.bytesFor(total);
-      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().bytesFor(total);
+      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().arrowBytesFor(total);
     }
     if (!begun) {
       batchSlots = slots.prepare(lengths);
@@ -303,7 +304,7 @@ public final class BatchRunner implements AutoCloseable {
       InputColumn in = inputs.get(c);
       if (!t.isBitPacked()) {
         long offset = (long) at * t.byteWidth();
-        long bytes = t.bytesFor(n);
+        long bytes = (long) n * t.byteWidth(); // tinyints and smallints land mid-word: no rounding up to the word
         in.copyValues(from, n, buf.hostAddress() + offset);
         buf.flush(offset, bytes);
         batchUploaded += bytes;
@@ -370,7 +371,13 @@ public final class BatchRunner implements AutoCloseable {
     for (int i = 0; i < calls.size(); i++) {
       SqlType type = calls.get(i).kernel().signature().result();
       ArrowBuf data = slots.slot(2 * i + 1);
-      if (!type.isBitPacked()) {
+      if (type == SqlType.DECIMAL) {
+        long bytes = (long) n * type.byteWidth();
+        ArrowBuf s = scratch(bytes);
+        set.outputs[i].read(0, s.memoryAddress(), bytes);
+        widenDecimals(i, s.memoryAddress(), data.memoryAddress(), at, n);
+        batchRead += bytes;
+      } else if (!type.isBitPacked()) {
         long bytes = (long) n * type.byteWidth();
         set.outputs[i].read(0, data.memoryAddress() + (long) at * type.byteWidth(), bytes);
         batchRead += bytes;
@@ -386,6 +393,45 @@ public final class BatchRunner implements AutoCloseable {
         batchRead += bytes;
       }
     }
+  }
+
+  /**
+   * Writes call {@code i}'s {@code n} unscaled int64 results at {@code src} as Arrow Decimal128
+   * (sign-extended) into its data slot from row {@code at}; a non-null value with more digits than
+   * the result's precision becomes null ({@link DecimalOverflow#NULL}) or fails the batch
+   * ({@link DecimalOverflow#ERROR}).
+   */
+  private void widenDecimals(int i, long src, long dst, int at, int n) {
+    KernelSignature sig = calls.get(i).kernel().signature();
+    long max = sig.resultDecimal().maxUnscaled();
+    long validity = slots.slot(2 * i).memoryAddress();
+    for (int r = 0; r < n; r++) {
+      long v = MemoryUtil.getLong(src + 8L * r);
+      int row = at + r;
+      if ((v > max || v < -max) && Bits.get(validity, row)) {
+        if (decimalOverflow == DecimalOverflow.ERROR) {
+          throw GpuException.of(Code.OVERFLOW, "GPU UDF '" + sig.name() + "' returned " + sig.resultDecimal().value(v)
+                  + " for row " + row + " of the batch, which does not fit its result type " + sig.resultSqlName() + ".",
+              "return values of at most " + sig.resultDecimal().precision() + " digits from '" + sig.name()
+                  + "', declare a wider decimal result, or let overflow give null (spark.sql.ansi.enabled=false).");
+        }
+        Bits.clear(validity, row);
+        nullCounts[i]++;
+        v = 0;
+      }
+      long d = dst + 16L * row;
+      MemoryUtil.putLong(d, v);
+      MemoryUtil.putLong(d + 8, v >> 63);
+    }
+  }
+
+  /**
+   * What a decimal result too wide for its precision gives: null, or (the default) an OVERFLOW
+   * error. Spark's rule for a UDF's {@code BigDecimal} result is null with
+   * {@code spark.sql.ansi.enabled=false}, an error with it on.
+   */
+  public void onDecimalOverflow(DecimalOverflow policy) {
+    this.decimalOverflow = java.util.Objects.requireNonNull(policy, "policy");
   }
 
   /** Adds the finished batch to the totals the metrics read. */

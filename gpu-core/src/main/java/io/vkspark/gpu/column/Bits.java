@@ -39,4 +39,15 @@ final class Bits {
       }
     }
   }
+
+  /** Whether bit {@code bit} of {@code address} is set. */
+  static boolean get(long address, long bit) {
+    return (MemoryUtil.getByte(address + (bit >>> 3)) & (1 << (bit & 7))) != 0;
+  }
+
+  /** Clears bit {@code bit} of {@code address}. */
+  static void clear(long address, long bit) {
+    long a = address + (bit >>> 3);
+    MemoryUtil.putByte(a, (byte) (MemoryUtil.getByte(a) & ~(1 << (bit & 7))));
+  }
 }

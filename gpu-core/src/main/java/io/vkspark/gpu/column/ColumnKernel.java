@@ -184,7 +184,7 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     SqlType result = sig.result();
     lines.add("layout(std430, set = 0, binding = " + (sig.args().size() + 1) + ") "
-        + (result.isBitPacked() ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
+        + (packed(result) ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
     String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
@@ -197,6 +197,7 @@ public final class ColumnKernel implements java.io.Serializable {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
     }
     lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
+    lines.addAll(sig.decimalConstants()); // price_scale, result_scale, ...
     String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
     String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
@@ -237,8 +238,9 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.add("  if (vk_row >= vk_rows) { return; }");
     List<String> loads = new ArrayList<>();
     for (int i = 0; i < sig.args().size(); i++) {
-      loads.add(sig.args().get(i).type().isBitPacked()
-          ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
+      SqlType t = sig.args().get(i).type();
+      loads.add(t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
+          : t.isBytePacked() ? packedLoad("vk_in" + i, t) // sign-extended, as Java widens a byte or short
           : "vk_in" + i + "[vk_row]");
     }
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
@@ -247,11 +249,31 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     if (result.isBitPacked()) {
       lines.add("  if (vk_result) { atomicOr(vk_out[vk_row >> 5u], 1u << (vk_row & 31u)); }");
+    } else if (result.isBytePacked()) {
+      // the low 8 or 16 bits, as Java's (byte) or (short); the word is shared with other rows (cleared before the dispatch)
+      int bits = 8 * result.byteWidth();
+      int perWord = 4 / result.byteWidth();
+      lines.add("  uint vk_bits = (uint(vk_result) & " + ((1 << bits) - 1) + "u) << ((vk_row & " + (perWord - 1) + "u) * "
+          + bits + "u);");
+      lines.add("  if (vk_bits != 0u) { atomicOr(vk_out[vk_row >> " + Integer.numberOfTrailingZeros(perWord) + "u], vk_bits); }");
     } else {
       lines.add("  vk_out[vk_row] = vk_result;");
     }
     lines.add("}");
     return new Generated(String.join("\n", lines) + "\n", first, bodyLines.length, expression);
+  }
+
+  /** Booleans, tinyints and smallints: several rows share a 32-bit word. */
+  private static boolean packed(SqlType t) {
+    return t.isBitPacked() || t.isBytePacked();
+  }
+
+  /** The sign-extended value of row {@code vk_row} of a tinyint or smallint buffer of 32-bit words. */
+  private static String packedLoad(String buffer, SqlType t) {
+    int bits = 8 * t.byteWidth();
+    int perWord = 4 / t.byteWidth();
+    return "bitfieldExtract(int(" + buffer + "[vk_row >> " + Integer.numberOfTrailingZeros(perWord) + "u]), int((vk_row & "
+        + (perWord - 1) + "u) * " + bits + "u), " + bits + ")";
   }
 
   private static boolean needsMath(KernelSignature sig, String body) {
@@ -294,7 +316,8 @@ public final class ColumnKernel implements java.io.Serializable {
     String where = firstBodyLine > 0 ? "line " + firstBodyLine + " of the body" : "the body";
     return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' does not compile: " + String.join("; ", parts)
             + ". The body sees the arguments " + sig.args().stream().map(a -> a.type().glsl() + " " + a.name())
-            .collect(Collectors.joining(", ")) + " and must produce a " + sig.result().glsl(),
+            .collect(Collectors.joining(", ")) + " and must produce a " + sig.result().glsl()
+            + (sig.resultDecimal() != null ? " (the unscaled value of a " + sig.resultSqlName() + ")" : ""),
         "correct " + where + " of '" + sig.name() + "'.");
   }
 
@@ -373,7 +396,7 @@ public final class ColumnKernel implements java.io.Serializable {
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
         .indirect("params", GROUPS_OFFSET)
-        .clearOutputs(signature.result().isBitPacked());
+        .clearOutputs(packed(signature.result()));
     for (int i = 0; i < signature.args().size(); i++) {
       b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
     }
@@ -398,7 +421,8 @@ public final class ColumnKernel implements java.io.Serializable {
   static ElementType elementType(SqlType t) {
     return switch (t) {
       case INT, DATE -> ElementType.INT32;
-      case BIGINT, TIMESTAMP -> ElementType.INT64;
+      case BIGINT, TIMESTAMP, DECIMAL -> ElementType.INT64;
+      case TINYINT, SMALLINT -> ElementType.UINT32;
       case FLOAT -> ElementType.FLOAT32;
       case DOUBLE -> ElementType.FLOAT64;
       case BOOLEAN -> ElementType.UINT32;

@@ -15,13 +15,41 @@ import java.util.stream.Collectors;
  * the UDF's SQL name and may be any string Spark accepts ({@code geo.dist3}, {@code dist-3},
  * {@code 3d}, {@code sin}, unicode): it never enters GLSL code, only a comment in printable form
  * ({@link #printable}) and the file name shaderc reports ({@link #shaderFileName()}).
+ *
+ * <p>A {@code decimal(p, s)} argument or result carries its {@link DecimalSpec} beside its
+ * {@link SqlType#DECIMAL} ({@code resultDecimal} is null for any other result type). The body sees
+ * the unscaled {@code int64_t}, and for each decimal argument {@code x} the constants
+ * {@code x_scale} and {@code x_precision} ({@code result_scale} and {@code result_precision} for a
+ * decimal result), so these names cannot be argument names.
  */
-public record KernelSignature(String name, List<Arg> args, SqlType result) implements java.io.Serializable {
-  /** One argument: the name the body uses, and its type. */
-  public record Arg(String name, SqlType type) implements java.io.Serializable {
+public record KernelSignature(String name, List<Arg> args, SqlType result, DecimalSpec resultDecimal)
+    implements java.io.Serializable {
+  /** One argument: the name the body uses, its type, and for a decimal its precision and scale (else null). */
+  public record Arg(String name, SqlType type, DecimalSpec decimal) implements java.io.Serializable {
     public Arg {
       Objects.requireNonNull(type, "type");
+      requireDecimal("argument '" + name + "'", type, decimal);
     }
+
+    /** An argument of a type without parameters (not DECIMAL). */
+    public Arg(String name, SqlType type) {
+      this(name, type, null);
+    }
+
+    /** {@code bigint}, {@code decimal(12,2)}, ... */
+    public String sqlName() {
+      return decimal == null ? type.sqlName() : decimal.sqlName();
+    }
+
+    /** The Arrow type of this argument's column. */
+    public org.apache.arrow.vector.types.pojo.ArrowType arrowType() {
+      return decimal == null ? type.arrowType() : decimal.arrowType();
+    }
+  }
+
+  /** Every signature without a decimal result. */
+  public KernelSignature(String name, List<Arg> args, SqlType result) {
+    this(name, args, result, null);
   }
 
   /** Most arguments a signature may have (Spark's Java UDFs go to UDF22). */
@@ -50,6 +78,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
           "give it the SQL name queries call it by, e.g. black_scholes.");
     }
     Objects.requireNonNull(result, "result type of GPU UDF '" + name + "'");
+    requireDecimal("the result of GPU UDF '" + name + "'", result, resultDecimal);
     args = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
     if (args.size() > MAX_ARGS) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' has " + args.size() + " arguments.",
@@ -63,6 +92,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
           : n.startsWith("gl_") || n.startsWith("vk_") ? "starts with a reserved prefix (gl_ or vk_)"
           : n.contains("__") ? "contains '__', which GLSL reserves"
           : !seen.add(n) ? "is used twice"
+          : constantNames(args, resultDecimal).contains(n) ? "is the name of a constant vkspark gives the body (a decimal's scale or precision)"
           : null;
       if (problem != null) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "argument name '" + n + "' of GPU UDF '" + name + "' " + problem + ".",
@@ -75,12 +105,78 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
     return new KernelSignature(name, List.of(args), result);
   }
 
+  /** A signature whose result is given as SQL text: {@code "int"}, {@code "decimal(12, 2)"}, ... */
+  public static KernelSignature of(String name, String resultSqlType, Arg... args) {
+    SqlType t = SqlType.parse(resultSqlType);
+    return new KernelSignature(name, List.of(args), t, DecimalSpec.parse(resultSqlType).orElse(null));
+  }
+
   public static Arg arg(String name, SqlType type) {
     return new Arg(name, type);
   }
 
+  /** An argument whose type is given as SQL text: {@code "smallint"}, {@code "decimal(12, 2)"}, ... */
+  public static Arg arg(String name, String sqlType) {
+    return new Arg(name, SqlType.parse(sqlType), DecimalSpec.parse(sqlType).orElse(null));
+  }
+
   public List<SqlType> argTypes() {
     return args.stream().map(Arg::type).toList();
+  }
+
+  /** The result type as SQL text: {@code double}, {@code decimal(12,2)}. */
+  public String resultSqlName() {
+    return resultDecimal == null ? result.sqlName() : resultDecimal.sqlName();
+  }
+
+  /** The Arrow type of the result column. */
+  public org.apache.arrow.vector.types.pojo.ArrowType resultArrowType() {
+    return resultDecimal == null ? result.arrowType() : resultDecimal.arrowType();
+  }
+
+  /**
+   * The constants the generated shader declares for the body: {@code x_scale}, {@code x_precision}
+   * for each decimal argument {@code x}, {@code result_scale}, {@code result_precision} for a
+   * decimal result, as GLSL declarations.
+   */
+  List<String> decimalConstants() {
+    List<String> out = new java.util.ArrayList<>();
+    for (Arg a : args) {
+      if (a.decimal() != null) {
+        out.add("const int " + a.name() + "_scale = " + a.decimal().scale() + ";");
+        out.add("const int " + a.name() + "_precision = " + a.decimal().precision() + ";");
+      }
+    }
+    if (resultDecimal != null) {
+      out.add("const int result_scale = " + resultDecimal.scale() + ";");
+      out.add("const int result_precision = " + resultDecimal.precision() + ";");
+    }
+    return out;
+  }
+
+  private static Set<String> constantNames(List<Arg> args, DecimalSpec resultDecimal) {
+    Set<String> out = new HashSet<>();
+    for (Arg a : args) {
+      if (a.decimal() != null) {
+        out.add(a.name() + "_scale");
+        out.add(a.name() + "_precision");
+      }
+    }
+    if (resultDecimal != null) {
+      out.add("result_scale");
+      out.add("result_precision");
+    }
+    return out;
+  }
+
+  private static void requireDecimal(String what, SqlType type, DecimalSpec decimal) {
+    if ((type == SqlType.DECIMAL) != (decimal != null)) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, type == SqlType.DECIMAL
+              ? what + " is a decimal without precision and scale."
+              : what + " is " + type.sqlName() + " but was given a decimal precision and scale (" + decimal + ").",
+          type == SqlType.DECIMAL ? "give the type as decimal(p, s), e.g. KernelSignature.arg(\"price\", \"decimal(12, 2)\")."
+              : "give a precision and scale only to decimal types.");
+    }
   }
 
   /**
@@ -134,7 +230,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result) imple
   /** {@code name(arg type, ...) -> type}, with the name as given: for messages, not for GLSL. */
   @Override
   public String toString() {
-    return name + "(" + args.stream().map(a -> a.name() + " " + a.type().sqlName()).collect(Collectors.joining(", "))
-        + ") -> " + result.sqlName();
+    return name + "(" + args.stream().map(a -> a.name() + " " + a.sqlName()).collect(Collectors.joining(", "))
+        + ") -> " + resultSqlName();
   }
 }

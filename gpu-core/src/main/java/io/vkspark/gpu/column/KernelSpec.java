@@ -54,7 +54,7 @@ public record KernelSpec(KernelSignature signature, String body) implements java
    * may be registered under any name, and the name is part of the spec.
    */
   public KernelSpec named(String name) {
-    return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result()), body);
+    return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result(), signature.resultDecimal()), body);
   }
 
   /** {@code name(arg type, ...) -> type}: for messages. */

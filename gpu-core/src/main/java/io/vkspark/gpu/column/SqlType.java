@@ -11,11 +11,24 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 
 /**
  * The column types a GPU UDF can take and return, with their Arrow layout and GLSL type. Values
- * keep Arrow's in-memory layout on the GPU: fixed-width little-endian, booleans bit-packed.
+ * keep Arrow's in-memory layout on the GPU: fixed-width little-endian, booleans bit-packed,
+ * {@code tinyint} and {@code smallint} packed four and two to a 32-bit word (so they need no 8- or
+ * 16-bit storage feature, which many devices lack; the body sees an {@code int}). The one exception
+ * is {@code decimal(p, s)}: an {@code int64_t} of its unscaled value on the GPU, a Decimal128 in
+ * Arrow; its precision and scale live beside this enum, in {@link DecimalSpec}.
  */
 public enum SqlType {
   INT("int", "int", 4, new ArrowType.Int(32, true)),
   BIGINT("bigint", "int64_t", 8, new ArrowType.Int(64, true)),
+  /** One byte a value, four to a word on the GPU; the body sees an {@code int}, the result keeps its low 8 bits (Java's {@code (byte)}). */
+  TINYINT("tinyint", "int", 1, new ArrowType.Int(8, true)),
+  /** Two bytes a value, two to a word on the GPU; the body sees an {@code int}, the result keeps its low 16 bits (Java's {@code (short)}). */
+  SMALLINT("smallint", "int", 2, new ArrowType.Int(16, true)),
+  /**
+   * {@code decimal(p, s)} with p &le; 18 ({@link DecimalSpec}): the {@code int64_t} unscaled value on the
+   * GPU, Arrow's Decimal128 on the host. The Arrow type depends on precision and scale: {@link DecimalSpec#arrowType()}.
+   */
+  DECIMAL("decimal", "int64_t", 8, null),
   FLOAT("float", "float", 4, new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
   DOUBLE("double", "double", 8, new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
   /** Bit-packed, least significant bit first, as Arrow stores it. */
@@ -47,7 +60,7 @@ public enum SqlType {
     return glsl;
   }
 
-  /** Bytes per value; 0 for bit-packed booleans. */
+  /** Bytes per value on the GPU; 0 for bit-packed booleans. */
   public int byteWidth() {
     return byteWidth;
   }
@@ -56,36 +69,73 @@ public enum SqlType {
     return byteWidth == 0;
   }
 
+  /** Several values to a 32-bit word on the GPU ({@code tinyint}, {@code smallint}): read with bitfieldExtract, written with atomicOr. */
+  public boolean isBytePacked() {
+    return byteWidth == 1 || byteWidth == 2;
+  }
+
+  /**
+   * The Arrow type; for {@link #DECIMAL}, whose Arrow type depends on precision and scale, use
+   * {@link DecimalSpec#arrowType()} (or {@link KernelSignature.Arg#arrowType()}).
+   *
+   * @throws IllegalStateException for DECIMAL
+   */
   public ArrowType arrowType() {
+    if (arrowType == null) {
+      throw new IllegalStateException("the Arrow type of " + sqlName + " depends on its precision and scale: use DecimalSpec.arrowType()");
+    }
     return arrowType;
   }
 
-  /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans). */
-  String bufferElement() {
-    return isBitPacked() ? "uint" : glsl;
+  /** Bytes per value in Arrow: {@link #byteWidth()}, but 16 for a decimal (Decimal128). */
+  public int arrowByteWidth() {
+    return this == DECIMAL ? 16 : byteWidth;
   }
 
-  /** Bytes that hold {@code rows} values: whole 64-bit words for bits, so word-at-a-time code stays in bounds. */
+  /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans, tinyints and smallints). */
+  String bufferElement() {
+    return isBitPacked() || isBytePacked() ? "uint" : glsl;
+  }
+
+  /**
+   * GPU bytes that hold {@code rows} values: whole 64-bit words for bits, so word-at-a-time code
+   * stays in bounds; whole 32-bit words for tinyints and smallints.
+   */
   public long bytesFor(long rows) {
     if (isBitPacked()) {
       return ((rows + 63) >>> 6) << 3;
     }
-    return io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
+    long bytes = io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
+    return isBytePacked() ? (bytes + 3) & ~3L : bytes;
   }
 
-  /** Parses a SQL type name (case-insensitive; synonyms such as {@code integer}, {@code long}). */
+  /** Arrow bytes that hold {@code rows} values (16 a decimal). */
+  public long arrowBytesFor(long rows) {
+    return this == DECIMAL ? io.vkspark.gpu.Sizes.multiply(rows, 16, "bytes of " + rows + " decimal values") : bytesFor(rows);
+  }
+
+  /**
+   * Parses a SQL type name (case-insensitive; synonyms such as {@code integer}, {@code long},
+   * {@code byte}, {@code short}; {@code decimal(p, s)}, {@code decimal(p)}, {@code numeric(p, s)}
+   * give DECIMAL, whose precision and scale {@link DecimalSpec#parse} reads).
+   */
   public static SqlType parse(String name) {
     String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+    if (DecimalSpec.parse(n).isPresent()) {
+      return DECIMAL;
+    }
     return switch (n) {
       case "int", "integer", "int32" -> INT;
       case "bigint", "long", "int64" -> BIGINT;
+      case "tinyint", "byte", "int8" -> TINYINT;
+      case "smallint", "short", "int16" -> SMALLINT;
       case "float", "real", "float32" -> FLOAT;
       case "double", "float64", "double precision" -> DOUBLE;
       case "boolean", "bool" -> BOOLEAN;
       case "date" -> DATE;
       case "timestamp", "timestamp_ltz" -> TIMESTAMP;
       default -> throw GpuException.of(GpuException.Code.UNSUPPORTED, "type '" + name + "' is not supported by GPU UDFs.",
-          "use one of " + Arrays.stream(values()).map(SqlType::sqlName).collect(Collectors.joining(", ")) + ".");
+          "use one of " + Arrays.stream(values()).map(t -> t == DECIMAL ? "decimal(p, s) with p <= 18" : t.sqlName()).collect(Collectors.joining(", ")) + ".");
     };
   }
 }

@@ -65,7 +65,11 @@ final class BatchRunnerTest {
   }
 
   /** A kernel over two columns of one type, with its CPU reference (null in -> null out). */
-  record Case(SqlType in, SqlType out, String body, BiFunction<Object, Object, Object> cpu) {}
+  record Case(SqlType in, SqlType out, String body, BiFunction<Object, Object, Object> cpu, String inSql, String outSql) {
+    Case(SqlType in, SqlType out, String body, BiFunction<Object, Object, Object> cpu) {
+      this(in, out, body, cpu, in.sqlName(), out.sqlName());
+    }
+  }
 
   static Case caseFor(SqlType t) {
     return switch (t) {
@@ -78,11 +82,17 @@ final class BatchRunnerTest {
       case DATE -> new Case(t, SqlType.BOOLEAN, "a < b + 30", (a, b) -> (Integer) a < (Integer) b + 30);
       case TIMESTAMP -> new Case(t, SqlType.TIMESTAMP, "max(a, b) + 3600000000l",
           (a, b) -> Math.max((Long) a, (Long) b) + 3_600_000_000L);
+      // narrowed as Java's (byte) and (short) casts do: the sums and products wrap
+      case TINYINT -> new Case(t, SqlType.TINYINT, "a * 3 + b", (a, b) -> (byte) ((Byte) a * 3 + (Byte) b));
+      case SMALLINT -> new Case(t, SqlType.SMALLINT, "a * b - 7", (a, b) -> (short) ((Short) a * (Short) b - 7));
+      // decimal(9,2) * decimal(9,2): the unscaled product is the decimal(18,4) result, as BigDecimal.multiply gives it
+      case DECIMAL -> new Case(t, SqlType.DECIMAL, "a * b",
+          (a, b) -> ((java.math.BigDecimal) a).multiply((java.math.BigDecimal) b), "decimal(9,2)", "decimal(18,4)");
     };
   }
 
   static ColumnKernel kernel(Case c) {
-    return ColumnKernel.compile(KernelSignature.of("k_" + c.in().sqlName(), c.out(), arg("a", c.in()), arg("b", c.in())),
+    return ColumnKernel.compile(KernelSignature.of("k_" + c.in().sqlName(), c.outSql(), arg("a", c.inSql()), arg("b", c.inSql())),
         c.body(), java.nio.file.Path.of("target", "shader-cache"));
   }
 
@@ -94,11 +104,21 @@ final class BatchRunnerTest {
       case FLOAT -> (r.nextFloat() - 0.5f) * 2000f;
       case DOUBLE -> (r.nextDouble() - 0.5) * 1e6;
       case BOOLEAN -> r.nextBoolean();
+      // extremes one time in eight: MIN and MAX, and a decimal(9,2)'s largest values
+      case TINYINT -> r.nextInt(8) == 0 ? (r.nextBoolean() ? Byte.MIN_VALUE : Byte.MAX_VALUE) : (byte) r.nextInt();
+      case SMALLINT -> r.nextInt(8) == 0 ? (r.nextBoolean() ? Short.MIN_VALUE : Short.MAX_VALUE) : (short) r.nextInt();
+      case DECIMAL -> java.math.BigDecimal.valueOf(r.nextInt(8) == 0 ? (r.nextBoolean() ? 999_999_999L : -999_999_999L)
+          : r.nextLong() % 1_000_000_000L, 2);
     };
   }
 
   FieldVector vector(SqlType t, Object[] values, String name) {
-    FieldVector v = new Field(name, FieldType.nullable(t.arrowType()), null).createVector(allocator);
+    return vector(t, t == SqlType.DECIMAL ? "decimal(9,2)" : t.sqlName(), values, name);
+  }
+
+  FieldVector vector(SqlType t, String sql, Object[] values, String name) {
+    org.apache.arrow.vector.types.pojo.ArrowType arrow = KernelSignature.arg("x", sql).arrowType();
+    FieldVector v = new Field(name, FieldType.nullable(arrow), null).createVector(allocator);
     v.setInitialCapacity(values.length);
     v.allocateNew();
     for (int i = 0; i < values.length; i++) {
@@ -115,6 +135,9 @@ final class BatchRunnerTest {
         case FLOAT -> ((Float4Vector) v).set(i, (Float) x);
         case DOUBLE -> ((Float8Vector) v).set(i, (Double) x);
         case BOOLEAN -> ((BitVector) v).set(i, (Boolean) x ? 1 : 0);
+        case TINYINT -> ((org.apache.arrow.vector.TinyIntVector) v).set(i, (Byte) x);
+        case SMALLINT -> ((org.apache.arrow.vector.SmallIntVector) v).set(i, (Short) x);
+        case DECIMAL -> ((org.apache.arrow.vector.DecimalVector) v).set(i, (java.math.BigDecimal) x);
       }
     }
     v.setValueCount(values.length);

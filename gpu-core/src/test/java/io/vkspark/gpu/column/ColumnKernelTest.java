@@ -99,9 +99,12 @@ final class ColumnKernelTest {
 
   @Test
   void unsupportedTypes_sayWhichAreSupported() {
-    GpuException e = assertError(GpuException.Code.UNSUPPORTED, "type 'decimal(10,2)' is not supported",
-        () -> SqlType.parse("decimal(10,2)"));
-    assertTrue(e.getMessage().contains("int, bigint, float, double, boolean, date, timestamp"), e.getMessage());
+    GpuException e = assertError(GpuException.Code.UNSUPPORTED, "type 'interval' is not supported",
+        () -> SqlType.parse("interval"));
+    assertTrue(e.getMessage().contains("int, bigint, tinyint, smallint, decimal(p, s) with p <= 18, float, double, boolean, "
+        + "date, timestamp"), e.getMessage());
+    assertError(GpuException.Code.UNSUPPORTED, "decimal(20, 2) is not supported by GPU UDFs (precision 1 to 18",
+        () -> SqlType.parse("decimal(20,2)"));
     assertEquals(SqlType.BIGINT, SqlType.parse("LONG"));
   }
 
