@@ -62,6 +62,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final List<Integer> gpuColumns = new ArrayList<>();
   private final ColumnVector[] results;
   private final FieldVector[] cpuVectors;
+  /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
+  private CpuVulkan.Task cpuVulkan;
   /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
   private final ColumnVector[] gpuResults;
   private boolean loopLimitLogged;
@@ -246,7 +248,6 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       for (int i = 0; i < calls.size(); i++) {
         if (calls.get(i).onGpu()) {
           runOnCpu(i, in, rows);
-          results[i] = new ArrowColumnVector(cpuVectors[i]);
         }
       }
     }
@@ -345,13 +346,25 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     reported = s;
   }
 
-  /** Strict CPU evaluation with the UDF's own call(): a null argument gives a null result. */
+  /**
+   * Strict CPU evaluation with the UDF's own call(): a null argument gives a null result. A GLSL-only
+   * UDF has no call() of its own: its SPIR-V runs over the whole batch on the CPU Vulkan device.
+   */
   private void runOnCpu(int i, ColumnarBatch in, int rows) {
     GpuUdfCall c = calls.get(i);
+    if (c.glslOnly()) {
+      if (cpuVulkan == null) {
+        cpuVulkan = new CpuVulkan.Task(conf, allocator);
+      }
+      results[i] = cpuVulkan.run(i, c, in, rows);
+      metrics.add(VkMetric.CPU_ROWS, rows);
+      metrics.add(VkMetric.CPU_VULKAN_ROWS, rows);
+      return;
+    }
     if (cpuVectors[i] == null) {
       cpuVectors[i] = new Field(c.name(), FieldType.nullable(c.resultType().arrowType()), null).createVector(allocator);
-      results[i] = new ArrowColumnVector(cpuVectors[i]);
     }
+    results[i] = new ArrowColumnVector(cpuVectors[i]);
     FieldVector v = cpuVectors[i];
     v.setInitialCapacity(rows);
     v.allocateNew();
@@ -394,6 +407,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     try {
       if (runner != null) {
         runner.close();
+      }
+      if (cpuVulkan != null) {
+        cpuVulkan.close();
       }
     } finally {
       try {

@@ -46,6 +46,11 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
     return placement.onGpu();
   }
 
+  /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
+  boolean glslOnly() {
+    return GpuUdfs.of(expr).orElse(null) instanceof GlslUdf;
+  }
+
   SqlType resultType() {
     return kernel.signature().result();
   }
