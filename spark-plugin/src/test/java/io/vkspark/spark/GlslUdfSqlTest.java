@@ -1,0 +1,130 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * GPU UDFs with no Java at all, as spark-sql, the Thrift server or PySpark define and call them:
+ * only SQL strings ({@code vkspark_define}) and configuration ({@code spark.vkspark.glsl}). Results
+ * are checked against values computed here in Java; every row must run on the GPU, or, through the
+ * fallback, on the CPU Vulkan device (lavapipe), as the node's metrics say.
+ */
+final class GlslUdfSqlTest {
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  private static String table() {
+    return "parquet.`" + parquet() + "`";
+  }
+
+  /** {i * 3 - j} for every row of the test table with both set, keyed by id (Java int arithmetic wraps as GLSL's). */
+  private static void assertMix(List<Row> rows) {
+    assertEquals(20_000, rows.size());
+    long nonNull = 0;
+    for (Row r : rows) {
+      Object expected = r.isNullAt(1) || r.isNullAt(2) ? null : r.getInt(1) * 3 - r.getInt(2);
+      assertEquals(expected, r.isNullAt(3) ? null : r.get(3), () -> "row " + r);
+      nonNull += expected == null ? 0 : 1;
+    }
+    assertTrue(nonNull > 15_000, "rows with a value: " + nonNull);
+  }
+
+  private static void assertPoly(List<Row> rows) {
+    for (Row r : rows) {
+      if (r.isNullAt(1)) {
+        assertTrue(r.isNullAt(2), () -> "row " + r);
+        continue;
+      }
+      double a = r.getDouble(1);
+      double expected = 1.0 + a * (2.0 + a);
+      double got = r.getDouble(2);
+      assertTrue(Math.abs(expected - got) <= 4 * Math.ulp(expected), () -> "row " + r + ": expected " + expected);
+    }
+  }
+
+  @Test
+  void sqlOnly_defineAndRun_onGpu_andOnLavapipeAsFallback() {
+    SparkSession spark = spark();
+    List<Row> defined = spark.sql("SELECT vkspark_define('int glsl_mix(int i, int j) { return i * 3 - j; }')")
+        .collectAsList();
+    assertEquals("int glsl_mix(int i, int j)", defined.get(0).getString(0));
+    assertEquals("double glsl_poly(double x)", spark.sql(
+        "SELECT vkspark_define('double glsl_poly(double x)', '1.0 + x * (2.0 + x)')").collectAsList().get(0).getString(0));
+
+    String query = "SELECT id, i, j, glsl_mix(i, j) AS m FROM " + table();
+    Dataset<Row> df = spark.sql(query);
+    assertMix(df.collectAsList());
+    assertAllRowsOnGpu(df);
+    Dataset<Row> poly = spark.sql("SELECT id, a, glsl_poly(a) FROM " + table());
+    assertPoly(poly.collectAsList());
+    assertAllRowsOnGpu(poly);
+
+    // No usable GPU: the same SPIR-V runs on the CPU Vulkan device, counted by cpuVulkanRows.
+    withFallback(() -> withoutDevice(() -> {
+      long before = CpuVulkan.rows();
+      Dataset<Row> cpu = spark.sql(query);
+      assertTrue(explain(cpu).contains("on CPU because"), () -> explain(cpu));
+      assertMix(cpu.collectAsList());
+      List<VkGpuEvalExec> nodes = gpuNodes(cpu);
+      assertFalse(nodes.isEmpty(), () -> explain(cpu));
+      long vulkanRows = 0;
+      for (VkGpuEvalExec n : nodes) {
+        Map<String, Long> m = metrics(n);
+        assertEquals(0L, m.get("gpuRows"), m::toString);
+        assertEquals(m.get("cpuRows"), m.get("cpuVulkanRows"), m::toString);
+        vulkanRows += m.get("cpuVulkanRows");
+      }
+      assertEquals(20_000, vulkanRows);
+      assertEquals(20_000, CpuVulkan.rows() - before);
+    }));
+
+    // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on lavapipe.
+    long before = CpuVulkan.rows();
+    List<Row> local = spark.sql("SELECT glsl_mix(i, j), glsl_poly(x) FROM VALUES (1, 2, 0.5D), (7, NULL, 3.0D), "
+        + "(2147483647, 0, -1.0D) AS t(i, j, x) ORDER BY 1").collectAsList();
+    assertEquals("[[null,16.0], [1,2.25], [2147483645,0.0]]", local.toString());
+    assertEquals(5, CpuVulkan.rows() - before); // the row with a null argument never reaches Vulkan
+  }
+
+  @Test
+  void configFile_functionsInEverySession_onGpu() {
+    for (SparkSession s : List.of(spark(), spark().newSession())) {
+      Dataset<Row> df = s.sql("SELECT id, i, j, glsl_file_mix(i, j) AS m, glsl_file_widen(i, l) AS w, l FROM " + table());
+      List<Row> rows = df.collectAsList();
+      assertMix(rows);
+      for (Row r : rows) {
+        Object w = r.isNullAt(1) || r.isNullAt(5) ? null : r.getInt(1) + r.getLong(5);
+        assertEquals(w, r.isNullAt(4) ? null : r.get(4), () -> "row " + r);
+      }
+      assertAllRowsOnGpu(df);
+    }
+  }
+
+  @Test
+  void defineErrors_areAnalysisErrorsNamingTheUdfAndLine() {
+    SparkSession spark = spark();
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('dbl bad_sig(double x)', 'x')")),
+        "VKSPARK_GPU_UDF_INVALID_SIGNATURE", "42601", "vkspark_define line 1", "GPU UDF 'bad_sig'", "dbl", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('double bad_body(double x) {\n  double y = x;\n  return y +* 2.0;\n}')")),
+        "VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE", "42601", "'bad_body'", "line 3 of its body", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('double sqrt(double x) { return x; }')")),
+        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "'sqrt'", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('int twice_d(int i) { return i; } int twice_d(int j) { return j; }')")),
+        "VKSPARK_GPU_UDF_INVALID_SIGNATURE", "42601", "'twice_d'", "defined twice", "Fix:");
+    assertThrows(Exception.class, () -> spark.sql("SELECT bad_body(1.0D)"), "a failed definition registers nothing");
+  }
+}
