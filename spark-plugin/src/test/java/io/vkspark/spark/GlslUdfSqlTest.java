@@ -110,6 +110,26 @@ final class GlslUdfSqlTest {
     }
   }
 
+  /**
+   * What PySpark runs: {@code spark.udf.registerJavaFunction(name, className, DoubleType())} is
+   * {@code registerJava}, and {@code spark.sql(text, args={...})} binds a definition read from a file
+   * as a parameter (no quoting of the GLSL in the SQL string).
+   */
+  @Test
+  void pysparkCalls_registerJavaFunction_andParameterizedDefine_onGpu() {
+    SparkSession spark = spark();
+    spark.udf().registerJava("hypot_py", TestUdfs.GpuHypot.class.getName(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    assertGpuEqualsCpu(() -> spark.sql("SELECT id, hypot_py(a, b) FROM " + table()));
+
+    String source = "// read from a file in Python: open('udfs.glsl').read()\n"
+        + "int glsl_param_mix(int i, int j) {\n  return i * 3 - j;\n}\n";
+    assertEquals("int glsl_param_mix(int i, int j)",
+        spark.sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", source)).collectAsList().get(0).getString(0));
+    Dataset<Row> df = spark.sql("SELECT id, i, j, glsl_param_mix(i, j) FROM " + table());
+    assertMix(df.collectAsList());
+    assertAllRowsOnGpu(df);
+  }
+
   @Test
   void defineErrors_areAnalysisErrorsNamingTheUdfAndLine() {
     SparkSession spark = spark();
