@@ -266,7 +266,11 @@ final class GlslFunctions {
 
   private static GpuException error(String origin, int line, String udf, String problem, String fix) {
     return GpuException.of(Code.INVALID_ARGUMENT, where(origin, line) + ": " + (udf == null ? "" : "GPU UDF '" + udf
-        + "': ") + problem + ".", fix + ".");
+        + "': ") + sentence(problem), sentence(fix));
+  }
+
+  private static String sentence(String s) {
+    return s.endsWith(".") ? s : s + ".";
   }
 
   // ---- spark.vkspark.glsl ----
