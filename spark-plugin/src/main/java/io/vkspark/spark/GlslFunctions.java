@@ -319,6 +319,18 @@ final class GlslFunctions {
     return List.copyOf(byName.values());
   }
 
+  /** A GLSL-only UDF of {@code spark.vkspark.glsl} may not take the name of a class of {@code spark.vkspark.functions}. */
+  static void checkNoClash(List<GpuUdf> classes, List<GlslUdf> glsl) {
+    for (GpuUdf c : classes) {
+      for (GlslUdf g : glsl) {
+        if (c.name().equals(g.name())) {
+          throw GpuException.of(Code.INVALID_ARGUMENT, g.origin() + ": GPU UDF '" + g.name() + "' has the name of class "
+              + c.getClass().getName() + " in " + VkConf.FUNCTIONS + ".", "rename the GLSL function, or remove one of them.");
+        }
+      }
+    }
+  }
+
   /** Compiles a file's UDF; a body error names the file line as well as the body line. */
   private static void compile(GlslUdf u, Parsed f, VkConf conf) {
     try {

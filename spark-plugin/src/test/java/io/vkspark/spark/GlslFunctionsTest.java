@@ -71,6 +71,17 @@ final class GlslFunctionsTest {
   }
 
   @Test
+  void glslName_mayNotBeAConfiguredClassName() {
+    GpuUdf cls = new TestUdfs.IntPoly();
+    GlslUdf same = GlslFunctions.parse("int " + cls.name() + "(int x) { return x; }", "u.glsl").get(0).udf();
+    GlslUdf other = GlslFunctions.parse("int other_name(int x) { return x; }", "u.glsl").get(0).udf();
+    GlslFunctions.checkNoClash(List.of(cls), List.of(other));
+    GpuException e = assertThrows(GpuException.class, () -> GlslFunctions.checkNoClash(List.of(cls), List.of(other, same)));
+    assertTrue(e.getMessage().contains("u.glsl line 1: GPU UDF '" + cls.name() + "' has the name of class "
+        + TestUdfs.IntPoly.class.getName()), e.getMessage());
+  }
+
+  @Test
   void configured_readsFiles_andNamesFileLineOfABodyError(@TempDir Path dir) throws Exception {
     VkConf conf = VkConf.from(Map.of(VkConf.SHADER_CACHE_DIR, dir.resolve("cache").toString())::get);
     Path good = dir.resolve("good.glsl");

@@ -69,11 +69,28 @@ final class GlslUdfSqlTest {
     assertPoly(poly.collectAsList());
     assertAllRowsOnGpu(poly);
 
+    // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.
+    spark.conf().set(VkConf.VERIFY, "strict");
+    spark.conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
+    try {
+      long before = CpuVulkan.rows();
+      Dataset<Row> verified = spark.sql(query);
+      assertMix(verified.collectAsList());
+      assertAllRowsOnGpu(verified);
+      Map<String, Long> m = metrics(gpuNodes(verified).get(0));
+      assertTrue(m.get("verifyRows") >= 100, m::toString);
+      assertEquals(0L, m.get("verifyMismatches"), m::toString);
+      assertTrue(CpuVulkan.rows() - before >= m.get("verifyRows") * 8 / 10, () -> "rows on lavapipe " + m); // nulls skip it
+    } finally {
+      spark.conf().unset(VkConf.VERIFY);
+      spark.conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+    }
+
     // No usable GPU: the same SPIR-V runs on the CPU Vulkan device, counted by cpuVulkanRows.
     withFallback(() -> withoutDevice(() -> {
       long before = CpuVulkan.rows();
       Dataset<Row> cpu = spark.sql(query);
-      assertTrue(explain(cpu).contains("on CPU because"), () -> explain(cpu));
+      assertTrue(explain(cpu).contains("(GLSL-only: its SPIR-V runs on the CPU Vulkan device)"), () -> explain(cpu));
       assertMix(cpu.collectAsList());
       List<VkGpuEvalExec> nodes = gpuNodes(cpu);
       assertFalse(nodes.isEmpty(), () -> explain(cpu));
@@ -128,6 +145,40 @@ final class GlslUdfSqlTest {
     Dataset<Row> df = spark.sql("SELECT id, i, j, glsl_param_mix(i, j) FROM " + table());
     assertMix(df.collectAsList());
     assertAllRowsOnGpu(df);
+  }
+
+  /** README's "PySpark and SQL" snippets as written: the GLSL file block and the SQL lines. */
+  @Test
+  void readmeSnippets_runAsWritten_onGpu() throws Exception {
+    List<String> readme = java.nio.file.Files.readAllLines(java.nio.file.Path.of("..", "README.md"));
+    int from = readme.indexOf("// udfs.glsl: comments and blank lines between functions are fine");
+    assertTrue(from > 0, "README has the udfs.glsl block");
+    String file = String.join("\n", readme.subList(from, readme.subList(from, readme.size()).indexOf("```") + from));
+    SparkSession spark = spark();
+    assertEquals("double poly(double x); bigint days_between(date a, date b)",
+        spark.sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", file)).collectAsList().get(0).getString(0));
+    spark.read().parquet(parquet()).selectExpr("id", "a", "d").createOrReplaceTempView("t");
+    for (String sql : List.of(
+        "  SELECT vkspark_define('double poly(double x) { return 1.0 + x * (2.0 + x); }');",
+        "  SELECT vkspark_define('double poly(double x)', '1.0 + x * (2.0 + x)');  -- signature, body",
+        "  SELECT id, poly(a) FROM t;")) {
+      assertTrue(readme.contains(sql), () -> "README.md no longer has the line this test runs: " + sql);
+      Dataset<Row> df = spark.sql(sql.substring(0, sql.lastIndexOf(';')));
+      List<Row> rows = df.collectAsList();
+      if (sql.contains("FROM t")) {
+        Map<Long, Double> a = new java.util.HashMap<>();
+        spark.sql("SELECT id, a FROM t").collectAsList().forEach(r -> a.put(r.getLong(0), r.isNullAt(1) ? null : r.getDouble(1)));
+        assertPoly(rows.stream().map(r -> org.apache.spark.sql.RowFactory.create(r.get(0), a.get(r.getLong(0)), r.get(1))).toList());
+        assertAllRowsOnGpu(df);
+      } else {
+        assertEquals("double poly(double x)", rows.get(0).getString(0));
+      }
+    }
+    Dataset<Row> days = spark.sql("SELECT id, d, days_between(d, date_add(d, CAST(id % 7 AS INT))) FROM t");
+    for (Row r : days.collectAsList()) {
+      assertEquals(r.isNullAt(1) ? null : r.getLong(0) % 7, r.isNullAt(2) ? null : r.get(2), () -> "row " + r);
+    }
+    assertAllRowsOnGpu(days);
   }
 
   @Test
