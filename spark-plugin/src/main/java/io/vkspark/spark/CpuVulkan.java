@@ -96,22 +96,32 @@ final class CpuVulkan {
     return org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
   }
 
+  /** The CPU Vulkan device, if it is open. */
+  static synchronized java.util.Optional<ExecutorGpu> current() {
+    return java.util.Optional.ofNullable(device);
+  }
+
   /** Rows computed on the CPU Vulkan device in this JVM so far (for tests and logs). */
   static long rows() {
     return ROWS.get();
   }
 
   /** Closes the CPU Vulkan device (executor shutdown); the next use opens it again. */
-  static synchronized void shutdown() {
+  static void shutdown() {
+    // Scalars first, without the class lock: a row being evaluated holds its Scalar's lock and then takes the class lock.
+    List<Scalar> scalars;
     synchronized (SCALARS) {
-      SCALARS.values().forEach(Scalar::close);
+      scalars = new ArrayList<>(SCALARS.values());
       SCALARS.clear();
     }
-    if (device != null) {
-      device.close();
-      device = null;
+    scalars.forEach(Scalar::close);
+    synchronized (CpuVulkan.class) {
+      if (device != null) {
+        device.close();
+        device = null;
+      }
+      unavailable = null;
     }
-    unavailable = null;
   }
 
   private static VkConf conf() {

@@ -21,6 +21,8 @@ final class GlslUdfSqlTest {
   @AfterAll
   static void validation() {
     assertNoValidationErrors();
+    ExecutorGpu cpu = CpuVulkan.current().orElseThrow(() -> new AssertionError("the CPU Vulkan device was never opened"));
+    assertEquals(0, cpu.device().validationErrors(), () -> "validation errors: " + cpu.device().validationMessages());
   }
 
   private static String table() {
