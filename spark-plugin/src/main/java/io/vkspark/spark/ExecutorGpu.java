@@ -73,6 +73,20 @@ public final class ExecutorGpu {
     }
   }
 
+  /**
+   * A device of this JVM besides the executor's own, selected by {@code selector} (the CPU Vulkan
+   * device of GLSL-only UDFs, {@link CpuVulkan}); its owner closes it with {@link #close()}.
+   */
+  static ExecutorGpu open(VkConf conf, String selector, String executorId) {
+    GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
+    return new ExecutorGpu(device, conf.concurrentGpuTasks(), executorId);
+  }
+
+  /** Closes a device made by {@link #open} once its tasks have given their permits back. */
+  void close() {
+    permits.closeWhenIdle(CLOSE_WAIT, this::closeRuntimeAndDevice);
+  }
+
   /** The device of this JVM, opening it with {@code conf} if nothing has yet. */
   public static synchronized Optional<ExecutorGpu> get(VkConf conf, String executorId) {
     if (!initialized) {

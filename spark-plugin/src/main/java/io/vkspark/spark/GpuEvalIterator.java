@@ -66,6 +66,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final List<Integer> gpuColumns = new ArrayList<>();
   private final ColumnVector[] results;
   private final FieldVector[] cpuVectors;
+  /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
+  private CpuVulkan.Task cpuVulkan;
   /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
   private final ColumnVector[] gpuResults;
   private boolean loopLimitLogged;
@@ -255,7 +257,6 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       for (int i = 0; i < calls.size(); i++) {
         if (calls.get(i).onGpu()) {
           runOnCpu(i, in, rows);
-          results[i] = column(cpuVectors[i]);
         }
       }
       if (overflow != null) {
@@ -391,14 +392,26 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     reported = s;
   }
 
-  /** Strict CPU evaluation with the UDF's own call(): a null argument gives a null result. */
+  /**
+   * Strict CPU evaluation with the UDF's own call(): a null argument gives a null result. A GLSL-only
+   * UDF has no call() of its own: its SPIR-V runs over the whole batch on the CPU Vulkan device.
+   */
   private void runOnCpu(int i, ColumnarBatch in, int rows) {
     GpuUdfCall c = calls.get(i);
+    if (c.glslOnly()) {
+      if (cpuVulkan == null) {
+        cpuVulkan = new CpuVulkan.Task(conf, allocator);
+      }
+      results[i] = cpuVulkan.run(i, c, in, rows);
+      metrics.add(VkMetric.CPU_ROWS, rows);
+      metrics.add(VkMetric.CPU_VULKAN_ROWS, rows);
+      return;
+    }
     if (cpuVectors[i] == null) {
       cpuVectors[i] = new Field(c.name(), FieldType.nullable(c.kernel().signature().resultArrowType()), null)
           .createVector(allocator);
-      results[i] = column(cpuVectors[i]);
     }
+    results[i] = column(cpuVectors[i]);
     FieldVector v = cpuVectors[i];
     v.setInitialCapacity(rows);
     v.allocateNew();
@@ -444,6 +457,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     try {
       if (runner != null) {
         runner.close();
+      }
+      if (cpuVulkan != null) {
+        cpuVulkan.close();
       }
     } finally {
       try {

@@ -46,6 +46,11 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
     return placement.onGpu();
   }
 
+  /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
+  boolean glslOnly() {
+    return GpuUdfs.of(expr).orElse(null) instanceof GlslUdf;
+  }
+
   SqlType resultType() {
     return kernel.signature().result();
   }
@@ -72,7 +77,8 @@ record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel 
   String describe(java.util.List<Attribute> input) {
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
-        + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render();
+        + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
+        + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
   }
 
   /** Plans print their arguments with {@code toString}: the readable form, never an array's identity. */

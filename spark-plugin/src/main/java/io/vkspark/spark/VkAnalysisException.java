@@ -26,6 +26,8 @@ public final class VkAnalysisException extends AnalysisException {
     VKSPARK_GPU_UDF_WRONG_NUM_ARGS("42605"),
     /** The GLSL body does not compile (a syntax or semantic error in the body; Spark's PARSE_SYNTAX_ERROR class). */
     VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE("42601"),
+    /** A GLSL-only GPU UDF definition that is not a signature and a body (Spark's PARSE_SYNTAX_ERROR class). */
+    VKSPARK_GPU_UDF_INVALID_SIGNATURE("42601"),
     /** The body or kernel uses something vkspark refuses to run (feature not supported). */
     VKSPARK_GPU_UDF_UNSUPPORTED("0A000"),
     /** A GPU UDF class that is not a usable Spark UDF (Spark's INVALID_UDF_IMPLEMENTATION). */

@@ -59,6 +59,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String SHADER_CACHE_DIR = PREFIX + "shaderCacheDir";
   public static final String FALLBACK = PREFIX + "fallback";
   public static final String FUNCTIONS = PREFIX + "functions";
+  /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@link GlslFunctions}). */
+  public static final String GLSL = PREFIX + "glsl";
   public static final String VALIDATION = PREFIX + "validation";
   public static final String TRANSFERS = PREFIX + "transfers";
   public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";

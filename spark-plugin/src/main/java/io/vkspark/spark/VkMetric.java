@@ -19,6 +19,8 @@ public enum VkMetric {
   NUM_OUTPUT_BATCHES("numOutputBatches", Kind.SUM, Level.ESSENTIAL, "number of output batches"),
   GPU_ROWS("gpuRows", Kind.SUM, Level.ESSENTIAL, "rows on GPU"),
   CPU_ROWS("cpuRows", Kind.SUM, Level.ESSENTIAL, "rows on CPU (fallback)"),
+  CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, Level.ESSENTIAL,
+      "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
   LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, Level.ESSENTIAL,
       "batches recomputed on CPU (GPU loop limit reached)"),
   UPLOAD_BYTES("uploadBytes", Kind.SIZE, Level.ESSENTIAL, "bytes copied to GPU"),

@@ -40,7 +40,8 @@ public final class VkSparkPlugin implements SparkPlugin {
         // while the SparkContext is being built, makes Spark stop it: a corrected builder in the same
         // JVM then gets a new context instead of this one with its bad configuration.
         VkConf vk = VkConf.from(conf);
-        GpuUdfs.configured(vk, Thread.currentThread().getContextClassLoader());
+        GlslFunctions.checkNoClash(GpuUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
+            GlslFunctions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
         LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));
@@ -67,7 +68,11 @@ public final class VkSparkPlugin implements SparkPlugin {
 
       @Override
       public void shutdown() {
-        ExecutorGpu.shutdown();
+        try {
+          ExecutorGpu.shutdown();
+        } finally {
+          CpuVulkan.shutdown();
+        }
       }
     };
   }

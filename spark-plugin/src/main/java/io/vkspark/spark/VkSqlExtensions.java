@@ -20,7 +20,8 @@ import scala.runtime.BoxedUnit;
  * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
  * planning, the physical rule that plans them onto {@link VkGpuEvalExec} (also as an adaptive
  * query-stage rule, so EXPLAIN shows it before execution), and the classes listed in
- * {@code spark.vkspark.functions} as SQL functions of every session.
+ * {@code spark.vkspark.functions} and the GLSL-only UDFs of the files in {@code spark.vkspark.glsl} as SQL
+ * functions of every session, and {@code vkspark_define} to define GLSL-only UDFs in a session.
  */
 public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -36,22 +37,36 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         return new InsertGpuEval(s);
       }
     });
+    ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslFunctions.DEFINE),
+        new ExpressionInfo(GlslFunctions.class.getName(), null, GlslFunctions.DEFINE,
+            "vkspark_define(definition) or vkspark_define(signature, body): defines GLSL-only GPU UDFs in this "
+                + "session, e.g. vkspark_define('double poly(double x) { return 1.0 + x * x; }'); returns their signatures",
+            "", "", "", "", "", "", "scala_udf"),
+        (Function1<scala.collection.immutable.Seq<Expression>, Expression>) children ->
+            GlslFunctions.define(Scala.list(children))));
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
       for (GpuUdf udf : GpuUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
-        String name = udf.name();
-        String className = udf.getClass().getName();
-        // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
-        // must find the same f(a) in the grouping and the select list.
-        Object function = GpuUdfs.scalaFunction(name, udf);
-        Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
-            children -> GpuUdfs.call(name, udf, function, Scala.list(children));
-        ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
-            new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
-            builder));
+        inject(ext, udf, udf.getClass().getName());
+      }
+      for (GlslUdf udf : GlslFunctions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
+        inject(ext, udf, GlslUdf.class.getName());
       }
     }
     return BoxedUnit.UNIT;
+  }
+
+  /** Registers {@code udf} as a SQL function of every session these extensions build. */
+  private static void inject(SparkSessionExtensions ext, GpuUdf udf, String className) {
+    String name = udf.name();
+    // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
+    // must find the same f(a) in the grouping and the select list.
+    Object function = GpuUdfs.scalaFunction(name, udf);
+    Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
+        children -> GpuUdfs.call(name, udf, function, Scala.list(children));
+    ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
+        new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
+        builder));
   }
 }

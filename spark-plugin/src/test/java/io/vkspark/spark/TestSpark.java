@@ -22,6 +22,8 @@ import org.apache.spark.sql.execution.SparkPlan;
  */
 final class TestSpark {
   static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
+  /** GLSL-only UDFs of every test session (spark.vkspark.glsl): glsl_file_mix, glsl_file_widen. */
+  static final String GLSL_FILE = Path.of("src", "test", "resources", "vkspark-test.glsl").toAbsolutePath().toString();
   private static SparkSession spark;
   private static Path parquet;
 
@@ -51,6 +53,7 @@ final class TestSpark {
         .config("spark.vkspark.fallback", "false")
         .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
         .config("spark.vkspark.functions", FUNCTIONS)
+        .config("spark.vkspark.glsl", GLSL_FILE)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.driver.host", "127.0.0.1")

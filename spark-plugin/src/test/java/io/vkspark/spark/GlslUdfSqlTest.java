@@ -1,0 +1,203 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * GPU UDFs with no Java at all, as spark-sql, the Thrift server or PySpark define and call them:
+ * only SQL strings ({@code vkspark_define}) and configuration ({@code spark.vkspark.glsl}). Results
+ * are checked against values computed here in Java; every row must run on the GPU, or, through the
+ * fallback, on the CPU Vulkan device (lavapipe), as the node's metrics say.
+ */
+final class GlslUdfSqlTest {
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+    ExecutorGpu cpu = CpuVulkan.current().orElseThrow(() -> new AssertionError("the CPU Vulkan device was never opened"));
+    assertEquals(0, cpu.device().validationErrors(), () -> "validation errors: " + cpu.device().validationMessages());
+  }
+
+  private static String table() {
+    return "parquet.`" + parquet() + "`";
+  }
+
+  /** {i * 3 - j} for every row of the test table with both set, keyed by id (Java int arithmetic wraps as GLSL's). */
+  private static void assertMix(List<Row> rows) {
+    assertEquals(20_000, rows.size());
+    long nonNull = 0;
+    for (Row r : rows) {
+      Object expected = r.isNullAt(1) || r.isNullAt(2) ? null : r.getInt(1) * 3 - r.getInt(2);
+      assertEquals(expected, r.isNullAt(3) ? null : r.get(3), () -> "row " + r);
+      nonNull += expected == null ? 0 : 1;
+    }
+    assertTrue(nonNull > 15_000, "rows with a value: " + nonNull);
+  }
+
+  private static void assertPoly(List<Row> rows) {
+    for (Row r : rows) {
+      if (r.isNullAt(1)) {
+        assertTrue(r.isNullAt(2), () -> "row " + r);
+        continue;
+      }
+      double a = r.getDouble(1);
+      double expected = 1.0 + a * (2.0 + a);
+      double got = r.getDouble(2);
+      assertTrue(Math.abs(expected - got) <= 4 * Math.ulp(expected), () -> "row " + r + ": expected " + expected);
+    }
+  }
+
+  @Test
+  void sqlOnly_defineAndRun_onGpu_andOnLavapipeAsFallback() {
+    SparkSession spark = spark();
+    List<Row> defined = spark.sql("SELECT vkspark_define('int glsl_mix(int i, int j) { return i * 3 - j; }')")
+        .collectAsList();
+    assertEquals("int glsl_mix(int i, int j)", defined.get(0).getString(0));
+    assertEquals("double glsl_poly(double x)", spark.sql(
+        "SELECT vkspark_define('double glsl_poly(double x)', '1.0 + x * (2.0 + x)')").collectAsList().get(0).getString(0));
+
+    String query = "SELECT id, i, j, glsl_mix(i, j) AS m FROM " + table();
+    Dataset<Row> df = spark.sql(query);
+    assertMix(df.collectAsList());
+    assertAllRowsOnGpu(df);
+    Dataset<Row> poly = spark.sql("SELECT id, a, glsl_poly(a) FROM " + table());
+    assertPoly(poly.collectAsList());
+    assertAllRowsOnGpu(poly);
+
+    // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.
+    spark.conf().set(VkConf.VERIFY, "strict");
+    spark.conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
+    try {
+      long before = CpuVulkan.rows();
+      Dataset<Row> verified = spark.sql(query);
+      assertMix(verified.collectAsList());
+      assertAllRowsOnGpu(verified);
+      Map<String, Long> m = metrics(gpuNodes(verified).get(0));
+      assertTrue(m.get("verifyRows") >= 100, m::toString);
+      assertEquals(0L, m.get("verifyMismatches"), m::toString);
+      assertTrue(CpuVulkan.rows() - before >= m.get("verifyRows") * 8 / 10, () -> "rows on lavapipe " + m); // nulls skip it
+    } finally {
+      spark.conf().unset(VkConf.VERIFY);
+      spark.conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+    }
+
+    // No usable GPU: the same SPIR-V runs on the CPU Vulkan device, counted by cpuVulkanRows.
+    withFallback(() -> withoutDevice(() -> {
+      long before = CpuVulkan.rows();
+      Dataset<Row> cpu = spark.sql(query);
+      assertTrue(explain(cpu).contains("(GLSL-only: its SPIR-V runs on the CPU Vulkan device)"), () -> explain(cpu));
+      assertMix(cpu.collectAsList());
+      List<VkGpuEvalExec> nodes = gpuNodes(cpu);
+      assertFalse(nodes.isEmpty(), () -> explain(cpu));
+      long vulkanRows = 0;
+      for (VkGpuEvalExec n : nodes) {
+        Map<String, Long> m = metrics(n);
+        assertEquals(0L, m.get("gpuRows"), m::toString);
+        assertEquals(m.get("cpuRows"), m.get("cpuVulkanRows"), m::toString);
+        vulkanRows += m.get("cpuVulkanRows");
+      }
+      assertEquals(20_000, vulkanRows);
+      assertEquals(20_000, CpuVulkan.rows() - before);
+    }));
+
+    // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on lavapipe.
+    long before = CpuVulkan.rows();
+    List<Row> local = spark.sql("SELECT glsl_mix(i, j), glsl_poly(x) FROM VALUES (1, 2, 0.5D), (7, NULL, 3.0D), "
+        + "(2147483647, 0, -1.0D) AS t(i, j, x) ORDER BY 1").collectAsList();
+    assertEquals("[[null,16.0], [1,2.25], [2147483645,0.0]]", local.toString());
+    assertEquals(5, CpuVulkan.rows() - before); // the row with a null argument never reaches Vulkan
+  }
+
+  @Test
+  void configFile_functionsInEverySession_onGpu() {
+    for (SparkSession s : List.of(spark(), spark().newSession())) {
+      Dataset<Row> df = s.sql("SELECT id, i, j, glsl_file_mix(i, j) AS m, glsl_file_widen(i, l) AS w, l FROM " + table());
+      List<Row> rows = df.collectAsList();
+      assertMix(rows);
+      for (Row r : rows) {
+        Object w = r.isNullAt(1) || r.isNullAt(5) ? null : r.getInt(1) + r.getLong(5);
+        assertEquals(w, r.isNullAt(4) ? null : r.get(4), () -> "row " + r);
+      }
+      assertAllRowsOnGpu(df);
+    }
+  }
+
+  /**
+   * What PySpark runs: {@code spark.udf.registerJavaFunction(name, className, DoubleType())} is
+   * {@code registerJava}, and {@code spark.sql(text, args={...})} binds a definition read from a file
+   * as a parameter (no quoting of the GLSL in the SQL string).
+   */
+  @Test
+  void pysparkCalls_registerJavaFunction_andParameterizedDefine_onGpu() {
+    SparkSession spark = spark();
+    spark.udf().registerJava("hypot_py", TestUdfs.GpuHypot.class.getName(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    assertGpuEqualsCpu(() -> spark.sql("SELECT id, hypot_py(a, b) FROM " + table()));
+
+    String source = "// read from a file in Python: open('udfs.glsl').read()\n"
+        + "int glsl_param_mix(int i, int j) {\n  return i * 3 - j;\n}\n";
+    assertEquals("int glsl_param_mix(int i, int j)",
+        spark.sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", source)).collectAsList().get(0).getString(0));
+    Dataset<Row> df = spark.sql("SELECT id, i, j, glsl_param_mix(i, j) FROM " + table());
+    assertMix(df.collectAsList());
+    assertAllRowsOnGpu(df);
+  }
+
+  /** README's "PySpark and SQL" snippets as written: the GLSL file block and the SQL lines. */
+  @Test
+  void readmeSnippets_runAsWritten_onGpu() throws Exception {
+    List<String> readme = java.nio.file.Files.readAllLines(java.nio.file.Path.of("..", "README.md"));
+    int from = readme.indexOf("// udfs.glsl: comments and blank lines between functions are fine");
+    assertTrue(from > 0, "README has the udfs.glsl block");
+    String file = String.join("\n", readme.subList(from, readme.subList(from, readme.size()).indexOf("```") + from));
+    SparkSession spark = spark();
+    assertEquals("double poly(double x); bigint days_between(date a, date b)",
+        spark.sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", file)).collectAsList().get(0).getString(0));
+    spark.read().parquet(parquet()).selectExpr("id", "a", "d").createOrReplaceTempView("t");
+    for (String sql : List.of(
+        "  SELECT vkspark_define('double poly(double x) { return 1.0 + x * (2.0 + x); }');",
+        "  SELECT vkspark_define('double poly(double x)', '1.0 + x * (2.0 + x)');  -- signature, body",
+        "  SELECT id, poly(a) FROM t;")) {
+      assertTrue(readme.contains(sql), () -> "README.md no longer has the line this test runs: " + sql);
+      Dataset<Row> df = spark.sql(sql.substring(0, sql.lastIndexOf(';')));
+      List<Row> rows = df.collectAsList();
+      if (sql.contains("FROM t")) {
+        Map<Long, Double> a = new java.util.HashMap<>();
+        spark.sql("SELECT id, a FROM t").collectAsList().forEach(r -> a.put(r.getLong(0), r.isNullAt(1) ? null : r.getDouble(1)));
+        assertPoly(rows.stream().map(r -> org.apache.spark.sql.RowFactory.create(r.get(0), a.get(r.getLong(0)), r.get(1))).toList());
+        assertAllRowsOnGpu(df);
+      } else {
+        assertEquals("double poly(double x)", rows.get(0).getString(0));
+      }
+    }
+    Dataset<Row> days = spark.sql("SELECT id, d, days_between(d, date_add(d, CAST(id % 7 AS INT))) FROM t");
+    for (Row r : days.collectAsList()) {
+      assertEquals(r.isNullAt(1) ? null : r.getLong(0) % 7, r.isNullAt(2) ? null : r.get(2), () -> "row " + r);
+    }
+    assertAllRowsOnGpu(days);
+  }
+
+  @Test
+  void defineErrors_areAnalysisErrorsNamingTheUdfAndLine() {
+    SparkSession spark = spark();
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('dbl bad_sig(double x)', 'x')")),
+        "VKSPARK_GPU_UDF_INVALID_SIGNATURE", "42601", "vkspark_define line 1", "GPU UDF 'bad_sig'", "dbl", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('double bad_body(double x) {\n  double y = x;\n  return y +* 2.0;\n}')")),
+        "VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE", "42601", "'bad_body'", "line 3 of its body", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('double sqrt(double x) { return x; }')")),
+        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "'sqrt'", "Fix:");
+    FallbackTest.assertAnalysisError(assertThrows(Exception.class,
+            () -> spark.sql("SELECT vkspark_define('int twice_d(int i) { return i; } int twice_d(int j) { return j; }')")),
+        "VKSPARK_GPU_UDF_INVALID_SIGNATURE", "42601", "'twice_d'", "defined twice", "Fix:");
+    assertThrows(Exception.class, () -> spark.sql("SELECT bad_body(1.0D)"), "a failed definition registers nothing");
+  }
+}
