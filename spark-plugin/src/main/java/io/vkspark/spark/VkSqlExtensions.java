@@ -35,6 +35,11 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
       public Rule<SparkPlan> preColumnarTransitions() {
         return new InsertGpuEval(s);
       }
+
+      @Override
+      public Rule<SparkPlan> postColumnarTransitions() {
+        return new FuseGpuAggregates(s);
+      }
     });
     SparkEnv env = SparkEnv.get();
     if (env != null) {

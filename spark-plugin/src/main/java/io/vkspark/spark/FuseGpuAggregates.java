@@ -1,0 +1,193 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Partial$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import scala.runtime.AbstractPartialFunction;
+
+/**
+ * The physical rule (after Spark's columnar transitions) that fuses a partial aggregation into the
+ * {@link VkGpuEvalExec} under it: {@code HashAggregate(partial) <- [Project] <- ColumnarToRow <-
+ * VkGpuEval} becomes {@code VkGpuAggregate <- VkGpuEval}, with the partial aggregate's output, so
+ * the final aggregation above the exchange is unchanged.
+ *
+ * <p>It fuses only when every part is one it reproduces exactly: at most one grouping key, a
+ * column of type int, bigint or date; every function {@code SUM}, {@code MIN}, {@code MAX} or
+ * {@code AVG} of one int, bigint, float or double column, or {@code COUNT} of columns and non-null
+ * literals; no DISTINCT, no FILTER; the aggregate's output exactly Spark's buffer layout for them
+ * (so decimal sums, whose buffer differs, are left alone); a projection between them only renames
+ * columns. Anything else stays Spark's. {@code spark.vkspark.fuseAggregates=false} turns it off.
+ */
+final class FuseGpuAggregates extends Rule<SparkPlan> {
+  static final String CONF = VkConf.PREFIX + "fuseAggregates";
+
+  private final SparkSession session;
+
+  FuseGpuAggregates(SparkSession session) {
+    this.session = session;
+  }
+
+  @Override
+  public SparkPlan apply(SparkPlan plan) {
+    if (!GpuPlanner.conf(session).enabled() || !Boolean.parseBoolean(session.conf().get(CONF, "true").trim())) {
+      return plan;
+    }
+    boolean ansi = ansi(session);
+    return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return p instanceof HashAggregateExec a && fuse(a, ansi).isPresent();
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return fuse((HashAggregateExec) p, ansi).orElseThrow();
+      }
+    });
+  }
+
+  /** Spark's ANSI mode, under which an integral SUM fails on overflow (a shim point: the conf API moved). */
+  static boolean ansi(SparkSession session) {
+    return session.sessionState().conf().ansiEnabled();
+  }
+
+  /** The fused node for {@code agg}, when it qualifies. */
+  static Optional<SparkPlan> fuse(HashAggregateExec agg, boolean ansi) {
+    SparkPlan below = agg.child();
+    ProjectExec project = below instanceof ProjectExec pe ? pe : null;
+    if (project != null) {
+      below = project.child();
+    }
+    if (!(below instanceof ColumnarToRowExec c2r) || !(c2r.child() instanceof VkGpuEvalExec eval)) {
+      return Optional.empty();
+    }
+    // each column the aggregate may read: its position in the GPU node's output
+    List<Attribute> evalOut = Scala.list(eval.output());
+    Map<ExprId, Integer> ordinal = new HashMap<>();
+    for (int i = 0; i < evalOut.size(); i++) {
+      ordinal.put(evalOut.get(i).exprId(), i);
+    }
+    if (project != null) {
+      Map<ExprId, Integer> renamed = new HashMap<>();
+      for (NamedExpression ne : Scala.list(project.projectList())) {
+        Expression e = ne instanceof Alias al ? al.child() : (Expression) ne;
+        if (e instanceof Attribute a && ordinal.containsKey(a.exprId())) {
+          renamed.put(ne.exprId(), ordinal.get(a.exprId()));
+        }
+      }
+      ordinal = renamed;
+    }
+    List<NamedExpression> grouping = Scala.list(agg.groupingExpressions());
+    if (grouping.size() > 1) {
+      return Optional.empty();
+    }
+    int keyOrdinal = -1;
+    DataType keyType = null;
+    String keyText = "";
+    List<DataType> expected = new ArrayList<>();
+    if (grouping.size() == 1) {
+      NamedExpression g = grouping.get(0);
+      Integer o = g instanceof Attribute ? ordinal.get(g.exprId()) : null;
+      DataType t = ((Expression) g).dataType();
+      if (o == null || !(t.equals(DataTypes.IntegerType) || t.equals(DataTypes.LongType) || t.equals(DataTypes.DateType))) {
+        return Optional.empty();
+      }
+      keyOrdinal = o;
+      keyType = t;
+      keyText = g.toString();
+      expected.add(t);
+    }
+    List<FusedAggregate> fused = new ArrayList<>();
+    List<ExprId> bufferIds = new ArrayList<>();
+    grouping.forEach(g -> bufferIds.add(g.exprId()));
+    for (AggregateExpression ae : Scala.list(agg.aggregateExpressions())) {
+      if (!ae.mode().equals(Partial$.MODULE$) || ae.isDistinct() || ae.filter().isDefined()) {
+        return Optional.empty();
+      }
+      AggregateFunction fn = ae.aggregateFunction();
+      Optional<FusedAggregate> f = function(fn, ordinal, ansi);
+      if (f.isEmpty()) {
+        return Optional.empty();
+      }
+      List<? extends Attribute> buffer = Scala.list(fn.inputAggBufferAttributes());
+      DataType[] types = f.get().bufferTypes();
+      if (buffer.size() != types.length) {
+        return Optional.empty();
+      }
+      for (int i = 0; i < types.length; i++) {
+        if (!buffer.get(i).dataType().equals(types[i])) {
+          return Optional.empty();
+        }
+        expected.add(types[i]);
+        bufferIds.add(buffer.get(i).exprId());
+      }
+      fused.add(f.get());
+    }
+    List<Attribute> out = Scala.list(agg.output());
+    if (out.size() != bufferIds.size()) {
+      return Optional.empty();
+    }
+    for (int i = 0; i < out.size(); i++) {
+      if (!out.get(i).exprId().equals(bufferIds.get(i)) || !out.get(i).dataType().equals(expected.get(i))) {
+        return Optional.empty();
+      }
+    }
+    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused);
+    return Optional.of(new VkGpuAggregateExec(spec, agg.output(), agg.outputPartitioning(), eval));
+  }
+
+  /** {@code fn} as a fused function over the GPU node's columns, if it is one vkspark reproduces. */
+  private static Optional<FusedAggregate> function(AggregateFunction fn, Map<ExprId, Integer> ordinal, boolean ansi) {
+    List<Expression> args = Scala.list(fn.children());
+    Class<?> c = fn.getClass();
+    if (c == Count.class) {
+      List<Integer> cols = new ArrayList<>();
+      for (Expression a : args) {
+        if (a instanceof Literal l && l.value() != null) {
+          continue; // never null: counts every row
+        }
+        Integer o = a instanceof Attribute at ? ordinal.get(at.exprId()) : null;
+        if (o == null) {
+          return Optional.empty();
+        }
+        cols.add(o);
+      }
+      return Optional.of(new FusedAggregate(FusedAggregate.Kind.COUNT, cols.stream().mapToInt(Integer::intValue).toArray(),
+          DataTypes.LongType, ansi, fn.toString()));
+    }
+    FusedAggregate.Kind kind = c == Sum.class ? FusedAggregate.Kind.SUM : c == Min.class ? FusedAggregate.Kind.MIN
+        : c == Max.class ? FusedAggregate.Kind.MAX : c == Average.class ? FusedAggregate.Kind.AVG : null;
+    if (kind == null || args.size() != 1 || !(args.get(0) instanceof Attribute a)) {
+      return Optional.empty();
+    }
+    Integer o = ordinal.get(a.exprId());
+    if (o == null || !FusedAggregate.supportedInput(a.dataType())) {
+      return Optional.empty();
+    }
+    return Optional.of(new FusedAggregate(kind, new int[] {o}, a.dataType(), ansi, fn.toString()));
+  }
+}
