@@ -8,6 +8,7 @@ import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -39,8 +40,9 @@ import scala.runtime.AbstractPartialFunction;
  * column of type int, bigint or date; every function {@code SUM}, {@code MIN}, {@code MAX} or
  * {@code AVG} of one int, bigint, float or double column, or {@code COUNT} of columns and non-null
  * literals; no DISTINCT, no FILTER; the aggregate's output exactly Spark's buffer layout for them
- * (so decimal sums, whose buffer differs, are left alone); a projection between them only renames
- * columns. Anything else stays Spark's. {@code spark.vkspark.fuseAggregates=false} turns it off.
+ * (so decimal sums, whose buffer differs, are left alone); keys and arguments that are not
+ * columns of the GPU node are deterministic expressions over them, computed by the fused node
+ * (with Spark's own generated projection) as the projection or aggregate would have. Anything else stays Spark's. {@code spark.vkspark.fuseAggregates=false} turns it off.
  */
 final class FuseGpuAggregates extends Rule<SparkPlan> {
   static final String CONF = VkConf.PREFIX + "fuseAggregates";
@@ -85,22 +87,8 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (!(below instanceof ColumnarToRowExec c2r) || !(c2r.child() instanceof VkGpuEvalExec eval)) {
       return Optional.empty();
     }
-    // each column the aggregate may read: its position in the GPU node's output
     List<Attribute> evalOut = Scala.list(eval.output());
-    Map<ExprId, Integer> ordinal = new HashMap<>();
-    for (int i = 0; i < evalOut.size(); i++) {
-      ordinal.put(evalOut.get(i).exprId(), i);
-    }
-    if (project != null) {
-      Map<ExprId, Integer> renamed = new HashMap<>();
-      for (NamedExpression ne : Scala.list(project.projectList())) {
-        Expression e = ne instanceof Alias al ? al.child() : (Expression) ne;
-        if (e instanceof Attribute a && ordinal.containsKey(a.exprId())) {
-          renamed.put(ne.exprId(), ordinal.get(a.exprId()));
-        }
-      }
-      ordinal = renamed;
-    }
+    Columns columns = new Columns(evalOut, project);
     List<NamedExpression> grouping = Scala.list(agg.groupingExpressions());
     if (grouping.size() > 1) {
       return Optional.empty();
@@ -111,7 +99,7 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
     List<DataType> expected = new ArrayList<>();
     if (grouping.size() == 1) {
       NamedExpression g = grouping.get(0);
-      Integer o = g instanceof Attribute ? ordinal.get(g.exprId()) : null;
+      Integer o = columns.of((Expression) g);
       DataType t = ((Expression) g).dataType();
       if (o == null || !(t.equals(DataTypes.IntegerType) || t.equals(DataTypes.LongType) || t.equals(DataTypes.DateType))) {
         return Optional.empty();
@@ -129,7 +117,7 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
         return Optional.empty();
       }
       AggregateFunction fn = ae.aggregateFunction();
-      Optional<FusedAggregate> f = function(fn, ordinal, ansi);
+      Optional<FusedAggregate> f = function(fn, columns, ansi);
       if (f.isEmpty()) {
         return Optional.empty();
       }
@@ -156,12 +144,12 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
         return Optional.empty();
       }
     }
-    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused);
+    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
     return Optional.of(new VkGpuAggregateExec(spec, agg.output(), agg.outputPartitioning(), eval));
   }
 
   /** {@code fn} as a fused function over the GPU node's columns, if it is one vkspark reproduces. */
-  private static Optional<FusedAggregate> function(AggregateFunction fn, Map<ExprId, Integer> ordinal, boolean ansi) {
+  private static Optional<FusedAggregate> function(AggregateFunction fn, Columns columns, boolean ansi) {
     List<Expression> args = Scala.list(fn.children());
     Class<?> c = fn.getClass();
     if (c == Count.class) {
@@ -170,7 +158,7 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
         if (a instanceof Literal l && l.value() != null) {
           continue; // never null: counts every row
         }
-        Integer o = a instanceof Attribute at ? ordinal.get(at.exprId()) : null;
+        Integer o = columns.of(a);
         if (o == null) {
           return Optional.empty();
         }
@@ -181,13 +169,86 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
     }
     FusedAggregate.Kind kind = c == Sum.class ? FusedAggregate.Kind.SUM : c == Min.class ? FusedAggregate.Kind.MIN
         : c == Max.class ? FusedAggregate.Kind.MAX : c == Average.class ? FusedAggregate.Kind.AVG : null;
-    if (kind == null || args.size() != 1 || !(args.get(0) instanceof Attribute a)) {
+    if (kind == null || args.size() != 1 || !FusedAggregate.supportedInput(args.get(0).dataType())) {
       return Optional.empty();
     }
-    Integer o = ordinal.get(a.exprId());
-    if (o == null || !FusedAggregate.supportedInput(a.dataType())) {
+    Integer o = columns.of(args.get(0));
+    if (o == null) {
       return Optional.empty();
     }
-    return Optional.of(new FusedAggregate(kind, new int[] {o}, a.dataType(), ansi, fn.toString()));
+    return Optional.of(new FusedAggregate(kind, new int[] {o}, args.get(0).dataType(), ansi, fn.toString()));
+  }
+
+  /**
+   * The columns the fused node reads: the GPU node's output, then expressions over it that the
+   * aggregate (or a projection between them) computes per row, evaluated by the fused node as
+   * Spark would (keys such as {@code id % 10}, arguments such as {@code 2 * f(x)}): deterministic
+   * ones without subqueries only.
+   */
+  private static final class Columns {
+    private final List<Attribute> input;
+    private final Map<ExprId, Expression> projected = new HashMap<>();
+    final List<Expression> computed = new ArrayList<>();
+
+    Columns(List<Attribute> input, ProjectExec project) {
+      this.input = input;
+      if (project != null) {
+        for (NamedExpression ne : Scala.list(project.projectList())) {
+          projected.put(ne.exprId(), ne instanceof Alias al ? al.child() : (Expression) ne);
+        }
+      }
+    }
+
+    /** The column holding {@code e}'s value per row, or null when the fused node cannot compute it. */
+    Integer of(Expression e) {
+      Expression over = projected.isEmpty() ? e : e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof Attribute a && projected.containsKey(a.exprId());
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          return projected.get(((Attribute) x).exprId());
+        }
+      });
+      if (over instanceof Attribute a) {
+        int i = indexOf(a);
+        return i < 0 ? null : i;
+      }
+      if (!over.deterministic()
+          || over.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>
+              || x instanceof AggregateFunction || (x instanceof Attribute a && indexOf(a) < 0)).isDefined()) {
+        return null;
+      }
+      Expression bound = over.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof Attribute;
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          Attribute a = (Attribute) x;
+          return new BoundReference(indexOf(a), a.dataType(), a.nullable());
+        }
+      });
+      for (int i = 0; i < computed.size(); i++) {
+        if (computed.get(i).semanticEquals(bound)) {
+          return input.size() + i;
+        }
+      }
+      computed.add(bound);
+      return input.size() + computed.size() - 1;
+    }
+
+    private int indexOf(Attribute a) {
+      for (int i = 0; i < input.size(); i++) {
+        if (input.get(i).exprId().equals(a.exprId())) {
+          return i;
+        }
+      }
+      return -1;
+    }
   }
 }

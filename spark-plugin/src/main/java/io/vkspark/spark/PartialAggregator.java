@@ -50,12 +50,20 @@ final class PartialAggregator implements Iterator<InternalRow> {
   private int groups;
   private int[] slotOf = new int[0];
   private boolean done;
+  /** Keys and arguments computed per row from the child's columns, and their columns (reused). */
+  private final List<org.apache.spark.sql.catalyst.expressions.Expression> computed;
+  private final UnsafeProjection computeRow;
+  private org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[] computedColumns;
+  private int computedCapacity;
 
-  PartialAggregator(Iterator<ColumnarBatch> input, int keyOrdinal, DataType keyType, List<FusedAggregate> aggregates,
-                    SQLMetric outputRows, SQLMetric aggregatedRows) {
+  PartialAggregator(Iterator<ColumnarBatch> input, VkGpuAggregateExec.Spec spec, SQLMetric outputRows,
+                    SQLMetric aggregatedRows) {
     this.input = input;
-    this.keyOrdinal = keyOrdinal;
-    this.keyType = keyType;
+    this.keyOrdinal = spec.keyOrdinal();
+    this.keyType = spec.keyType();
+    List<FusedAggregate> aggregates = spec.aggregates();
+    this.computed = spec.computed();
+    this.computeRow = computed.isEmpty() ? null : UnsafeProjection.create(Scala.seq(computed));
     this.states = aggregates.stream().map(PartialAggregator::state).toArray(State[]::new);
     this.outputRows = outputRows;
     this.aggregatedRows = aggregatedRows;
@@ -81,6 +89,7 @@ final class PartialAggregator implements Iterator<InternalRow> {
         }
       } else {
         done = true;
+        closeComputed();
         emit();
       }
     }
@@ -95,8 +104,9 @@ final class PartialAggregator implements Iterator<InternalRow> {
     return ready.poll();
   }
 
-  private void add(ColumnarBatch batch) {
-    int rows = batch.numRows();
+  private void add(ColumnarBatch in) {
+    int rows = in.numRows();
+    ColumnarBatch batch = computeRow == null ? in : withComputed(in, rows);
     if (slotOf.length < rows) {
       slotOf = new int[rows];
     }
@@ -111,6 +121,56 @@ final class PartialAggregator implements Iterator<InternalRow> {
       s.update(batch, rows, slotOf);
     }
     aggregatedRows.add(rows);
+  }
+
+  /** {@code in}'s columns followed by the computed ones, evaluated row by row as Spark's projection would. */
+  private ColumnarBatch withComputed(ColumnarBatch in, int rows) {
+    int n = computed.size();
+    if (computedColumns == null || computedCapacity < rows) {
+      closeComputed();
+      computedColumns = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[n];
+      computedCapacity = Math.max(rows, 1);
+      for (int c = 0; c < n; c++) {
+        computedColumns[c] = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(computedCapacity,
+            computed.get(c).dataType());
+      }
+    }
+    for (var v : computedColumns) {
+      v.reset();
+    }
+    for (int r = 0; r < rows; r++) {
+      InternalRow values = computeRow.apply(in.getRow(r));
+      for (int c = 0; c < n; c++) {
+        var v = computedColumns[c];
+        DataType t = computed.get(c).dataType();
+        if (values.isNullAt(c)) {
+          v.putNull(r);
+        } else if (t.equals(DataTypes.LongType)) {
+          v.putLong(r, values.getLong(c));
+        } else if (t.equals(DataTypes.DoubleType)) {
+          v.putDouble(r, values.getDouble(c));
+        } else if (t.equals(DataTypes.FloatType)) {
+          v.putFloat(r, values.getFloat(c));
+        } else {
+          v.putInt(r, values.getInt(c)); // int, date
+        }
+      }
+    }
+    ColumnVector[] all = new ColumnVector[in.numCols() + n];
+    for (int c = 0; c < in.numCols(); c++) {
+      all[c] = in.column(c);
+    }
+    System.arraycopy(computedColumns, 0, all, in.numCols(), n);
+    return new ColumnarBatch(all, rows);
+  }
+
+  private void closeComputed() {
+    if (computedColumns != null) {
+      for (var v : computedColumns) {
+        v.close();
+      }
+      computedColumns = null;
+    }
   }
 
   private int nullSlot() {

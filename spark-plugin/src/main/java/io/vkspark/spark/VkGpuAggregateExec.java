@@ -40,10 +40,14 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
    * @param keyType the key's type (int, bigint or date), null for none
    * @param keyText the key as Spark prints it ("" for none)
    * @param aggregates the functions, in the partial aggregate's order
+   * @param computed expressions bound to the child's columns, computed per row after them (their
+   *     columns follow the child's: a key or argument that is not a plain column)
    */
-  record Spec(int keyOrdinal, DataType keyType, String keyText, List<FusedAggregate> aggregates) implements Serializable {
+  record Spec(int keyOrdinal, DataType keyType, String keyText, List<FusedAggregate> aggregates,
+              List<org.apache.spark.sql.catalyst.expressions.Expression> computed) implements Serializable {
     Spec {
       aggregates = List.copyOf(aggregates);
+      computed = List.copyOf(computed);
     }
   }
 
@@ -113,7 +117,7 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
     SQLMetric aggregatedRows = m.get("aggregatedRows");
     return child.executeColumnar().toJavaRDD()
         .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
-            new PartialAggregator(batches, s.keyOrdinal(), s.keyType(), s.aggregates(), outputRows, aggregatedRows))
+            new PartialAggregator(batches, s, outputRows, aggregatedRows))
         .rdd();
   }
 
@@ -152,8 +156,8 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
   @Override
   public String argString(int maxFields) {
     return "keys=[" + spec.keyText() + "], functions=["
-        + spec.aggregates().stream().map(FusedAggregate::text).collect(Collectors.joining(", ")) + "], output="
-        + Scala.list(output);
+        + spec.aggregates().stream().map(FusedAggregate::text).collect(Collectors.joining(", ")) + "], computed="
+        + spec.computed() + ", output=" + Scala.list(output);
   }
 
   /** Output columns numbered by position (names and ids dropped), as Spark normalizes its own nodes. */
