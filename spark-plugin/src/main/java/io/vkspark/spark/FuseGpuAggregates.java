@@ -31,10 +31,13 @@ import org.apache.spark.sql.types.DataTypes;
 import scala.runtime.AbstractPartialFunction;
 
 /**
- * The physical rule (after Spark's columnar transitions) that fuses a partial aggregation into the
- * {@link VkGpuEvalExec} under it: {@code HashAggregate(partial) <- [Project] <- ColumnarToRow <-
- * VkGpuEval} becomes {@code VkGpuAggregate <- VkGpuEval}, with the partial aggregate's output, so
- * the final aggregation above the exchange is unchanged.
+ * The physical rule that fuses a partial aggregation into the {@link VkGpuEvalExec} under it:
+ * {@code HashAggregate(partial) <- [Project] <- [ColumnarToRow] <- VkGpuEval} becomes
+ * {@code VkGpuAggregate <- VkGpuEval}, with the partial aggregate's output, so the final
+ * aggregation above the exchange is unchanged. It runs as an adaptive query-stage rule (after
+ * {@link InsertGpuEval}, before Spark's columnar transitions) and after the transitions (plans
+ * without adaptive execution; and to drop the {@code ColumnarToRow} Spark puts under a node fused
+ * earlier).
  *
  * <p>It fuses only when every part is one it reproduces exactly: at most one grouping key, a
  * column of type int, bigint or date; every function {@code SUM}, {@code MIN}, {@code MAX} or
@@ -48,9 +51,17 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
   static final String CONF = VkConf.PREFIX + "fuseAggregates";
 
   private final SparkSession session;
+  /** After Spark's columnar transitions: the transition Spark put under a fused node goes. */
+  private final boolean afterTransitions;
 
-  FuseGpuAggregates(SparkSession session) {
+  /**
+   * @param afterTransitions true for the rule after Spark's columnar transitions (every plan), false
+   *     for the adaptive query-stage rule (before them: EXPLAIN of an adaptive plan shows the node
+   *     before the query runs)
+   */
+  FuseGpuAggregates(SparkSession session, boolean afterTransitions) {
     this.session = session;
+    this.afterTransitions = afterTransitions;
   }
 
   @Override
@@ -62,11 +73,16 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
     return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return p instanceof HashAggregateExec a && fuse(a, ansi).isPresent();
+        return (p instanceof HashAggregateExec a && fuse(a, ansi).isPresent())
+            || (afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec);
       }
 
       @Override
       public SparkPlan apply(SparkPlan p) {
+        if (p instanceof VkGpuAggregateExec g) {
+          // planned before the transitions: the node reads its GPU node's batches itself
+          return g.withNewChildInternal(((ColumnarToRowExec) g.child()).child());
+        }
         return fuse((HashAggregateExec) p, ansi).orElseThrow();
       }
     });
@@ -84,7 +100,10 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (project != null) {
       below = project.child();
     }
-    if (!(below instanceof ColumnarToRowExec c2r) || !(c2r.child() instanceof VkGpuEvalExec eval)) {
+    if (below instanceof ColumnarToRowExec c2r) {
+      below = c2r.child();
+    }
+    if (!(below instanceof VkGpuEvalExec eval)) {
       return Optional.empty();
     }
     List<Attribute> evalOut = Scala.list(eval.output());

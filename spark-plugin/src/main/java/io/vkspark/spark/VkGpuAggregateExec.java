@@ -12,7 +12,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
-import org.apache.spark.sql.execution.ColumnarToRowTransition;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.UnaryExecNode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
@@ -27,10 +28,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * each function's buffer in Spark's layout). Planned by {@link FuseGpuAggregates}; shown in plans as
  * {@code VkGpuAggregate}.
  *
- * <p>A columnar-to-row transition: it consumes its child's batches itself, so Spark inserts no
- * {@code ColumnarToRow} under it.
+ * <p>It consumes its child's batches itself: a {@code ColumnarToRow} that Spark's transitions put
+ * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
+ * and skipped here should one remain.
  */
-public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRowTransition {
+public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
 
   /**
@@ -76,7 +78,7 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
 
   @Override
   public scala.collection.immutable.Seq<SparkPlan> children() {
-    return ColumnarToRowTransition.super.children();
+    return UnaryExecNode.super.children();
   }
 
   @Override
@@ -86,17 +88,17 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
 
   @Override
   public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
-    return ColumnarToRowTransition.super.withNewChildrenInternal(newChildren);
+    return UnaryExecNode.super.withNewChildrenInternal(newChildren);
   }
 
   @Override
   public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
-    return ColumnarToRowTransition.super.mapChildren(f);
+    return UnaryExecNode.super.mapChildren(f);
   }
 
   @Override
   public String verboseStringWithOperatorId() {
-    return ColumnarToRowTransition.super.verboseStringWithOperatorId();
+    return UnaryExecNode.super.verboseStringWithOperatorId();
   }
 
   @Override
@@ -115,7 +117,8 @@ public final class VkGpuAggregateExec extends SparkPlan implements ColumnarToRow
     Map<String, SQLMetric> m = metricsMap();
     SQLMetric outputRows = m.get("numOutputRows");
     SQLMetric aggregatedRows = m.get("aggregatedRows");
-    return child.executeColumnar().toJavaRDD()
+    SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
+    return source.executeColumnar().toJavaRDD()
         .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
             new PartialAggregator(batches, s, outputRows, aggregatedRows))
         .rdd();

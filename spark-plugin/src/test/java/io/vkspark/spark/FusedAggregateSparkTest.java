@@ -72,7 +72,7 @@ final class FusedAggregateSparkTest {
 
   @AfterEach
   void defaults() {
-    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF)) {
+    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled")) {
       spark().conf().unset(k);
     }
   }
@@ -121,6 +121,9 @@ final class FusedAggregateSparkTest {
   void grouped_byComputedIntKey_withNullKey_expressionArguments_matchesSpark_explainShowsTheNode_offByConf() {
     String sql = "SELECT k % 4 AS k4, " + everyFunction() + ", sum(x_d * 2), max(x_i + j), count(x_f + 1)"
         + " FROM (" + CALLS + ", j FROM fused_t) GROUP BY k % 4";
+    String before = explain(spark().sql(sql));
+    assertTrue(before.contains("isFinalPlan=false") && before.contains("VkGpuAggregate (partial)"),
+        () -> "EXPLAIN shows the fused node before the adaptive query runs: " + before);
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
     assertFused(lastRun, 15_000);
     assertEquals(5, both.get(0).size(), "4 keys and null");
@@ -137,9 +140,13 @@ final class FusedAggregateSparkTest {
     assertEquals(5, rows.size());
   }
 
-  /** min/max keep the first of -0.0 and 0.0, as Spark does; a sum of -0.0 alone is 0.0; one partition, so the order is fixed. */
+  /**
+   * min/max keep the first of -0.0 and 0.0, as Spark does; a sum of -0.0 alone is 0.0; one
+   * partition, so the order is fixed. Without adaptive execution (the rule after the transitions).
+   */
   @Test
-  void negativeZero_minMaxKeepTheFirst_sumOfNegativeZeroIsPositive_asSpark() {
+  void negativeZero_minMaxKeepTheFirst_sumOfNegativeZeroIsPositive_asSpark_withoutAqe() {
+    spark().conf().set("spark.sql.adaptive.enabled", "false");
     spark().range(0, 12, 1, 1).selectExpr("cast(id % 3 AS int) AS g",
             // zeros Spark cannot fold (it folds a CASE of 0.0 and -0.0 to one of them)
             "id", "cast(id - id AS double) AS zero", "cast(id - id AS double) * -1.0D AS negzero")
@@ -186,6 +193,7 @@ final class FusedAggregateSparkTest {
   private static void assertFused(Dataset<Row> ran, long rows) {
     List<VkGpuAggregateExec> fused = fusedNodes(ran);
     assertEquals(1, fused.size(), () -> explain(ran));
+    assertInstanceOf(VkGpuEvalExec.class, fused.get(0).child(), () -> "no transition under the fused node: " + explain(ran));
     Map<String, Long> m = GpuEvalIterator.snapshot(fused.get(0).metricsMap());
     assertEquals(rows, m.get("aggregatedRows"), m.toString());
     assertEquals(rows, metrics(gpuNodes(ran).get(0)).get("gpuRows"));
