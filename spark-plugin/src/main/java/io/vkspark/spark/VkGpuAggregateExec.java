@@ -51,6 +51,12 @@ public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode
       aggregates = List.copyOf(aggregates);
       computed = List.copyOf(computed);
     }
+
+    /** Without the printed texts (they carry expression ids): two copies of one subquery compare equal. */
+    Spec canonical() {
+      return new Spec(keyOrdinal, keyType, "", aggregates.stream().map(a -> new FusedAggregate(a.kind(), a.ordinals(),
+          a.input(), a.ansi(), a.kind().name())).toList(), computed.stream().map(e -> e.canonicalized()).toList());
+    }
   }
 
   private final Spec spec;
@@ -163,7 +169,11 @@ public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode
         + spec.computed() + ", output=" + Scala.list(output);
   }
 
-  /** Output columns numbered by position (names and ids dropped), as Spark normalizes its own nodes. */
+  /**
+   * Output columns numbered by position (names and ids dropped) and the spec without its texts, as
+   * Spark normalizes its own nodes: two copies of one subquery compare equal, so Spark reuses the
+   * exchange above them.
+   */
   @Override
   public SparkPlan doCanonicalize() {
     List<Attribute> canonical = new ArrayList<>();
@@ -171,7 +181,7 @@ public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode
     for (int i = 0; i < out.size(); i++) {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
-    return new VkGpuAggregateExec(spec, Scala.seq(canonical),
+    return new VkGpuAggregateExec(spec.canonical(), Scala.seq(canonical),
         new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child.canonicalized());
   }
 
