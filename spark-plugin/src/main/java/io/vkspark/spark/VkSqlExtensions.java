@@ -31,10 +31,16 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) GpuUdfTypes.Check::new);
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
+    ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) s -> new FuseGpuAggregates(s, false));
     ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
       @Override
       public Rule<SparkPlan> preColumnarTransitions() {
         return new InsertGpuEval(s);
+      }
+
+      @Override
+      public Rule<SparkPlan> postColumnarTransitions() {
+        return new FuseGpuAggregates(s, true);
       }
     });
     ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslFunctions.DEFINE),

@@ -1,0 +1,273 @@
+package io.vkspark.spark;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Partial$;
+import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import scala.runtime.AbstractPartialFunction;
+
+/**
+ * The physical rule that fuses a partial aggregation into the {@link VkGpuEvalExec} under it:
+ * {@code HashAggregate(partial) <- [Project] <- [ColumnarToRow] <- VkGpuEval} becomes
+ * {@code VkGpuAggregate <- VkGpuEval}, with the partial aggregate's output, so the final
+ * aggregation above the exchange is unchanged. It runs as an adaptive query-stage rule (after
+ * {@link InsertGpuEval}, before Spark's columnar transitions) and after the transitions (plans
+ * without adaptive execution; and to drop the {@code ColumnarToRow} Spark puts under a node fused
+ * earlier).
+ *
+ * <p>It fuses only when every part is one it reproduces exactly: at most one grouping key, a
+ * column of type int, bigint or date; every function {@code SUM}, {@code MIN}, {@code MAX} or
+ * {@code AVG} of one int, bigint, float or double column, or {@code COUNT} of columns and non-null
+ * literals; no DISTINCT, no FILTER; the aggregate's output exactly Spark's buffer layout for them
+ * (so decimal sums, whose buffer differs, are left alone); keys and arguments that are not
+ * columns of the GPU node are deterministic expressions over them, computed by the fused node
+ * (with Spark's own generated projection) as the projection or aggregate would have. Anything else stays Spark's. {@code spark.vkspark.fuseAggregates=false} turns it off.
+ */
+final class FuseGpuAggregates extends Rule<SparkPlan> {
+  static final String CONF = VkConf.PREFIX + "fuseAggregates";
+
+  private final SparkSession session;
+  /** After Spark's columnar transitions: the transition Spark put under a fused node goes. */
+  private final boolean afterTransitions;
+
+  /**
+   * @param afterTransitions true for the rule after Spark's columnar transitions (every plan), false
+   *     for the adaptive query-stage rule (before them: EXPLAIN of an adaptive plan shows the node
+   *     before the query runs)
+   */
+  FuseGpuAggregates(SparkSession session, boolean afterTransitions) {
+    this.session = session;
+    this.afterTransitions = afterTransitions;
+  }
+
+  @Override
+  public SparkPlan apply(SparkPlan plan) {
+    if (!GpuPlanner.conf(session).enabled() || !Boolean.parseBoolean(session.conf().get(CONF, "true").trim())) {
+      return plan;
+    }
+    boolean ansi = ansi(session);
+    return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return (p instanceof HashAggregateExec a && fuse(a, ansi).isPresent())
+            || (afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec);
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        if (p instanceof VkGpuAggregateExec g) {
+          // planned before the transitions: the node reads its GPU node's batches itself
+          return g.withNewChildInternal(((ColumnarToRowExec) g.child()).child());
+        }
+        return fuse((HashAggregateExec) p, ansi).orElseThrow();
+      }
+    });
+  }
+
+  /** Spark's ANSI mode, under which an integral SUM fails on overflow (a shim point: the conf API moved). */
+  static boolean ansi(SparkSession session) {
+    return session.sessionState().conf().ansiEnabled();
+  }
+
+  /** The fused node for {@code agg}, when it qualifies. */
+  static Optional<SparkPlan> fuse(HashAggregateExec agg, boolean ansi) {
+    SparkPlan below = agg.child();
+    ProjectExec project = below instanceof ProjectExec pe ? pe : null;
+    if (project != null) {
+      below = project.child();
+    }
+    if (below instanceof ColumnarToRowExec c2r) {
+      below = c2r.child();
+    }
+    if (!(below instanceof VkGpuEvalExec eval)) {
+      return Optional.empty();
+    }
+    List<Attribute> evalOut = Scala.list(eval.output());
+    Columns columns = new Columns(evalOut, project);
+    List<NamedExpression> grouping = Scala.list(agg.groupingExpressions());
+    if (grouping.size() > 1) {
+      return Optional.empty();
+    }
+    int keyOrdinal = -1;
+    DataType keyType = null;
+    String keyText = "";
+    List<DataType> expected = new ArrayList<>();
+    if (grouping.size() == 1) {
+      NamedExpression g = grouping.get(0);
+      Integer o = columns.of((Expression) g);
+      DataType t = ((Expression) g).dataType();
+      if (o == null || !(t.equals(DataTypes.IntegerType) || t.equals(DataTypes.LongType) || t.equals(DataTypes.DateType))) {
+        return Optional.empty();
+      }
+      keyOrdinal = o;
+      keyType = t;
+      keyText = g.toString();
+      expected.add(t);
+    }
+    List<FusedAggregate> fused = new ArrayList<>();
+    List<ExprId> bufferIds = new ArrayList<>();
+    grouping.forEach(g -> bufferIds.add(g.exprId()));
+    for (AggregateExpression ae : Scala.list(agg.aggregateExpressions())) {
+      if (!ae.mode().equals(Partial$.MODULE$) || ae.isDistinct() || ae.filter().isDefined()) {
+        return Optional.empty();
+      }
+      AggregateFunction fn = ae.aggregateFunction();
+      Optional<FusedAggregate> f = function(fn, columns, ansi);
+      if (f.isEmpty()) {
+        return Optional.empty();
+      }
+      List<? extends Attribute> buffer = Scala.list(fn.inputAggBufferAttributes());
+      DataType[] types = f.get().bufferTypes();
+      if (buffer.size() != types.length) {
+        return Optional.empty();
+      }
+      for (int i = 0; i < types.length; i++) {
+        if (!buffer.get(i).dataType().equals(types[i])) {
+          return Optional.empty();
+        }
+        expected.add(types[i]);
+        bufferIds.add(buffer.get(i).exprId());
+      }
+      fused.add(f.get());
+    }
+    List<Attribute> out = Scala.list(agg.output());
+    if (out.size() != bufferIds.size()) {
+      return Optional.empty();
+    }
+    for (int i = 0; i < out.size(); i++) {
+      if (!out.get(i).exprId().equals(bufferIds.get(i)) || !out.get(i).dataType().equals(expected.get(i))) {
+        return Optional.empty();
+      }
+    }
+    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
+    return Optional.of(new VkGpuAggregateExec(spec, agg.output(), agg.outputPartitioning(), eval));
+  }
+
+  /** {@code fn} as a fused function over the GPU node's columns, if it is one vkspark reproduces. */
+  private static Optional<FusedAggregate> function(AggregateFunction fn, Columns columns, boolean ansi) {
+    List<Expression> args = Scala.list(fn.children());
+    Class<?> c = fn.getClass();
+    if (c == Count.class) {
+      List<Integer> cols = new ArrayList<>();
+      for (Expression a : args) {
+        if (a instanceof Literal l && l.value() != null) {
+          continue; // never null: counts every row
+        }
+        Integer o = columns.of(a);
+        if (o == null) {
+          return Optional.empty();
+        }
+        cols.add(o);
+      }
+      return Optional.of(new FusedAggregate(FusedAggregate.Kind.COUNT, cols.stream().mapToInt(Integer::intValue).toArray(),
+          DataTypes.LongType, ansi, fn.toString()));
+    }
+    FusedAggregate.Kind kind = c == Sum.class ? FusedAggregate.Kind.SUM : c == Min.class ? FusedAggregate.Kind.MIN
+        : c == Max.class ? FusedAggregate.Kind.MAX : c == Average.class ? FusedAggregate.Kind.AVG : null;
+    if (kind == null || args.size() != 1 || !FusedAggregate.supportedInput(args.get(0).dataType())) {
+      return Optional.empty();
+    }
+    Integer o = columns.of(args.get(0));
+    if (o == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new FusedAggregate(kind, new int[] {o}, args.get(0).dataType(), ansi, fn.toString()));
+  }
+
+  /**
+   * The columns the fused node reads: the GPU node's output, then expressions over it that the
+   * aggregate (or a projection between them) computes per row, evaluated by the fused node as
+   * Spark would (keys such as {@code id % 10}, arguments such as {@code 2 * f(x)}): deterministic
+   * ones without subqueries only.
+   */
+  private static final class Columns {
+    private final List<Attribute> input;
+    private final Map<ExprId, Expression> projected = new HashMap<>();
+    final List<Expression> computed = new ArrayList<>();
+
+    Columns(List<Attribute> input, ProjectExec project) {
+      this.input = input;
+      if (project != null) {
+        for (NamedExpression ne : Scala.list(project.projectList())) {
+          projected.put(ne.exprId(), ne instanceof Alias al ? al.child() : (Expression) ne);
+        }
+      }
+    }
+
+    /** The column holding {@code e}'s value per row, or null when the fused node cannot compute it. */
+    Integer of(Expression e) {
+      Expression over = projected.isEmpty() ? e : e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof Attribute a && projected.containsKey(a.exprId());
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          return projected.get(((Attribute) x).exprId());
+        }
+      });
+      if (over instanceof Attribute a) {
+        int i = indexOf(a);
+        return i < 0 ? null : i;
+      }
+      if (!over.deterministic()
+          || over.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>
+              || x instanceof AggregateFunction || (x instanceof Attribute a && indexOf(a) < 0)).isDefined()) {
+        return null;
+      }
+      Expression bound = over.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof Attribute;
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          Attribute a = (Attribute) x;
+          return new BoundReference(indexOf(a), a.dataType(), a.nullable());
+        }
+      });
+      for (int i = 0; i < computed.size(); i++) {
+        if (computed.get(i).semanticEquals(bound)) {
+          return input.size() + i;
+        }
+      }
+      computed.add(bound);
+      return input.size() + computed.size() - 1;
+    }
+
+    private int indexOf(Attribute a) {
+      for (int i = 0; i < input.size(); i++) {
+        if (input.get(i).exprId().equals(a.exprId())) {
+          return i;
+        }
+      }
+      return -1;
+    }
+  }
+}

@@ -1,0 +1,222 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.api.java.UDF2;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Aggregates fused onto the GPU node (VkGpuAggregate): SUM, COUNT, MIN, MAX and AVG of GPU UDF
+ * results of every numeric type, ungrouped and grouped, with nulls, an empty partition, NaN and
+ * negative zero, each against Spark's own plan (vkspark off: the UDFs' call() and Spark's
+ * aggregate); the fused node is in the plan, aggregated every row, and the rows ran on the GPU.
+ */
+final class FusedAggregateSparkTest {
+  private static final String[] COLUMNS = {"x_d", "x_f", "x_i", "x_l", "x_n"};
+
+  /** double a + b: one IEEE addition, so GPU and CPU agree bit for bit (signs of zero and NaN too). */
+  public static final class DAdd implements UDF2<Double, Double, Double>, GpuUdf {
+    @Override
+    public Double call(Double a, Double b) {
+      return a == null || b == null ? null : a + b;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("double").arg("a", "double").arg("b", "double").body("a + b");
+    }
+  }
+
+  /** float a + b. */
+  public static final class FAdd implements UDF2<Float, Float, Float>, GpuUdf {
+    @Override
+    public Float call(Float a, Float b) {
+      return a == null || b == null ? null : a + b;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("float").arg("a", "float").arg("b", "float").body("a + b");
+    }
+  }
+
+  /**
+   * 20,000 ids over 4 partitions, the second left empty by a filter; columns with about 8-14% nulls,
+   * -0.0 in b, one NaN in n, int and bigint columns, and an int key k of 10 values plus null.
+   */
+  @BeforeAll
+  static void data() {
+    GpuUdfs.register(spark(), "d_add", new DAdd());
+    GpuUdfs.register(spark(), "f_add", new FAdd());
+    GpuUdfs.register(spark(), "long_mix", new TestUdfs.LongMix());
+    spark().range(0, 20_000, 1, 4).where("id < 5000 OR id >= 10000").selectExpr("id",
+            "CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 1000) * 0.37 - 100 END AS a",
+            "CASE WHEN id % 11 = 0 THEN NULL WHEN id % 97 = 0 THEN -0.0D ELSE id * 0.001 END AS b",
+            "CASE WHEN id % 17 = 0 THEN NULL ELSE cast((id % 300) * 0.25 - 30 AS float) END AS f",
+            "CASE WHEN id % 7 = 0 THEN NULL ELSE cast(id % 5000 - 2500 AS int) END AS i",
+            "cast(id % 3 AS int) AS j",
+            "CASE WHEN id % 9 = 0 THEN NULL ELSE id * 1000003 END AS l",
+            "CASE WHEN id = 12345 THEN double('NaN') WHEN id % 5 = 0 THEN NULL ELSE 1.5D END AS n",
+            "CASE WHEN id % 19 = 0 THEN NULL ELSE cast(id % 10 AS int) END AS k")
+        .createOrReplaceTempView("fused_t");
+  }
+
+  @AfterEach
+  void defaults() {
+    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled")) {
+      spark().conf().unset(k);
+    }
+  }
+
+  @AfterAll
+  static void validation() {
+    assertNoValidationErrors();
+  }
+
+  /** Every function over every column: sum, count, count(*), min, max, avg. */
+  private static String everyFunction() {
+    List<String> out = new ArrayList<>();
+    for (String c : COLUMNS) {
+      out.add("sum(" + c + ")");
+      out.add("count(" + c + ")");
+      out.add("min(" + c + ")");
+      out.add("max(" + c + ")");
+      out.add("avg(" + c + ")");
+    }
+    out.add("count(*)");
+    return String.join(", ", out);
+  }
+
+  private static final String CALLS = "SELECT k, d_add(a, b) AS x_d, f_add(f, f) AS x_f, int_poly(i, j) AS x_i,"
+      + " long_mix(l, id) AS x_l, d_add(n, b) AS x_n";
+
+  @Test
+  void ungrouped_everyFunctionOfEveryType_matchesSpark_fusedOnTheGpu_verified() {
+    spark().conf().set(VkConf.VERIFY, "strict");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    String sql = "SELECT " + everyFunction() + " FROM (" + CALLS + " FROM fused_t)";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    Dataset<Row> ran = lastRun;
+    assertFused(ran, 15_000);
+    Map<String, Long> eval = metrics(gpuNodes(ran).get(0));
+    assertEquals(15_000L * 5, eval.get("verifyRows"), eval.toString());
+    assertEquals(0L, eval.get("verifyMismatches"), eval.toString());
+    assertAggregatesEqual(both.get(1), both.get(0));
+    Row r = both.get(0).get(0);
+    assertTrue(Double.isNaN(r.getDouble(20)) && Double.isNaN(r.getDouble(23)), "NaN sums and is the largest: " + r);
+    assertEquals(1.5, r.getDouble(22), "min skips NaN");
+  }
+
+  /** Grouped by a computed key, with expressions over the UDF results as arguments (computed by the fused node). */
+  @Test
+  void grouped_byComputedIntKey_withNullKey_expressionArguments_matchesSpark_explainShowsTheNode_offByConf() {
+    String sql = "SELECT k % 4 AS k4, " + everyFunction() + ", sum(x_d * 2), max(x_i + j), count(x_f + 1)"
+        + " FROM (" + CALLS + ", j FROM fused_t) GROUP BY k % 4";
+    String before = explain(spark().sql(sql));
+    assertTrue(before.contains("isFinalPlan=false") && before.contains("VkGpuAggregate (partial)"),
+        () -> "EXPLAIN shows the fused node before the adaptive query runs: " + before);
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, 15_000);
+    assertEquals(5, both.get(0).size(), "4 keys and null");
+    assertAggregatesEqual(both.get(1), both.get(0));
+    String explain = explain(lastRun);
+    assertTrue(explain.contains("VkGpuAggregate (partial) [keys=[_groupingexpression#"), explain);
+    assertTrue(explain.contains("sum(x_d"), explain);
+
+    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    Dataset<Row> off = spark().sql(sql);
+    List<Row> rows = off.collectAsList();
+    assertTrue(fusedNodes(off).isEmpty(), () -> explain(off));
+    assertAllRowsOnGpu(off);
+    assertEquals(5, rows.size());
+  }
+
+  /**
+   * min/max keep the first of -0.0 and 0.0, as Spark does; a sum of -0.0 alone is 0.0; one
+   * partition, so the order is fixed. Without adaptive execution (the rule after the transitions).
+   */
+  @Test
+  void negativeZero_minMaxKeepTheFirst_sumOfNegativeZeroIsPositive_asSpark_withoutAqe() {
+    spark().conf().set("spark.sql.adaptive.enabled", "false");
+    spark().range(0, 12, 1, 1).selectExpr("cast(id % 3 AS int) AS g",
+            // zeros Spark cannot fold (it folds a CASE of 0.0 and -0.0 to one of them)
+            "id", "cast(id - id AS double) AS zero", "cast(id - id AS double) * -1.0D AS negzero")
+        .selectExpr("g", "CASE WHEN g = 0 THEN negzero WHEN g = 1 THEN (CASE WHEN id < 6 THEN zero ELSE negzero END)"
+                + " ELSE (CASE WHEN id < 6 THEN negzero ELSE zero END) END AS z0",
+            "CASE WHEN id = 4 THEN NULL WHEN id % 2 = 0 THEN cast(negzero AS float) ELSE cast(zero AS float) END AS w0")
+        .createOrReplaceTempView("zeros_t");
+    String sql = "SELECT g, min(d_add(z0, -0.0D)), max(d_add(z0, -0.0D)), sum(d_add(z0, -0.0D)), avg(d_add(z0, -0.0D)),"
+        + " min(f_add(w0, float('-0.0'))), max(f_add(w0, float('-0.0'))), sum(f_add(w0, float('-0.0'))) FROM zeros_t GROUP BY g";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, 12);
+    List<Row> cpu = both.get(1);
+    List<Row> gpu = both.get(0);
+    assertEquals(cpu.toString(), gpu.toString());
+    for (int r = 0; r < cpu.size(); r++) {
+      for (int c = 1; c < 8; c++) {
+        assertEquals(cpu.get(r).get(c), gpu.get(r).get(c), "zero signs differ at row " + r + " column " + c);
+      }
+    }
+    assertEquals(0.0, gpu.get(0).getDouble(3), "sum of -0.0 alone is 0.0");
+    assertEquals(Double.doubleToRawLongBits(-0.0), Double.doubleToRawLongBits(gpu.get(0).getDouble(1)));
+  }
+
+  private static Dataset<Row> lastRun;
+
+  private static List<List<Row>> gpuAndCpu(java.util.function.Supplier<Dataset<Row>> query) {
+    return onAndOff(query, ran -> {
+      assertAllRowsOnGpu(ran);
+      lastRun = ran;
+    });
+  }
+
+  private static List<VkGpuAggregateExec> fusedNodes(Dataset<Row> df) {
+    List<VkGpuAggregateExec> out = new ArrayList<>();
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
+        out.add(g);
+      }
+    });
+    return out;
+  }
+
+  /** One fused node, which aggregated every row the GPU computed (none went through Spark's aggregate). */
+  private static void assertFused(Dataset<Row> ran, long rows) {
+    List<VkGpuAggregateExec> fused = fusedNodes(ran);
+    assertEquals(1, fused.size(), () -> explain(ran));
+    assertInstanceOf(VkGpuEvalExec.class, fused.get(0).child(), () -> "no transition under the fused node: " + explain(ran));
+    Map<String, Long> m = GpuEvalIterator.snapshot(fused.get(0).metricsMap());
+    assertEquals(rows, m.get("aggregatedRows"), m.toString());
+    assertEquals(rows, metrics(gpuNodes(ran).get(0)).get("gpuRows"));
+    assertTrue(m.get("numOutputRows") > 0, m.toString());
+  }
+
+  /**
+   * Equal, except doubles within 1e-12 relative: Spark's final aggregation adds the partitions'
+   * partial sums in the order they arrive, in both runs. Zeros and NaN compare exactly.
+   */
+  static void assertAggregatesEqual(List<Row> expected, List<Row> actual) {
+    assertEquals(expected.size(), actual.size(), "row count");
+    for (int r = 0; r < expected.size(); r++) {
+      for (int c = 0; c < expected.get(r).size(); c++) {
+        Object x = expected.get(r).get(c);
+        Object y = actual.get(r).get(c);
+        String where = "row " + r + " column " + c + ": " + expected.get(r) + " vs " + actual.get(r);
+        if (x instanceof Double dx && y instanceof Double dy && dx != 0 && !dx.isNaN()) {
+          assertEquals(dx, dy, Math.abs(dx) * 1e-12, where);
+        } else {
+          assertEquals(x, y, where);
+        }
+      }
+    }
+  }
+}
