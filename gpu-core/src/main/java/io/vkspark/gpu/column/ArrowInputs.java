@@ -17,6 +17,9 @@ public final class ArrowInputs {
    * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
    */
   public static InputColumn of(FieldVector vector, SqlType type) {
+    if (type.isVariableWidth()) {
+      return ArrowVarInputs.of(vector, type);
+    }
     if (!(vector instanceof BaseFixedWidthVector fixed) || !sameLayout(vector.getField().getType(), type.arrowType())) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
           + vector.getField().getType() + " but the GPU UDF argument is " + type.sqlName() + " (" + type.arrowType() + ").",

@@ -23,7 +23,20 @@ public enum SqlType {
   /** Days since 1970-01-01 (Arrow DateDay). */
   DATE("date", "int", 4, new ArrowType.Date(DateUnit.DAY)),
   /** Microseconds since the epoch, UTC (Arrow Timestamp(MICROSECOND, "UTC"), Spark's TimestampType). */
-  TIMESTAMP("timestamp", "int64_t", 8, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"));
+  TIMESTAMP("timestamp", "int64_t", 8, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
+  // Variable-width argument types (arguments only): Arrow's layout, int32 offsets (rows + 1) and a
+  // data buffer; the body reads them through generated accessors (see VarArgs). glsl() is the type of
+  // one element as the accessors return it, byteWidth() the width of one offset.
+  /** UTF-8 bytes (Arrow Utf8); the body reads {@code s_length()} and {@code s_byte(i)}. */
+  STRING("string", "uint", 4, ArrowType.Utf8.INSTANCE),
+  /** Bytes (Arrow Binary); the body reads {@code b_length()} and {@code b_byte(i)}. */
+  BINARY("binary", "uint", 4, ArrowType.Binary.INSTANCE),
+  /** Arrow List of Float32; the body reads {@code v_length()}, {@code v_at(i)}, {@code v_isNull(i)}. */
+  ARRAY_FLOAT("array<float>", "float", 4, ArrowType.List.INSTANCE),
+  /** Arrow List of Float64. */
+  ARRAY_DOUBLE("array<double>", "double", 4, ArrowType.List.INSTANCE),
+  /** Arrow List of Int32. */
+  ARRAY_INT("array<int>", "int", 4, ArrowType.List.INSTANCE);
 
   private final String sqlName;
   private final String glsl;
@@ -56,13 +69,18 @@ public enum SqlType {
     return byteWidth == 0;
   }
 
+  /** Whether values have a length per row (string, binary, arrays): offsets plus data on the GPU. */
+  public boolean isVariableWidth() {
+    return ordinal() >= STRING.ordinal() && ordinal() <= ARRAY_INT.ordinal();
+  }
+
   public ArrowType arrowType() {
     return arrowType;
   }
 
   /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans). */
   String bufferElement() {
-    return isBitPacked() ? "uint" : glsl;
+    return isBitPacked() ? "uint" : isVariableWidth() ? "int" : glsl;
   }
 
   /** Bytes that hold {@code rows} values: whole 64-bit words for bits, so word-at-a-time code stays in bounds. */
@@ -70,20 +88,28 @@ public enum SqlType {
     if (isBitPacked()) {
       return ((rows + 63) >>> 6) << 3;
     }
+    if (isVariableWidth()) { // the offsets: one more than rows
+      return io.vkspark.gpu.Sizes.multiply(rows + 1, 4, "bytes of the offsets of " + rows + " " + sqlName + " values");
+    }
     return io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
   }
 
   /** Parses a SQL type name (case-insensitive; synonyms such as {@code integer}, {@code long}). */
   public static SqlType parse(String name) {
-    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT).replaceAll("\\s+", "");
     return switch (n) {
       case "int", "integer", "int32" -> INT;
       case "bigint", "long", "int64" -> BIGINT;
       case "float", "real", "float32" -> FLOAT;
-      case "double", "float64", "double precision" -> DOUBLE;
+      case "double", "float64", "doubleprecision" -> DOUBLE;
       case "boolean", "bool" -> BOOLEAN;
       case "date" -> DATE;
       case "timestamp", "timestamp_ltz" -> TIMESTAMP;
+      case "string", "varchar", "utf8" -> STRING;
+      case "binary", "bytes" -> BINARY;
+      case "array<float>", "array<real>" -> ARRAY_FLOAT;
+      case "array<double>" -> ARRAY_DOUBLE;
+      case "array<int>", "array<integer>" -> ARRAY_INT;
       default -> throw GpuException.of(GpuException.Code.UNSUPPORTED, "type '" + name + "' is not supported by GPU UDFs.",
           "use one of " + Arrays.stream(values()).map(SqlType::sqlName).collect(Collectors.joining(", ")) + ".");
     };
