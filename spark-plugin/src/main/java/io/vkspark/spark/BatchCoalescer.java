@@ -55,9 +55,16 @@ final class BatchCoalescer implements AutoCloseable {
         ? Optional.of(new BatchCoalescer(types, maxRows, maxBytes)) : Optional.empty();
   }
 
-  /** The pass-through types staged: the GPU UDF types and strings. */
+  /**
+   * The pass-through types staged: the fixed-width GPU UDF types, strings and binary. Arrays are
+   * not (yet): a batch with an array column is evaluated as it comes.
+   */
   static boolean stageable(DataType t) {
-    return SparkTypes.of(t).isPresent() || t.equals(DataTypes.StringType);
+    return SparkTypes.of(t).filter(s -> !s.isVariableWidth()).isPresent() || bytes(t);
+  }
+
+  private static boolean bytes(DataType t) {
+    return t.equals(DataTypes.StringType) || t.equals(DataTypes.BinaryType);
   }
 
   /** Child batches of this many rows or more are evaluated as they are, without a copy. */
@@ -108,7 +115,7 @@ final class BatchCoalescer implements AutoCloseable {
   }
 
   private static void copy(ColumnVector src, DataType type, OffHeapColumnVector dst, int at, int n) {
-    Optional<SqlType> sql = SparkTypes.of(type);
+    Optional<SqlType> sql = SparkTypes.of(type).filter(s -> !s.isVariableWidth());
     if (sql.isPresent() && sql.get() != SqlType.BOOLEAN) {
       SqlType t = sql.get();
       // Spark's vectors (on-heap, off-heap, Arrow, dictionary-encoded) as the GPU upload reads them: one bulk copy.
@@ -116,6 +123,12 @@ final class BatchCoalescer implements AutoCloseable {
     } else if (sql.isPresent()) {
       for (int r = 0; r < n; r++) {
         dst.putBoolean(at + r, !src.isNullAt(r) && src.getBoolean(r));
+      }
+    } else if (type.equals(DataTypes.BinaryType)) {
+      for (int r = 0; r < n; r++) {
+        if (!src.isNullAt(r)) {
+          dst.putByteArray(at + r, src.getBinary(r));
+        }
       }
     } else {
       for (int r = 0; r < n; r++) {
@@ -147,7 +160,7 @@ final class BatchCoalescer implements AutoCloseable {
   private long stagedBytes() {
     long out = 0;
     for (int c = 0; c < types.length; c++) {
-      out += types[c].equals(DataTypes.StringType)
+      out += bytes(types[c])
           ? staged[c].arrayData().getElementsAppended() + 8L * rows : (long) types[c].defaultSize() * rows;
     }
     return out;

@@ -124,6 +124,7 @@ final class GpuVerifier {
       case FLOAT -> v.getFloat(r);
       case DOUBLE -> v.getDouble(r);
       case BOOLEAN -> v.getBoolean(r);
+      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // string, binary, arrays: arguments only
     };
   }
 
