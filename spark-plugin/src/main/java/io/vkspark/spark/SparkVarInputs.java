@@ -6,6 +6,7 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.StagedVarColumn;
 import io.vkspark.gpu.column.VarColumn;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -14,7 +15,8 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * String, binary and array columns of a Spark batch as GPU inputs. An Arrow-backed vector
- * ({@code ArrowColumnVector} over a VarChar, VarBinary or List vector) is read in place, with one
+ * ({@code ArrowColumnVector} over a VarChar, VarBinary or List vector) and Spark's own on-heap and
+ * off-heap vectors with rows one after another ({@link SparkVarBulk}) are read in place, with one
  * bulk copy per staged range; any other vector (on-heap, off-heap, constant, dictionary-encoded) is
  * read through the public {@link ColumnVector} API row by row into a {@link StagedVarColumn}: a
  * string's bytes with one copy each, an array element by element. Only public ColumnVector methods
@@ -26,6 +28,12 @@ final class SparkVarInputs {
   static InputColumn of(ColumnVector v, SqlType type, int rows) {
     if (v instanceof ArrowColumnVector a && a.getValueVector() instanceof FieldVector f) {
       return new Limited((VarColumn) ArrowInputs.of(f, type), rows);
+    }
+    if (v instanceof WritableColumnVector w) {
+      SparkVarBulk bulk = SparkVarBulk.of(w, type, rows);
+      if (bulk != null) {
+        return bulk;
+      }
     }
     StagedVarColumn out = StagedVarColumn.of(type);
     for (int r = 0; r < rows; r++) {
