@@ -184,14 +184,33 @@ final class VarTypesSparkTest {
   }
 
   @Test
-  void cosineWithAConstantVector_everyRowOnGpu_equalsCall() {
+  void cosineWithAConstantVector_coalesced_everyRowOnGpu_equalsCall() {
     String[] cols = {"id",
         "cosine(emb, cast(array(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) AS array<float>)) AS c"};
-    Dataset<Row> gpu = select(cols);
-    assertEquals(1, gpuNodes(gpu).size(), () -> explain(gpu));
-    assertGpuEqualsCpu(() -> select(cols));
-    List<Row> rows = gpu.collectAsList();
-    assertAllRowsOnGpu(gpu);
+    // the constant is computed below the node, row by row: RowToColumnar's 300-row batches are coalesced
+    // (arrays staged by BatchCoalescer); strict verify: every row against call() inside the GPU run too
+    String[] conf = {"spark.sql.inMemoryColumnarStorage.batchSize", "300", VkConf.METRICS_LEVEL, "debug",
+        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1"};
+    for (int k = 0; k < conf.length; k += 2) {
+      spark().conf().set(conf[k], conf[k + 1]);
+    }
+    Dataset<Row> gpu;
+    List<Row> rows;
+    try {
+      gpu = select(cols);
+      assertEquals(1, gpuNodes(gpu).size(), () -> explain(gpu));
+      assertGpuEqualsCpu(() -> select(cols));
+      rows = gpu.collectAsList();
+      assertAllRowsOnGpu(gpu);
+      java.util.Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
+      assertEquals(6000L, m.get("gpuRows"), m.toString());
+      assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), "300-row batches coalesced: " + m);
+      assertTrue(m.get("inputBatches") >= 20, "6,000 rows in batches of 300: " + m);
+    } finally {
+      for (int k = 0; k < conf.length; k += 2) {
+        spark().conf().unset(conf[k]);
+      }
+    }
     assertTrue(rows.stream().anyMatch(r -> r.isNullAt(1)), "null arrays give null");
     assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1) && r.getFloat(1) == 0f), "empty arrays give 0");
     assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1) && Math.abs(r.getFloat(1)) > 0.5f));
