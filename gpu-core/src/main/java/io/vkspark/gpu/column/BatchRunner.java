@@ -61,6 +61,12 @@ public final class BatchRunner implements AutoCloseable {
   private long varCapacity;
   /** Elements of each variable-width column staged in the buffer set for the rows not yet dispatched. */
   private final long[] varUsed;
+  /**
+   * Host copy of each array column's element validity for the pending rows: bits are assembled here
+   * and written to the device with a plain copy, because reading device memory from the CPU (as a
+   * read-modify-write of a shared word would) is very slow on discrete GPUs.
+   */
+  private final ArrowBuf[] varValidHost;
   /** Fewest elements per variable-width data buffer. */
   static final long MIN_VAR_ELEMENTS = 1L << 16;
   /** Most elements per variable-width data buffer (1 GiB of doubles). */
@@ -123,6 +129,7 @@ public final class BatchRunner implements AutoCloseable {
     calls.forEach(c -> java.util.Arrays.stream(c.argColumns()).filter(i -> inputTypes.get(i).isVariableWidth()).forEach(read::add));
     this.varColumns = read.stream().mapToInt(Integer::intValue).toArray();
     this.varUsed = new long[inputTypes.size()];
+    this.varValidHost = new ArrowBuf[inputTypes.size()];
     for (KernelCall call : calls) {
       SqlType t = call.kernel().signature().result();
       results.add(new Field(call.kernel().signature().name(), FieldType.nullable(t.arrowType()), null).createVector(allocator));
@@ -407,17 +414,31 @@ public final class BatchRunner implements AutoCloseable {
     batchUploaded += (long) elements * width;
     GpuBuffer valid = set.varValid[c];
     if (valid != null) {
+      long host = validHost(c).memoryAddress();
       if (v.hasElementNulls()) {
-        v.copyElementValidity(base, elements, valid.hostAddress(), used);
+        v.copyElementValidity(base, elements, host, used);
       } else {
-        Bits.fill(valid.hostAddress(), used, elements);
+        Bits.fill(host, used, elements);
       }
       long first = (used >>> 6) << 3;
       long end = ((used + elements + 63) >>> 6) << 3;
+      org.apache.arrow.memory.util.MemoryUtil.copyMemory(host + first, valid.hostAddress() + first, end - first);
       valid.flush(first, end - first);
       batchUploaded += end - first;
     }
     varUsed[c] = used + elements;
+  }
+
+  /** The host bitmap of array column {@code c}'s element validity, holding the data buffers' elements. */
+  private ArrowBuf validHost(int c) {
+    long bytes = SqlType.BOOLEAN.bytesFor(varCapacity);
+    if (varValidHost[c] == null || varValidHost[c].capacity() < bytes) {
+      if (varValidHost[c] != null) {
+        varValidHost[c].close();
+      }
+      varValidHost[c] = allocator.buffer(bytes);
+    }
+    return varValidHost[c];
   }
 
   /** Copies rows {@code [from, from + n)} of every column read to device row {@code at} of its input buffer. */
@@ -785,6 +806,11 @@ public final class BatchRunner implements AutoCloseable {
     params.close();
     if (scratch != null) {
       scratch.close();
+    }
+    for (ArrowBuf b : varValidHost) {
+      if (b != null) {
+        b.close();
+      }
     }
   }
 }

@@ -261,7 +261,8 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   private static boolean needsMath(KernelSignature sig, String body) {
-    return sig.result() == SqlType.DOUBLE || sig.argTypes().contains(SqlType.DOUBLE) || USES_DOUBLE.matcher(body).find();
+    return sig.result() == SqlType.DOUBLE || sig.argTypes().contains(SqlType.DOUBLE)
+        || sig.argTypes().contains(SqlType.ARRAY_DOUBLE) || USES_DOUBLE.matcher(body).find();
   }
 
   static String mathLibrary() {

@@ -469,6 +469,24 @@ final class VarArgsTest {
   }
 
   @Test
+  void doubleArray_aloneBringsTheDoubleMathLibrary() {
+    // no "double" in the body: the array<double> argument alone must bring the double exp
+    ColumnKernel k = kernel("dexp", SqlType.DOUBLE, "exp(d_at(0)) + d_at(1)", arg("d", SqlType.ARRAY_DOUBLE));
+    StagedVarColumn d = StagedVarColumn.of(SqlType.ARRAY_DOUBLE);
+    d.addDouble(1.5).addDouble(0.25).endRow();
+    d.addDouble(-3.0).endRow();
+    d.endRow();
+    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0})), List.of(SqlType.ARRAY_DOUBLE), 4096,
+        allocator)) {
+      Float8Vector out = (Float8Vector) runner.run(List.of(d), 3).get(0);
+      double[] want = {StrictMath.exp(1.5) + 0.25, StrictMath.exp(-3.0), 1.0};
+      for (int i = 0; i < 3; i++) {
+        assertEquals(want[i], out.get(i), 4 * Math.ulp(want[i]), "row " + i);
+      }
+    }
+  }
+
+  @Test
   void binaryVector_andMixedWithFixedWidthArguments() {
     ColumnKernel k = kernel("salted", SqlType.INT, """
         uint h = uint(salt);
