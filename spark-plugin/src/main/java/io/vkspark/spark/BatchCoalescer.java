@@ -4,9 +4,12 @@ import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarArray;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.types.UTF8String;
 
@@ -16,8 +19,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * on the next {@code next()} (or {@code hasNext()}), so each child batch is copied as it arrives:
  * values and nulls of every column the node outputs, into off-heap vectors that grow to the
  * coalesced size and are reused from batch to batch. Fixed-width values move with one bulk copy
- * per column (the same copies that take Spark's vectors to the GPU); booleans and strings value by
- * value.
+ * per column (the same copies that take Spark's vectors to the GPU); booleans, strings, binary and
+ * arrays value by value.
  *
  * <p>This is the one place where child batches are staged: a runner that uploads each child
  * batch's arguments straight into GPU memory would replace the argument columns here and keep only
@@ -55,9 +58,16 @@ final class BatchCoalescer implements AutoCloseable {
         ? Optional.of(new BatchCoalescer(types, maxRows, maxBytes)) : Optional.empty();
   }
 
-  /** The pass-through types staged: the GPU UDF types and strings. */
+  /**
+   * The pass-through types staged: the GPU UDF types (arrays of float, double and int among them),
+   * strings and binary.
+   */
   static boolean stageable(DataType t) {
-    return SparkTypes.of(t).isPresent() || t.equals(DataTypes.StringType);
+    return SparkTypes.of(t).isPresent();
+  }
+
+  private static boolean bytes(DataType t) {
+    return t.equals(DataTypes.StringType) || t.equals(DataTypes.BinaryType);
   }
 
   /** Child batches of this many rows or more are evaluated as they are, without a copy. */
@@ -108,7 +118,7 @@ final class BatchCoalescer implements AutoCloseable {
   }
 
   private static void copy(ColumnVector src, DataType type, OffHeapColumnVector dst, int at, int n) {
-    Optional<SqlType> sql = SparkTypes.of(type);
+    Optional<SqlType> sql = SparkTypes.of(type).filter(s -> !s.isVariableWidth());
     if (sql.isPresent() && sql.get() == SqlType.DECIMAL) {
       // Spark's vectors keep decimals of 9 digits or less as ints, the GPU upload reads int64s: Spark's own putDecimal
       org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) type;
@@ -124,6 +134,14 @@ final class BatchCoalescer implements AutoCloseable {
     } else if (sql.isPresent()) {
       for (int r = 0; r < n; r++) {
         dst.putBoolean(at + r, !src.isNullAt(r) && src.getBoolean(r));
+      }
+    } else if (type instanceof ArrayType) {
+      copyArrays(src, SparkTypes.of(type).get(), dst, at, n);
+    } else if (type.equals(DataTypes.BinaryType)) {
+      for (int r = 0; r < n; r++) {
+        if (!src.isNullAt(r)) {
+          dst.putByteArray(at + r, src.getBinary(r));
+        }
       }
     } else {
       for (int r = 0; r < n; r++) {
@@ -142,6 +160,31 @@ final class BatchCoalescer implements AutoCloseable {
     }
   }
 
+  /** Appends each array's elements to {@code dst}'s child vector and points row {@code at + r} at them. */
+  private static void copyArrays(ColumnVector src, SqlType t, OffHeapColumnVector dst, int at, int n) {
+    WritableColumnVector child = dst.arrayData();
+    for (int r = 0; r < n; r++) {
+      if (src.isNullAt(r)) {
+        continue;
+      }
+      ColumnarArray a = src.getArray(r);
+      int len = a.numElements();
+      int start = child.getElementsAppended();
+      for (int i = 0; i < len; i++) {
+        if (a.isNullAt(i)) {
+          child.appendNull();
+        } else if (t == SqlType.ARRAY_FLOAT) {
+          child.appendFloat(a.getFloat(i));
+        } else if (t == SqlType.ARRAY_DOUBLE) {
+          child.appendDouble(a.getDouble(i));
+        } else {
+          child.appendInt(a.getInt(i));
+        }
+      }
+      dst.putArray(at + r, start, len);
+    }
+  }
+
   /** About the bytes {@code b} takes once staged (Spark's default size for strings: 20 bytes). */
   private long estimateBytes(ColumnarBatch b) {
     long out = 0;
@@ -151,12 +194,14 @@ final class BatchCoalescer implements AutoCloseable {
     return out;
   }
 
-  /** Bytes staged: fixed-width values, and each string's bytes plus its offset and length. */
+  /** Bytes staged: fixed-width values, each string's or binary's bytes and each array's elements, plus an offset and length per row. */
   private long stagedBytes() {
     long out = 0;
     for (int c = 0; c < types.length; c++) {
-      out += types[c].equals(DataTypes.StringType)
-          ? staged[c].arrayData().getElementsAppended() + 8L * rows : (long) types[c].defaultSize() * rows;
+      out += bytes(types[c]) ? staged[c].arrayData().getElementsAppended() + 8L * rows
+          : types[c] instanceof ArrayType a
+          ? (long) staged[c].arrayData().getElementsAppended() * a.elementType().defaultSize() + 8L * rows
+          : (long) types[c].defaultSize() * rows;
     }
     return out;
   }

@@ -229,6 +229,14 @@ final class CpuVulkan {
       case BOOLEAN -> ((BitVector) v).setSafe(0, (Boolean) value ? 1 : 0);
       case DATE -> ((DateDayVector) v).setSafe(0, days(value));
       case TIMESTAMP -> ((TimeStampVector) v).setSafe(0, micros(value));
+      case STRING -> ((org.apache.arrow.vector.VarCharVector) v).setSafe(0,
+          ((String) value).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      case BINARY -> ((org.apache.arrow.vector.VarBinaryVector) v).setSafe(0, (byte[]) value);
+      case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw GpuException.of(GpuException.Code.UNSUPPORTED,
+          "GLSL-only GPU UDF '" + udf + "' was called row by row (Spark evaluated it outside its GPU node, e.g. on the "
+              + "driver or in verify mode) with an array argument, which that path does not take yet.",
+          "call it over a table column (its GPU node runs it batch by batch, on the GPU or on lavapipe), "
+              + "or define it with a Java call() through GpuFunction.");
     }
     v.setValueCount(1);
   }
@@ -258,6 +266,7 @@ final class CpuVulkan {
       case BOOLEAN -> ((BitVector) v).get(0) != 0;
       case DATE -> LocalDate.ofEpochDay(((DateDayVector) v).get(0));
       case TIMESTAMP -> org.apache.spark.sql.catalyst.util.DateTimeUtils.microsToInstant(((TimeStampVector) v).get(0));
+      case STRING, BINARY, ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(t + " is not a result type");
     };
   }
 

@@ -47,7 +47,7 @@ final class GpuUdfTypes {
           for (int i = 0; i < args.size(); i++) {
             DataType want = SparkTypes.of(k.args().get(i));
             Expression a = args.get(i);
-            cast.add(a.dataType().equals(want) ? a : implicitCast(a, want).orElse(a));
+            cast.add(SparkTypes.accepts(k.argTypes().get(i), a.dataType()) ? a : implicitCast(a, want).orElse(a));
           }
           return u.withNewChildren(Scala.seq(cast));
         }
@@ -62,7 +62,7 @@ final class GpuUdfTypes {
       }
       for (int i = 0; i < args.size(); i++) {
         DataType want = SparkTypes.of(k.args().get(i));
-        if (!args.get(i).dataType().equals(want) && implicitCast(args.get(i), want).isPresent()) {
+        if (!SparkTypes.accepts(k.args().get(i), args.get(i).dataType()) && implicitCast(args.get(i), want).isPresent()) {
           return true;
         }
       }
@@ -147,7 +147,7 @@ final class GpuUdfTypes {
     for (int i = 0; i < args.size(); i++) {
       DataType want = SparkTypes.of(k.args().get(i));
       Expression a = args.get(i);
-      if (!a.dataType().equals(want)) {
+      if (!SparkTypes.accepts(k.argTypes().get(i), a.dataType())) {
         throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_ARGUMENT_TYPE, name,
             GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
             + name + "' must be " + k.args().get(i).sqlName() + " but " + a.sql() + " is "

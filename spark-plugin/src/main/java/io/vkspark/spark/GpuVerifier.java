@@ -130,6 +130,7 @@ final class GpuVerifier {
         org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
         yield v.getDecimal(r, d.precision(), d.scale());
       }
+      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // string, binary, arrays: arguments only
     };
   }
 

@@ -24,6 +24,9 @@ final class SparkInputs {
   private SparkInputs() {}
 
   static InputColumn of(ColumnVector v, SqlType type, int rows) {
+    if (type.isVariableWidth()) {
+      return SparkVarInputs.of(v, type, rows);
+    }
     if (v instanceof ArrowColumnVector a && a.getValueVector() instanceof FieldVector f) {
       return new Limited(ArrowInputs.of(f, type), rows);
     }

@@ -4,11 +4,16 @@ import io.vkspark.gpu.column.DecimalSpec;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
 import java.util.Optional;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
 
-/** Spark SQL types for the GPU column types, and back. */
+/**
+ * Spark SQL types for the GPU column types, and back. Arrays map to Spark arrays that may hold
+ * nulls; a Spark array of the same element type is accepted whether or not it may (a literal
+ * {@code array(0.1f, 0.2f)} may not).
+ */
 public final class SparkTypes {
   private SparkTypes() {}
 
@@ -29,6 +34,11 @@ public final class SparkTypes {
       case DATE -> DataTypes.DateType;
       case TIMESTAMP -> DataTypes.TimestampType;
       case DECIMAL -> throw new IllegalArgumentException("a decimal's Spark type needs its precision and scale");
+      case STRING -> DataTypes.StringType;
+      case BINARY -> DataTypes.BinaryType;
+      case ARRAY_FLOAT -> DataTypes.createArrayType(DataTypes.FloatType, true);
+      case ARRAY_DOUBLE -> DataTypes.createArrayType(DataTypes.DoubleType, true);
+      case ARRAY_INT -> DataTypes.createArrayType(DataTypes.IntegerType, true);
     };
   }
 
@@ -52,11 +62,22 @@ public final class SparkTypes {
     if (t instanceof DecimalType d) {
       return d.precision() <= DecimalSpec.MAX_PRECISION && d.scale() >= 0 ? Optional.of(SqlType.DECIMAL) : Optional.empty();
     }
+    DataType key = t instanceof ArrayType a ? DataTypes.createArrayType(a.elementType(), true) : t;
     for (SqlType s : SqlType.values()) {
-      if (s != SqlType.DECIMAL && of(s).equals(t)) {
+      if (s != SqlType.DECIMAL && of(s).equals(key)) {
         return Optional.of(s);
       }
     }
     return Optional.empty();
+  }
+
+  /** Whether a column of Spark type {@code t} can be passed as a GPU argument of type {@code want} as it is. */
+  public static boolean accepts(SqlType want, DataType t) {
+    return of(t).filter(s -> s == want).isPresent();
+  }
+
+  /** Whether a column of Spark type {@code t} can be argument {@code a} as it is (a decimal's precision and scale must match). */
+  public static boolean accepts(KernelSignature.Arg a, DataType t) {
+    return a.type() == SqlType.DECIMAL ? of(a).equals(t) : accepts(a.type(), t);
   }
 }

@@ -18,6 +18,9 @@ public final class ArrowInputs {
    * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
    */
   public static InputColumn of(FieldVector vector, SqlType type) {
+    if (type.isVariableWidth()) {
+      return ArrowVarInputs.of(vector, type);
+    }
     if (type == SqlType.DECIMAL) {
       if (vector instanceof DecimalVector d && d.getPrecision() <= DecimalSpec.MAX_PRECISION) {
         return new Decimals(d);

@@ -55,6 +55,22 @@ public final class BatchRunner implements AutoCloseable {
   private final ArrowBuf params;
   private final long[] lengths;
   private BufferSet set;
+  /** Input columns of a variable-width type that some call reads. */
+  private final int[] varColumns;
+  /** Elements each variable-width column's data buffer holds (grows in powers of two with the rows seen). */
+  private long varCapacity;
+  /** Elements of each variable-width column staged in the buffer set for the rows not yet dispatched. */
+  private final long[] varUsed;
+  /**
+   * Host copy of each array column's element validity for the pending rows: bits are assembled here
+   * and written to the device with a plain copy, because reading device memory from the CPU (as a
+   * read-modify-write of a shared word would) is very slow on discrete GPUs.
+   */
+  private final ArrowBuf[] varValidHost;
+  /** Fewest elements per variable-width data buffer. */
+  static final long MIN_VAR_ELEMENTS = 1L << 16;
+  /** Most elements per variable-width data buffer (1 GiB of doubles). */
+  static final long MAX_VAR_ELEMENTS = 1L << 27;
   private BatchStats stats = BatchStats.ZERO;
   private long oomSplits;
   private long bufferBytes;
@@ -110,6 +126,11 @@ public final class BatchRunner implements AutoCloseable {
     this.lengths = new long[2 * calls.size()];
     this.nullCounts = new long[calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
+    java.util.Set<Integer> read = new java.util.TreeSet<>();
+    calls.forEach(c -> java.util.Arrays.stream(c.argColumns()).filter(i -> inputTypes.get(i).isVariableWidth()).forEach(read::add));
+    this.varColumns = read.stream().mapToInt(Integer::intValue).toArray();
+    this.varUsed = new long[inputTypes.size()];
+    this.varValidHost = new ArrowBuf[inputTypes.size()];
     for (KernelCall call : calls) {
       KernelSignature sig = call.kernel().signature();
       results.add(new Field(sig.name(), FieldType.nullable(sig.resultArrowType()), null).createVector(allocator));
@@ -268,13 +289,15 @@ public final class BatchRunner implements AutoCloseable {
   /** Copies {@code rows} rows into the inputs, dispatching whenever the buffer set is full. */
   private void upload(List<InputColumn> inputs, int rows, int total) {
     int wanted = shapeFor(total);
-    if (wanted > capacity) {
+    long wantedVar = varShapeFor(inputs, Math.min(rows, Math.max(wanted, capacity)));
+    if (wanted > capacity || wantedVar > varCapacity) {
       if (set != null) {
         dispatchPending(); // the staged rows live in the smaller set
         pool.release(set);
         set = null;
       }
-      capacity = wanted;
+      capacity = Math.max(capacity, wanted);
+      varCapacity = Math.max(varCapacity, wantedVar);
     }
     if (set == null) {
       acquireSet();
@@ -286,11 +309,137 @@ public final class BatchRunner implements AutoCloseable {
         continue;
       }
       int n = Math.min(capacity - pending, rows - done);
+      if (varColumns.length > 0) {
+        n = fitVar(inputs, done, n);
+        if (n == 0 && pending > 0) { // the data buffers are full: dispatch what they hold
+          dispatchPending(staged + done);
+          continue;
+        }
+        if (n == 0) { // one row's elements exceed the empty data buffers: larger ones
+          growVar(varNeed(inputs, done, 1));
+          continue;
+        }
+      }
       long h0 = System.nanoTime();
       uploadRows(inputs, done, n, pending);
       batchHostNs += System.nanoTime() - h0;
       done += n;
     }
+  }
+
+  /**
+   * Elements the data buffers should hold for the first {@code rows} rows of this append behind
+   * what is staged: a power of two, at least {@link #MIN_VAR_ELEMENTS}, at most
+   * {@link #MAX_VAR_ELEMENTS}; 0 without variable-width columns.
+   */
+  private long varShapeFor(List<InputColumn> inputs, int rows) {
+    if (varColumns.length == 0) {
+      return 0;
+    }
+    long need = Math.max(MIN_VAR_ELEMENTS, varNeed(inputs, 0, rows));
+    return Math.min(MAX_VAR_ELEMENTS, Long.highestOneBit(need - 1) << 1);
+  }
+
+  /** The most elements any variable-width column needs for rows {@code [from, from + n)} behind those staged. */
+  private long varNeed(List<InputColumn> inputs, int from, int n) {
+    long need = 0;
+    for (int c : varColumns) {
+      VarColumn v = (VarColumn) inputs.get(c);
+      need = Math.max(need, varUsed[c] + v.offset(from + n) - v.offset(from));
+    }
+    return need;
+  }
+
+  /** The most rows from {@code from}, up to {@code n}, whose elements fit every data buffer behind what is staged. */
+  private int fitVar(List<InputColumn> inputs, int from, int n) {
+    for (int c : varColumns) {
+      VarColumn v = (VarColumn) inputs.get(c);
+      long room = varCapacity - varUsed[c];
+      int base = v.offset(from);
+      if (v.offset(from + n) - base <= room) {
+        continue;
+      }
+      int lo = 0;
+      int hi = n; // offset(from + lo) fits, offset(from + hi) does not
+      while (hi - lo > 1) {
+        int mid = (lo + hi) >>> 1;
+        if (v.offset(from + mid) - base <= room) {
+          lo = mid;
+        } else {
+          hi = mid;
+        }
+      }
+      n = lo;
+    }
+    return n;
+  }
+
+  /** Takes a buffer set whose data buffers hold {@code need} elements (nothing is pending in the current one). */
+  private void growVar(long need) {
+    if (need > MAX_VAR_ELEMENTS) {
+      throw GpuException.of(Code.SIZE, "one row of an argument of GPU UDF(s) " + udfNames(false) + " holds " + need
+          + " elements (bytes of a string or binary, values of an array), more than the " + MAX_VAR_ELEMENTS
+          + " one dispatch stages per argument.", "keep strings, binaries and arrays passed to GPU UDFs below "
+          + MAX_VAR_ELEMENTS + " elements per row, or call the UDF's Java code for such rows.");
+    }
+    pool.release(set);
+    set = null;
+    varCapacity = Math.min(MAX_VAR_ELEMENTS, Long.highestOneBit(Math.max(need, MIN_VAR_ELEMENTS) - 1) << 1);
+    acquireSet();
+  }
+
+  /**
+   * Copies rows {@code [from, from + n)} of variable-width column {@code c} to device row
+   * {@code at}: the offsets rebased behind the elements already staged, the elements and, for
+   * arrays, their validity.
+   */
+  private void uploadVar(int c, VarColumn v, int from, int n, int at) {
+    SqlType t = inputTypes.get(c);
+    GpuBuffer offsets = set.inputs[c];
+    int base = v.offset(from);
+    long used = varUsed[c];
+    long address = offsets.hostAddress();
+    for (int k = 0; k <= n; k++) {
+      org.apache.arrow.memory.util.MemoryUtil.putInt(address + 4L * (at + k), (int) (used + v.offset(from + k) - base));
+    }
+    offsets.flush(4L * at, 4L * (n + 1));
+    batchUploaded += 4L * (n + 1);
+    int elements = v.offset(from + n) - base;
+    if (elements == 0) {
+      return;
+    }
+    int width = VarArgs.elementBytes(t);
+    GpuBuffer data = set.varData[c];
+    v.copyElements(base, elements, data.hostAddress() + used * width);
+    data.flush(used * width, (long) elements * width);
+    batchUploaded += (long) elements * width;
+    GpuBuffer valid = set.varValid[c];
+    if (valid != null) {
+      long host = validHost(c).memoryAddress();
+      if (v.hasElementNulls()) {
+        v.copyElementValidity(base, elements, host, used);
+      } else {
+        Bits.fill(host, used, elements);
+      }
+      long first = (used >>> 6) << 3;
+      long end = ((used + elements + 63) >>> 6) << 3;
+      org.apache.arrow.memory.util.MemoryUtil.copyMemory(host + first, valid.hostAddress() + first, end - first);
+      valid.flush(first, end - first);
+      batchUploaded += end - first;
+    }
+    varUsed[c] = used + elements;
+  }
+
+  /** The host bitmap of array column {@code c}'s element validity, holding the data buffers' elements. */
+  private ArrowBuf validHost(int c) {
+    long bytes = SqlType.BOOLEAN.bytesFor(varCapacity);
+    if (varValidHost[c] == null || varValidHost[c].capacity() < bytes) {
+      if (varValidHost[c] != null) {
+        varValidHost[c].close();
+      }
+      varValidHost[c] = allocator.buffer(bytes);
+    }
+    return varValidHost[c];
   }
 
   /** Copies rows {@code [from, from + n)} of every column read to device row {@code at} of its input buffer. */
@@ -302,7 +451,9 @@ public final class BatchRunner implements AutoCloseable {
       }
       SqlType t = inputTypes.get(c);
       InputColumn in = inputs.get(c);
-      if (!t.isBitPacked()) {
+      if (t.isVariableWidth()) {
+        uploadVar(c, (VarColumn) in, from, n, at);
+      } else if (!t.isBitPacked()) {
         long offset = (long) at * t.byteWidth();
         long bytes = (long) n * t.byteWidth(); // tinyints and smallints land mid-word: no rounding up to the word
         in.copyValues(from, n, buf.hostAddress() + offset);
@@ -364,6 +515,7 @@ public final class BatchRunner implements AutoCloseable {
     readback(dispatched, n);
     batchHostNs += System.nanoTime() - h1;
     dispatched = upTo;
+    java.util.Arrays.fill(varUsed, 0L); // the data buffers are free again
   }
 
   /** Reads {@code n} result rows of every call into its data slot at row {@code at}. */
@@ -446,6 +598,7 @@ public final class BatchRunner implements AutoCloseable {
     staged = 0;
     dispatched = 0;
     java.util.Arrays.fill(nullCounts, 0);
+    java.util.Arrays.fill(varUsed, 0L);
     batchSlots = ReplacementStats.ZERO;
     batchUploaded = 0;
     batchRead = 0;
@@ -556,7 +709,7 @@ public final class BatchRunner implements AutoCloseable {
    * when device memory is short: batches then run in more, smaller dispatches instead of failing.
    */
   private void acquireSet() {
-    set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity));
+    set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity, varCapacity));
     int got = set.key.capacity();
     while (capacity > got) {
       capacity = BufferPool.smaller(capacity);
@@ -584,7 +737,7 @@ public final class BatchRunner implements AutoCloseable {
     }
     for (int c = 0; c < inputs.size(); c++) {
       InputColumn in = inputs.get(c);
-      if (in.type() != inputTypes.get(c) || in.rows() < rows) {
+      if (in.type() != inputTypes.get(c) || in.rows() < rows || (in.type().isVariableWidth() && !(in instanceof VarColumn))) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "column " + c + " is " + in.type().sqlName() + " with " + in.rows()
             + " rows; expected " + inputTypes.get(c).sqlName() + " with at least " + rows + ".",
             "pass columns of the runner's types holding every row of the batch.");
@@ -699,6 +852,11 @@ public final class BatchRunner implements AutoCloseable {
     params.close();
     if (scratch != null) {
       scratch.close();
+    }
+    for (ArrowBuf b : varValidHost) {
+      if (b != null) {
+        b.close();
+      }
     }
   }
 }

@@ -50,4 +50,26 @@ final class Bits {
     long a = address + (bit >>> 3);
     MemoryUtil.putByte(a, (byte) (MemoryUtil.getByte(a) & ~(1 << (bit & 7))));
   }
+
+  /**
+   * Writes the low {@code k} bits (1 to 64) of {@code bits} at bit {@code at} of the bitmap at
+   * {@code dst}, keeping the other bits of the words it touches.
+   */
+  static void write(long dst, long at, long bits, int k) {
+    long word = dst + ((at >>> 6) << 3);
+    int s = (int) (at & 63);
+    long mask = k == 64 ? -1L : (1L << k) - 1;
+    bits &= mask;
+    MemoryUtil.putLong(word, (MemoryUtil.getLong(word) & ~(mask << s)) | (bits << s));
+    if (s != 0 && s + k > 64) {
+      MemoryUtil.putLong(word + 8, (MemoryUtil.getLong(word + 8) & ~(mask >>> (64 - s))) | (bits >>> (64 - s)));
+    }
+  }
+
+  /** Sets bits {@code [from, from + count)} of the bitmap at {@code dst}. */
+  static void fill(long dst, long from, long count) {
+    for (long done = 0; done < count; done += 64) {
+      write(dst, from + done, -1L, (int) Math.min(64, count - done));
+    }
+  }
 }

@@ -78,7 +78,7 @@ final class BufferPool implements AutoCloseable {
         int smaller = smaller(k.capacity());
         LOG.warn("out of device memory for {} rows per dispatch; splitting batches into {} rows: {}", k.capacity(),
             smaller, e.getMessage());
-        k = new BufferSet.Key(k.calls(), k.inputTypes(), smaller);
+        k = k.withCapacity(smaller);
       }
     }
   }

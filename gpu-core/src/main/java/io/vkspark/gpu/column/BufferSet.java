@@ -26,19 +26,37 @@ final class BufferSet implements AutoCloseable {
   /** Input buffers by column index; null for columns no call reads. */
   final GpuBuffer[] inputs;
   final GpuBuffer[] outputs;
+  /** Data of each variable-width input column (null for the others): {@code key.varElements()} elements. */
+  final GpuBuffer[] varData;
+  /** Element validity of each array input column (null for the others): {@code key.varElements()} bits. */
+  final GpuBuffer[] varValid;
   final PrerecordedDispatch dispatch;
   final long deviceBytes;
 
-  /** What makes two buffer sets interchangeable. */
-  record Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity) {}
+  /**
+   * What makes two buffer sets interchangeable: the calls, the input types, rows per dispatch and
+   * the elements each variable-width column's data buffer holds (0 when there is none).
+   */
+  record Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity, long varElements) {
+    Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity) {
+      this(calls, inputTypes, capacity, 0);
+    }
+
+    /** The same with {@code rows} rows per dispatch. */
+    Key withCapacity(int rows) {
+      return new Key(calls, inputTypes, rows, varElements);
+    }
+  }
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
-                    PrerecordedDispatch dispatch) {
+                    GpuBuffer[] varData, GpuBuffer[] varValid, PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
     this.inputs = inputs;
     this.outputs = outputs;
+    this.varData = varData;
+    this.varValid = varValid;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
@@ -46,6 +64,9 @@ final class BufferSet implements AutoCloseable {
     }
     for (GpuBuffer b : outputs) {
       bytes += b.byteLength();
+    }
+    for (int c = 0; c < varData.length; c++) {
+      bytes += (varData[c] == null ? 0 : varData[c].byteLength()) + (varValid[c] == null ? 0 : varValid[c].byteLength());
     }
     this.deviceBytes = bytes;
   }
@@ -56,10 +77,22 @@ final class BufferSet implements AutoCloseable {
       GpuBuffer params = track(made, device.createBuffer(ColumnKernel.PARAMS_BYTES, BufferRole.PARAMS));
       GpuBuffer control = track(made, device.createBuffer(LoopGuard.CONTROL_BYTES, BufferRole.CONTROL));
       GpuBuffer[] inputs = new GpuBuffer[key.inputTypes().size()];
+      GpuBuffer[] varData = new GpuBuffer[inputs.length];
+      GpuBuffer[] varValid = new GpuBuffer[inputs.length];
       for (KernelCall call : key.calls()) {
         for (int c : call.argColumns()) {
+          SqlType t = key.inputTypes().get(c);
           if (inputs[c] == null) {
-            inputs[c] = track(made, device.createBuffer(key.inputTypes().get(c).bytesFor(key.capacity()), BufferRole.INPUT));
+            inputs[c] = track(made, device.createBuffer(t.bytesFor(key.capacity()), BufferRole.INPUT));
+            if (t.isVariableWidth()) {
+              long elements = Math.max(key.varElements(), 1);
+              varData[c] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(
+                  (elements + 7) & ~7L, VarArgs.elementBytes(t), "bytes of " + elements + " " + t.sqlName() + " elements"),
+                  BufferRole.INPUT));
+              if (VarArgs.isArray(t)) {
+                varValid[c] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(elements), BufferRole.INPUT));
+              }
+            }
           }
         }
       }
@@ -73,10 +106,18 @@ final class BufferSet implements AutoCloseable {
           in.add(inputs[c]);
         }
         in.add(control);
+        for (int c : call.argColumns()) { // data, then element validity, per variable-width argument (VarArgs)
+          if (varData[c] != null) {
+            in.add(varData[c]);
+            if (varValid[c] != null) {
+              in.add(varValid[c]);
+            }
+          }
+        }
         steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
       }
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
@@ -102,6 +143,14 @@ final class BufferSet implements AutoCloseable {
       }
     }
     parts.addAll(List.of(outputs));
+    for (int c = 0; c < varData.length; c++) {
+      if (varData[c] != null) {
+        parts.add(varData[c]);
+      }
+      if (varValid[c] != null) {
+        parts.add(varValid[c]);
+      }
+    }
     Closeables.closeAll(parts);
   }
 }

@@ -187,6 +187,7 @@ public final class ColumnKernel implements java.io.Serializable {
         + (packed(result) ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
+    lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
     String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     if (guarded.loops() > 0) {
@@ -198,7 +199,8 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
     lines.addAll(sig.decimalConstants()); // price_scale, result_scale, ...
-    String params = sig.args().stream().map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
+    String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
+        .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
     String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
     boolean expression = !RETURN.matcher(code).find();
@@ -239,10 +241,14 @@ public final class ColumnKernel implements java.io.Serializable {
     List<String> loads = new ArrayList<>();
     for (int i = 0; i < sig.args().size(); i++) {
       SqlType t = sig.args().get(i).type();
+      if (t.isVariableWidth()) {
+        continue;
+      }
       loads.add(t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
           : t.isBytePacked() ? packedLoad("vk_in" + i, t) // sign-extended, as Java widens a byte or short
           : "vk_in" + i + "[vk_row]");
     }
+    lines.addAll(VarArgs.rowSetup(sig));
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
     if (guarded.loops() > 0) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
@@ -277,7 +283,8 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   private static boolean needsMath(KernelSignature sig, String body) {
-    return sig.result() == SqlType.DOUBLE || sig.argTypes().contains(SqlType.DOUBLE) || USES_DOUBLE.matcher(body).find();
+    return sig.result() == SqlType.DOUBLE || sig.argTypes().contains(SqlType.DOUBLE)
+        || sig.argTypes().contains(SqlType.ARRAY_DOUBLE) || USES_DOUBLE.matcher(body).find();
   }
 
   static String mathLibrary() {
@@ -315,7 +322,7 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     String where = firstBodyLine > 0 ? "line " + firstBodyLine + " of the body" : "the body";
     return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' does not compile: " + String.join("; ", parts)
-            + ". The body sees the arguments " + sig.args().stream().map(a -> a.type().glsl() + " " + a.name())
+            + ". The body sees the arguments " + sig.args().stream().map(VarArgs::describe)
             .collect(Collectors.joining(", ")) + " and must produce a " + sig.result().glsl()
             + (sig.resultDecimal() != null ? " (the unscaled value of a " + sig.resultSqlName() + ")" : ""),
         "correct " + where + " of '" + sig.name() + "'.");
@@ -384,8 +391,9 @@ public final class ColumnKernel implements java.io.Serializable {
   }
 
   /**
-   * The program: params at binding 0, one input per argument, the output, then the control buffer;
-   * indirect dispatch.
+   * The program: params at binding 0, one input per argument (offsets for variable-width ones), the
+   * output, the control buffer, then the data (and element validity) of each variable-width
+   * argument ({@link VarArgs}); indirect dispatch.
    */
   public Program program(int workgroupSize) {
     return program(spec.signature(), spirv, workgroupSize);
@@ -402,6 +410,7 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
     b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
+    VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
     return b.build();
   }
 
@@ -426,6 +435,7 @@ public final class ColumnKernel implements java.io.Serializable {
       case FLOAT -> ElementType.FLOAT32;
       case DOUBLE -> ElementType.FLOAT64;
       case BOOLEAN -> ElementType.UINT32;
+      case STRING, BINARY, ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> ElementType.INT32; // the offsets
     };
   }
 

@@ -74,7 +74,8 @@ final class JavaSemantics {
     }
     boolean int64 = sig.argTypes().stream().anyMatch(t -> t.glsl().equals("int64_t"))
         || sig.result().glsl().equals("int64_t") || USES_INT64.matcher(body).find();
-    boolean dbl = sig.argTypes().contains(SqlType.DOUBLE) || sig.result() == SqlType.DOUBLE
+    boolean dbl = sig.argTypes().contains(SqlType.DOUBLE) || sig.argTypes().contains(SqlType.ARRAY_DOUBLE)
+        || sig.result() == SqlType.DOUBLE
         || USES_DOUBLE.matcher(body).find();
     Map<String, String> s = sections();
     List<String> lines = new ArrayList<>();

@@ -99,6 +99,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result, Decim
             "rename the argument, e.g. to " + suggestion(n) + ".");
       }
     }
+    VarArgs.check(name, args, result); // string, binary and array types: arguments only, accessor names free
   }
 
   public static KernelSignature of(String name, SqlType result, Arg... args) {

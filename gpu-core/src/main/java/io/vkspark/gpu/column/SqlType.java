@@ -36,7 +36,20 @@ public enum SqlType {
   /** Days since 1970-01-01 (Arrow DateDay). */
   DATE("date", "int", 4, new ArrowType.Date(DateUnit.DAY)),
   /** Microseconds since the epoch, UTC (Arrow Timestamp(MICROSECOND, "UTC"), Spark's TimestampType). */
-  TIMESTAMP("timestamp", "int64_t", 8, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"));
+  TIMESTAMP("timestamp", "int64_t", 8, new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
+  // Variable-width argument types (arguments only): Arrow's layout, int32 offsets (rows + 1) and a
+  // data buffer; the body reads them through generated accessors (see VarArgs). glsl() is the type of
+  // one element as the accessors return it, byteWidth() the width of one offset.
+  /** UTF-8 bytes (Arrow Utf8); the body reads {@code s_length()} and {@code s_byte(i)}. */
+  STRING("string", "uint", 4, ArrowType.Utf8.INSTANCE),
+  /** Bytes (Arrow Binary); the body reads {@code b_length()} and {@code b_byte(i)}. */
+  BINARY("binary", "uint", 4, ArrowType.Binary.INSTANCE),
+  /** Arrow List of Float32; the body reads {@code v_length()}, {@code v_at(i)}, {@code v_isNull(i)}. */
+  ARRAY_FLOAT("array<float>", "float", 4, ArrowType.List.INSTANCE),
+  /** Arrow List of Float64. */
+  ARRAY_DOUBLE("array<double>", "double", 4, ArrowType.List.INSTANCE),
+  /** Arrow List of Int32. */
+  ARRAY_INT("array<int>", "int", 4, ArrowType.List.INSTANCE);
 
   private final String sqlName;
   private final String glsl;
@@ -69,6 +82,11 @@ public enum SqlType {
     return byteWidth == 0;
   }
 
+  /** Whether values have a length per row (string, binary, arrays): offsets plus data on the GPU. */
+  public boolean isVariableWidth() {
+    return ordinal() >= STRING.ordinal() && ordinal() <= ARRAY_INT.ordinal();
+  }
+
   /** Several values to a 32-bit word on the GPU ({@code tinyint}, {@code smallint}): read with bitfieldExtract, written with atomicOr. */
   public boolean isBytePacked() {
     return byteWidth == 1 || byteWidth == 2;
@@ -94,7 +112,7 @@ public enum SqlType {
 
   /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans, tinyints and smallints). */
   String bufferElement() {
-    return isBitPacked() || isBytePacked() ? "uint" : glsl;
+    return isBitPacked() || isBytePacked() ? "uint" : isVariableWidth() ? "int" : glsl;
   }
 
   /**
@@ -104,6 +122,9 @@ public enum SqlType {
   public long bytesFor(long rows) {
     if (isBitPacked()) {
       return ((rows + 63) >>> 6) << 3;
+    }
+    if (isVariableWidth()) { // the offsets: one more than rows
+      return io.vkspark.gpu.Sizes.multiply(rows + 1, 4, "bytes of the offsets of " + rows + " " + sqlName + " values");
     }
     long bytes = io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
     return isBytePacked() ? (bytes + 3) & ~3L : bytes;
@@ -120,7 +141,7 @@ public enum SqlType {
    * give DECIMAL, whose precision and scale {@link DecimalSpec#parse} reads).
    */
   public static SqlType parse(String name) {
-    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+    String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT).replaceAll("\\s+", "");
     if (DecimalSpec.parse(n).isPresent()) {
       return DECIMAL;
     }
@@ -130,10 +151,15 @@ public enum SqlType {
       case "tinyint", "byte", "int8" -> TINYINT;
       case "smallint", "short", "int16" -> SMALLINT;
       case "float", "real", "float32" -> FLOAT;
-      case "double", "float64", "double precision" -> DOUBLE;
+      case "double", "float64", "doubleprecision" -> DOUBLE;
       case "boolean", "bool" -> BOOLEAN;
       case "date" -> DATE;
       case "timestamp", "timestamp_ltz" -> TIMESTAMP;
+      case "string", "varchar", "utf8" -> STRING;
+      case "binary", "bytes" -> BINARY;
+      case "array<float>", "array<real>" -> ARRAY_FLOAT;
+      case "array<double>" -> ARRAY_DOUBLE;
+      case "array<int>", "array<integer>" -> ARRAY_INT;
       default -> throw GpuException.of(GpuException.Code.UNSUPPORTED, "type '" + name + "' is not supported by GPU UDFs.",
           "use one of " + Arrays.stream(values()).map(t -> t == DECIMAL ? "decimal(p, s) with p <= 18" : t.sqlName()).collect(Collectors.joining(", ")) + ".");
     };
