@@ -4,7 +4,6 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -45,11 +44,9 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
         // must find the same f(a) in the grouping and the select list.
         Object function = GpuUdfs.scalaFunction(name, udf);
-        Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
-            children -> GpuUdfs.call(name, udf, function, Scala.list(children));
         ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
             new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
-            builder));
+            Scala.functionBuilder(children -> GpuUdfs.call(name, udf, function, children))));
       }
     }
     return BoxedUnit.UNIT;

@@ -1,0 +1,19 @@
+package io.vkspark.spark;
+
+import org.apache.spark.QueryContext;
+import org.apache.spark.sql.AnalysisException;
+import scala.Option;
+
+/**
+ * Spark 3.5 shim: {@link VkAnalysisException}'s constructor (no SQLSTATE or message template
+ * arguments before Spark 4.1: VkAnalysisException overrides getSqlState itself).
+ */
+abstract class AnalysisExceptionShim extends AnalysisException {
+  private static final long serialVersionUID = 1L;
+
+  AnalysisExceptionShim(String message, scala.collection.immutable.Map<String, String> parameters, Throwable cause,
+      String condition, String sqlState) {
+    super(message, Option.empty(), Option.empty(), Option.apply(cause), Option.apply(condition), parameters,
+        new QueryContext[0]);
+  }
+}
