@@ -41,4 +41,12 @@ abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   public scala.collection.Seq<SortOrder> outputOrdering() {
     return keepsChildOrdering() ? child().outputOrdering() : super.outputOrdering();
   }
+
+  /**
+   * Spark 3.5's UnaryExecNode calls {@code super.formattedNodeName} through this accessor, which
+   * scalac writes into every Scala subclass (Spark 4's trait no longer needs it; harmless there).
+   */
+  public String org$apache$spark$sql$execution$UnaryExecNode$$super$formattedNodeName() {
+    return super.formattedNodeName();
+  }
 }

@@ -2,6 +2,7 @@ package io.vkspark.spark;
 
 import org.apache.spark.QueryContext;
 import org.apache.spark.sql.AnalysisException;
+import org.apache.spark.sql.catalyst.trees.Origin;
 import scala.Option;
 
 /**
@@ -15,5 +16,14 @@ abstract class AnalysisExceptionShim extends AnalysisException {
       String condition, String sqlState) {
     super(message, Option.empty(), Option.empty(), Option.apply(cause), Option.apply(condition), parameters,
         new QueryContext[0]);
+  }
+
+  /**
+   * Spark adds the SQL position with {@code copy}, which makes a plain AnalysisException that loses
+   * this class and its SQLSTATE (the constructor before 4.1 cannot carry it): keep this exception.
+   */
+  @Override
+  public AnalysisException withPosition(Origin origin) {
+    return this;
   }
 }

@@ -34,6 +34,12 @@ final class SparkShim {
   static final boolean EXTENDED_EXPLAIN = false;
 
   /**
+   * Whether Spark formats vkspark's error conditions as STANDARD JSON (spark.sql.error.messageFormat):
+   * that needs the message template carried by the exception (Spark 3.5: no; PRETTY and MINIMAL work everywhere).
+   */
+  static final boolean STANDARD_JSON_ERRORS = false;
+
+  /**
    * The Scala function for a Java UDF of {@code arity} arguments, as Spark 3.5's
    * UDFRegistration.register makes it inline (Spark 4 has ToScalaUDF for this).
    */

@@ -33,6 +33,12 @@ final class SparkShim {
   /** Whether EXPLAIN takes extra sections (spark.sql.extendedExplainProviders, Spark 4.0+). */
   static final boolean EXTENDED_EXPLAIN = true;
 
+  /**
+   * Whether Spark formats vkspark's error conditions as STANDARD JSON (spark.sql.error.messageFormat):
+   * that needs the message template carried by the exception (Spark 4.1+: yes; PRETTY and MINIMAL work everywhere).
+   */
+  static final boolean STANDARD_JSON_ERRORS = true;
+
   /** The Scala function Spark itself makes for a Java UDF of {@code arity} arguments (Spark 4: ToScalaUDF). */
   @SuppressWarnings({"rawtypes"})
   static Object javaUdfFunction(Object udf, int arity) {

@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -567,7 +566,7 @@ public final class BatchRunner implements AutoCloseable {
   /** Writes the AND of the call's argument validity to {@code address}; returns the null count. */
   private static long validity(KernelCall call, List<InputColumn> inputs, long address, int rows) {
     long bytes = SqlType.BOOLEAN.bytesFor(rows);
-    MemoryUtil.setMemory(address, bytes, (byte) 0xff);
+    RawMemory.memSet(address, 0xff, bytes);
     boolean any = false;
     int[] cols = call.argColumns();
     for (int a = 0; a < cols.length; a++) {
@@ -583,11 +582,11 @@ public final class BatchRunner implements AutoCloseable {
     int tail = rows & 63;
     if (tail != 0) {
       long last = address + 8L * (rows >>> 6);
-      MemoryUtil.putLong(last, MemoryUtil.getLong(last) & ((1L << tail) - 1));
+      RawMemory.memPutLong(last, RawMemory.memGetLong(last) & ((1L << tail) - 1));
     }
     long valid = 0;
     for (long w = 0; w < bytes; w += 8) {
-      valid += Long.bitCount(MemoryUtil.getLong(address + w));
+      valid += Long.bitCount(RawMemory.memGetLong(address + w));
     }
     return rows - valid;
   }

@@ -1,6 +1,5 @@
 package io.vkspark.gpu.column;
 
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Bit-packed rows (least significant bit first, in little-endian 64-bit words, Arrow's and the
@@ -22,9 +21,9 @@ final class Bits {
       long p = srcBit + done;
       long sw = src + ((p >>> 6) << 3);
       int s = (int) (p & 63);
-      long v = MemoryUtil.getLong(sw) >>> s;
+      long v = RawMemory.memGetLong(sw) >>> s;
       if (s != 0 && s + k > 64) {
-        v |= MemoryUtil.getLong(sw + 8) << (64 - s);
+        v |= RawMemory.memGetLong(sw + 8) << (64 - s);
       }
       if (k < 64) {
         v &= (1L << k) - 1;
@@ -32,10 +31,10 @@ final class Bits {
       long q = dstBit + done;
       long dw = dst + ((q >>> 6) << 3);
       int d = (int) (q & 63);
-      long low = d == 0 ? 0 : MemoryUtil.getLong(dw) & ((1L << d) - 1);
-      MemoryUtil.putLong(dw, low | (v << d));
+      long low = d == 0 ? 0 : RawMemory.memGetLong(dw) & ((1L << d) - 1);
+      RawMemory.memPutLong(dw, low | (v << d));
       if (d != 0 && d + k > 64) {
-        MemoryUtil.putLong(dw + 8, v >>> (64 - d));
+        RawMemory.memPutLong(dw + 8, v >>> (64 - d));
       }
     }
   }
