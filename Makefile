@@ -4,8 +4,17 @@ MVN       ?= mvn -B -ntp
 JAVA      ?= java
 VERSION   := 0.1.0-SNAPSHOT
 SPARK_JVM := $(shell sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' pom.xml) -Dlog4j2.configurationFile=$(CURDIR)/scripts/log4j2-demo.properties
-PLUGIN_JAR   := spark-plugin/target/vkspark-$(VERSION).jar
-EXAMPLES_JAR := examples/target/vkspark-examples-$(VERSION).jar
+# Spark lines (Maven profiles of pom.xml; README "Spark versions"): the default line gets every
+# module's tests (`make test`), the others the Spark-facing ones (spark-plugin, examples, the
+# cluster test) through `make test-lines` (or one: `make test-line LINE=spark3.5_2.12`).
+DEFAULT_LINE := spark4.2_2.13
+LINES        := spark3.5_2.12 spark3.5_2.13 spark4.0_2.13 spark4.1_2.13
+LINE         ?= $(DEFAULT_LINE)
+# spark-plugin and examples build in target/ for the default line, target/LINE/ for the others.
+LINE_DIR     := target$(if $(filter $(DEFAULT_LINE),$(LINE)),,/$(LINE))
+PLUGIN_JAR   := spark-plugin/target/vkspark-$(LINE)-$(VERSION).jar
+EXAMPLES_JAR := examples/$(LINE_DIR)/vkspark-examples-$(VERSION).jar
+CLUSTER_DIR  := $(CURDIR)/target/cluster-test$(if $(filter $(DEFAULT_LINE),$(LINE)),,-$(LINE))
 # Rows for the demo and for the cluster test's job.
 DEMO_ROWS    ?= 2000000
 CLUSTER_ROWS ?= 200000
@@ -16,7 +25,7 @@ DATA_PATH_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 # Heap of the Spark benchmarks (the H200 runs used 48g to 64g).
 BENCH_HEAP ?= 8g
 
-.PHONY: all build test demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build test test-lines test-line demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -32,24 +41,43 @@ build:
 examples/target/classpath.txt: build
 	$(MVN) -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=compile >/dev/null
 
-## test: every module's tests on a real Vulkan driver (validation layer on), then a real standalone cluster
+## test: every module's tests on a real Vulkan driver (validation layer on), then a real standalone
+## cluster, on Spark 4.2; then the Spark-facing suites on every other Spark line (test-lines)
 test: vulkan
 	$(MVN) install
 	$(MAKE) --no-print-directory cluster-test
+	$(MAKE) --no-print-directory test-lines
+
+## test-lines: spark-plugin and examples tests and the cluster test on each line of LINES, one after the other
+test-lines: vulkan
+	@for l in $(LINES); do \
+	  t0=$$(date +%s); \
+	  $(MAKE) --no-print-directory test-line LINE=$$l || exit 1; \
+	  echo "[test-lines] $$l passed in $$(( $$(date +%s) - t0 )) s"; \
+	done
+
+## test-line LINE=...: one line's spark-plugin and examples tests (gpu-core is built, not tested:
+## it has no Spark), then its cluster test. Nothing is installed into ~/.m2.
+test-line: vulkan
+	$(MVN) -P$(LINE) -pl spark-plugin,examples -am verify
+	$(MAKE) --no-print-directory cluster-test LINE=$(LINE)
 
 ## demo: Black-Scholes through a GPU UDF in Spark SQL on the best Vulkan device present
 demo: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.Demo $(DEMO_ROWS)
 
 ## cluster-test: Spark standalone master + 2 workers on 127.0.0.1, spark-submit with the plugin jar
+## (LINE=... for another Spark line: its SPARK_HOME, plugin and examples jars)
 cluster-test: vulkan-runtime
-	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -DskipTests install
+	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -P$(LINE) -pl spark-plugin,examples -am -DskipTests package
+	eval "$$(bash scripts/spark-line.sh $(LINE))" && export SPARK_VERSION SCALA_BINARY_VERSION && \
+	SPARK_HOME_DIR=$(CURDIR)/target/spark-home-$(LINE) CLUSTER_TEST_DIR=$(CLUSTER_DIR) \
 	bash scripts/cluster-test.sh --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
 	  --extra-jars $(PLUGIN_JAR) \
 	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
-	  --conf spark.vkspark.shaderCacheDir=$(CURDIR)/target/cluster-test/shader-cache \
+	  --conf spark.vkspark.shaderCacheDir=$(CLUSTER_DIR)/shader-cache \
 	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh' \
-	  -- $(CURDIR)/target/cluster-test/options.parquet --generate $(CLUSTER_ROWS)
+	  -- $(CLUSTER_DIR)/options.parquet --generate $(CLUSTER_ROWS)
 
 ## cluster-test-gpus: the same with Spark's GPU scheduling, one GPU per Worker (needs a host with 2 GPUs)
 cluster-test-gpus: vulkan-runtime

@@ -26,7 +26,8 @@
 #                        CLUSTER_APP_ID    the application id (app-...)
 #                        SPARK_HOME
 #
-# Environment: SPARK_HOME_DIR (default target/spark-home, built by scripts/spark-home.sh),
+# Environment: SPARK_HOME_DIR (default target/spark-home, built by scripts/spark-home.sh for
+#   SPARK_VERSION and SCALA_BINARY_VERSION, default the root pom's: see scripts/spark-line.sh),
 #   CLUSTER_TEST_DIR (default target/cluster-test; each run gets run-<date>-<pid>/ in it, the
 #   latest is linked as latest/, the last CLUSTER_TEST_KEEP (5) runs are kept),
 #   CLUSTER_TEST_START_TIMEOUT (90 s: Master up + both Workers registered),
@@ -117,7 +118,7 @@ DRIVER_OUT="$RUN_DIR/driver.out"
 DRIVER_LOG="$RUN_DIR/driver.log"
 
 export SPARK_HOME="$SPARK_HOME_DIR"
-export SPARK_SCALA_VERSION=2.13
+export SPARK_SCALA_VERSION="${SCALA_BINARY_VERSION:-$(sed -n 's:^    <scala.binary.version>\(.*\)</scala.binary.version>.*:\1:p' "$ROOT/pom.xml" | head -n1)}"
 export SPARK_LOCAL_IP=127.0.0.1
 export SPARK_LOCAL_HOSTNAME=127.0.0.1
 export SPARK_LOCAL_DIRS="$RUN_DIR/local"

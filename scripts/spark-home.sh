@@ -2,12 +2,14 @@
 # Assembles a minimal SPARK_HOME for standalone clusters, with no Spark distribution:
 #   scripts/spark-home.sh OUTDIR
 # OUTDIR/jars/ gets one symlink per runtime dependency jar of
-# org.apache.spark:spark-sql_2.13:$SPARK_VERSION (from the local Maven repository; rocksdbjni left
+# org.apache.spark:spark-sql_$SCALA_BINARY_VERSION:$SPARK_VERSION (from the local Maven repository; rocksdbjni left
 # out), resolved by Maven offline first, then online (Maven Central). Nothing else is needed:
 # run Master/Worker/SparkSubmit with -cp "OUTDIR/jars/*" and SPARK_HOME=OUTDIR,
-# SPARK_SCALA_VERSION=2.13 in the environment.
+# SPARK_SCALA_VERSION=$SCALA_BINARY_VERSION in the environment.
 # Idempotent: returns at once when OUTDIR is complete (stamp file + every link resolves).
 # Environment: SPARK_VERSION (default: <spark.version> of the root pom.xml, else 4.2.0),
+#   SCALA_BINARY_VERSION (default: <scala.binary.version> of the root pom.xml, else 2.13; for a Spark
+#   line: eval "$(scripts/spark-line.sh spark3.5_2.12)" sets both),
 #   MVN (default "mvn -B -ntp"), SPARK_HOME_COPY=1 to copy the jars instead of linking them.
 set -euo pipefail
 
@@ -24,7 +26,10 @@ if [ -z "${SPARK_VERSION:-}" ]; then
   SPARK_VERSION="$(sed -n 's:.*<spark.version>\(.*\)</spark.version>.*:\1:p' "$root/pom.xml" 2>/dev/null | head -n1)"
   SPARK_VERSION="${SPARK_VERSION:-4.2.0}"
 fi
-SCALA_BIN=2.13
+if [ -z "${SCALA_BINARY_VERSION:-}" ]; then
+  SCALA_BINARY_VERSION="$(sed -n 's:^    <scala.binary.version>\(.*\)</scala.binary.version>.*:\1:p' "$root/pom.xml" 2>/dev/null | head -n1)"
+fi
+SCALA_BIN="${SCALA_BINARY_VERSION:-2.13}"
 MVN="${MVN:-mvn -B -ntp}"
 copy="${SPARK_HOME_COPY:-0}"
 stamp_text="spark-sql_${SCALA_BIN}:${SPARK_VERSION} copy=${copy}"

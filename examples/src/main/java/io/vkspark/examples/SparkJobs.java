@@ -18,7 +18,6 @@ import org.apache.spark.sql.api.java.UDF5;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataTypes;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What the example jobs share: the session (reusing one that exists), registering the example
@@ -105,10 +104,17 @@ public final class SparkJobs {
     return out;
   }
 
+  /** A node's SQLMetric objects by key, in the node's order (Scala 2.12 and 2.13 alike: no converters). */
+  private static Map<String, SQLMetric> metricsByKey(SparkPlan node) {
+    Map<String, SQLMetric> out = new LinkedHashMap<>();
+    node.metrics().foreach(kv -> out.put(kv._1(), kv._2()));
+    return out;
+  }
+
   /** A node's SQL metrics (the values the Spark UI shows), by key, in the node's order (the UI's). */
   public static Map<String, Long> metrics(SparkPlan node) {
     Map<String, Long> out = new LinkedHashMap<>();
-    CollectionConverters.asJava(node.metrics()).forEach((k, m) -> out.put(k, m.value()));
+    metricsByKey(node).forEach((k, m) -> out.put(k, m.value()));
     return out;
   }
 
@@ -135,7 +141,7 @@ public final class SparkJobs {
     for (int i = 0; i < nodes.size(); i++) {
       SparkPlan node = nodes.get(i);
       lines.add((nodes.size() > 1 ? "node " + (i + 1) + " of " + nodes.size() + ": " : "") + node.simpleString(100));
-      Map<String, SQLMetric> all = CollectionConverters.asJava(node.metrics());
+      Map<String, SQLMetric> all = metricsByKey(node);
       metrics(node).forEach((k, v) -> {
         SQLMetric m = all.get(k);
         String label = m.name().isDefined() ? m.name().get() : k;

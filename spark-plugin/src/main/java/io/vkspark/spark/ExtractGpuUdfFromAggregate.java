@@ -134,7 +134,7 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
         }
       }));
     }
-    return new Aggregate(Scala.seq(grouping), Scala.seq(aggregates), project, a.hint());
+    return SparkShim.aggregate(grouping, aggregates, project, a);
   }
 
   private static boolean isGroupingKey(Expression x, List<Expression> grouping, Map<Expression, Attribute> columns) {

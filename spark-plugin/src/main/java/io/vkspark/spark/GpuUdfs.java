@@ -22,10 +22,8 @@ import org.apache.spark.sql.api.java.UDF8;
 import org.apache.spark.sql.api.java.UDF9;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
-import org.apache.spark.sql.internal.ToScalaUDF$;
 import org.apache.spark.sql.types.DataType;
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Registering GPU UDFs, and recognizing them in plans. A Java UDF registered with
@@ -70,23 +68,8 @@ public final class GpuUdfs {
   }
 
   /** The Scala function Spark uses for a Java UDF of the kernel's arity (the same as registration makes). */
-  @SuppressWarnings({"rawtypes"})
   static Object scalaFunction(String name, GpuUdf udf) {
-    int arity = checkArity(name, udf, udf.kernel().argNames().size());
-    ToScalaUDF$ t = ToScalaUDF$.MODULE$;
-    return switch (arity) {
-      case 1 -> t.apply((UDF1) udf);
-      case 2 -> t.apply((UDF2) udf);
-      case 3 -> t.apply((UDF3) udf);
-      case 4 -> t.apply((UDF4) udf);
-      case 5 -> t.apply((UDF5) udf);
-      case 6 -> t.apply((UDF6) udf);
-      case 7 -> t.apply((UDF7) udf);
-      case 8 -> t.apply((UDF8) udf);
-      case 9 -> t.apply((UDF9) udf);
-      case 10 -> t.apply((UDF10) udf);
-      default -> throw new IllegalStateException("arity " + arity);
-    };
+    return SparkShim.javaUdfFunction(udf, checkArity(name, udf, udf.kernel().argNames().size()));
   }
 
   /**
@@ -103,7 +86,7 @@ public final class GpuUdfs {
       encoders.add(Option.empty());
     }
     return new ScalaUDF(function, SparkTypes.result(udf.kernel().signature()),
-        CollectionConverters.asScala(children).toList(), CollectionConverters.asScala(encoders).toList(),
+        Scala.seq(children), Scala.seq(encoders),
         Option.empty(), Option.apply(name), true, true);
   }
 

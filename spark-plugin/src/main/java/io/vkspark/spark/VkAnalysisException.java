@@ -3,19 +3,15 @@ package io.vkspark.spark;
 import io.vkspark.gpu.GpuException;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.apache.spark.QueryContext;
-import org.apache.spark.sql.AnalysisException;
-import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A GPU UDF problem found before anything runs (a wrong argument type, count or body), reported the
- * way Spark reports its own: an {@link AnalysisException} with an error condition and a SQLSTATE,
+ * way Spark reports its own: an {@link org.apache.spark.sql.AnalysisException} with an error condition and a SQLSTATE,
  * so tools that route on {@code getCondition()}/{@code getSqlState()} treat it like Spark's. Spark's
  * error-conditions.json does not know vkspark's conditions, so the SQLSTATE and the message template
  * travel with the exception; the {@link GpuException} with the Fix is its cause.
  */
-public final class VkAnalysisException extends AnalysisException {
+public final class VkAnalysisException extends AnalysisExceptionShim {
   private static final long serialVersionUID = 1L;
 
   /** vkspark's analysis-time conditions and their SQLSTATEs (the class Spark uses for the like). */
@@ -49,8 +45,7 @@ public final class VkAnalysisException extends AnalysisException {
   private final Condition condition;
 
   private VkAnalysisException(Condition condition, String message, Map<String, String> parameters, GpuException cause) {
-    super(message, Option.empty(), Option.empty(), Option.apply(cause), Option.apply(condition.name()),
-        scalaMap(parameters), new QueryContext[0], Option.apply(condition.sqlState()), Option.apply("<message>"));
+    super(message, Scala.map(parameters), cause, condition.name(), condition.sqlState());
     this.condition = condition;
   }
 
@@ -83,7 +78,7 @@ public final class VkAnalysisException extends AnalysisException {
     return condition;
   }
 
-  @Override
+  /** Spark 4's SparkThrowable.getCondition (Spark 3.5 has only getErrorClass): no @Override, for every line. */
   public String getCondition() {
     return condition.name();
   }
@@ -101,9 +96,5 @@ public final class VkAnalysisException extends AnalysisException {
   @Override
   public boolean isInternalError() {
     return false;
-  }
-
-  private static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> m) {
-    return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(m));
   }
 }

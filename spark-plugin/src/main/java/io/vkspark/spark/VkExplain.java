@@ -3,7 +3,6 @@ package io.vkspark.spark;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
-import org.apache.spark.sql.ExtendedExplainGenerator;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
@@ -11,15 +10,15 @@ import scala.runtime.BoxedUnit;
 
 /**
  * The "vkspark" section of EXPLAIN (Spark's {@code spark.sql.extendedExplainProviders}, which the
- * plugin sets): which GPU UDF calls run on which device, and why the others run on the CPU.
+ * plugin sets): which GPU UDF calls run on which device, and why the others run on the CPU. Spark
+ * 4.0+ only: Spark 3.5 has no such providers (see {@link ExplainGeneratorShim}, whose interface
+ * this class implements, hence no @Override).
  */
-public final class VkExplain implements ExtendedExplainGenerator {
-  @Override
+public final class VkExplain extends ExplainGeneratorShim {
   public String title() {
     return "vkspark";
   }
 
-  @Override
   public String generateExtendedInfo(SparkPlan plan) {
     List<String> lines = new ArrayList<>();
     String device = ExecutorGpu.current().map(g -> "'" + g.device().info().name() + "'").orElse("the executors' devices");

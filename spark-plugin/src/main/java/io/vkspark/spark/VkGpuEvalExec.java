@@ -10,10 +10,8 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.UnaryExecNode;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -27,7 +25,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
  * trait forwarding) is spelled out here.
  */
-public final class VkGpuEvalExec extends SparkPlan implements UnaryExecNode {
+public final class VkGpuEvalExec extends UnaryExecShim {
   private static final long serialVersionUID = 1L;
 
   private final scala.collection.immutable.Seq<GpuUdfCall> calls;
@@ -49,28 +47,8 @@ public final class VkGpuEvalExec extends SparkPlan implements UnaryExecNode {
   }
 
   @Override
-  public scala.collection.immutable.Seq<SparkPlan> children() {
-    return UnaryExecNode.super.children();
-  }
-
-  @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
     return new VkGpuEvalExec(calls, newChild);
-  }
-
-  @Override
-  public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
-    return UnaryExecNode.super.withNewChildrenInternal(newChildren);
-  }
-
-  @Override
-  public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
-    return UnaryExecNode.super.mapChildren(f);
-  }
-
-  @Override
-  public String verboseStringWithOperatorId() {
-    return UnaryExecNode.super.verboseStringWithOperatorId();
   }
 
   @Override
@@ -168,8 +146,8 @@ public final class VkGpuEvalExec extends SparkPlan implements UnaryExecNode {
   }
 
   @Override
-  public scala.collection.immutable.Seq<SortOrder> outputOrdering() {
-    return child.outputOrdering();
+  protected boolean keepsChildOrdering() {
+    return true;
   }
 
   /**

@@ -4,7 +4,6 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -48,8 +47,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
             "vkspark_define(definition) or vkspark_define(signature, body): defines GLSL-only GPU UDFs in this "
                 + "session, e.g. vkspark_define('double poly(double x) { return 1.0 + x * x; }'); returns their signatures",
             "", "", "", "", "", "", "scala_udf"),
-        (Function1<scala.collection.immutable.Seq<Expression>, Expression>) children ->
-            GlslFunctions.define(Scala.list(children))));
+        Scala.functionBuilder(GlslFunctions::define)));
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
@@ -69,10 +67,8 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
     // must find the same f(a) in the grouping and the select list.
     Object function = GpuUdfs.scalaFunction(name, udf);
-    Function1<scala.collection.immutable.Seq<Expression>, Expression> builder =
-        children -> GpuUdfs.call(name, udf, function, Scala.list(children));
     ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
         new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
-        builder));
+        Scala.functionBuilder(children -> GpuUdfs.call(name, udf, function, children))));
   }
 }

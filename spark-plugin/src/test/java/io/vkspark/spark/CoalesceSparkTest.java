@@ -214,7 +214,7 @@ final class CoalesceSparkTest {
     org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
       @Override
       public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.description().contains("injected coalesce")) {
+        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.toErrorString().contains("injected coalesce")) {
           injected.incrementAndGet();
         }
       }

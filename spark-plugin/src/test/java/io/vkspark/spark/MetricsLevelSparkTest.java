@@ -16,7 +16,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.junit.jupiter.api.Test;
-import scala.jdk.javaapi.CollectionConverters;
 
 /** {@code spark.vkspark.metrics.level}: which metrics the GPU node has, and in which order. */
 class MetricsLevelSparkTest {
@@ -49,8 +48,8 @@ class MetricsLevelSparkTest {
   /** The keys in the order {@code SparkPlan.metrics()} iterates them (the order the UI lists). */
   private static List<String> sparkKeys(VkGpuEvalExec node) {
     List<String> out = new ArrayList<>();
-    CollectionConverters.asJava(node.metrics().keys()).forEach(out::add);
-    Map<String, SQLMetric> byKey = CollectionConverters.asJava(node.metrics());
+    Map<String, SQLMetric> byKey = Scala.javaMap(node.metrics());
+    out.addAll(byKey.keySet());
     for (VkMetric k : VkMetric.values()) {
       if (byKey.containsKey(k.key())) {
         assertEquals(k.description(), byKey.get(k.key()).name().get());

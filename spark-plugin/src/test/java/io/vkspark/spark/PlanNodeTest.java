@@ -150,7 +150,7 @@ final class PlanNodeTest {
     return wide;
   }
 
-  private static List<String> names(scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output) {
+  private static List<String> names(scala.collection.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output) {
     return Scala.list(output).stream().map(a -> a.name()).toList();
   }
 

@@ -48,7 +48,7 @@ final class SparkReliabilityTest {
     org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
       @Override
       public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.description().contains("injected failure")) {
+        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.toErrorString().contains("injected failure")) {
           injected.incrementAndGet();
         }
       }

@@ -243,7 +243,10 @@ final class TestSpark {
   }
 
   static String explain(Dataset<Row> df) {
-    return df.queryExecution().explainString(org.apache.spark.sql.execution.SimpleMode$.MODULE$);
+    String plan = df.queryExecution().explainString(org.apache.spark.sql.execution.SimpleMode$.MODULE$);
+    // Spark 3.5 has no extended explain providers: add the section Spark 4 shows, from the same generator.
+    return SparkShim.EXTENDED_EXPLAIN ? plan
+        : plan + "\n== Extended Information (vkspark) ==\n" + new VkExplain().generateExtendedInfo(df.queryExecution().executedPlan());
   }
 
   /** The validation layer found nothing on the executor's device. */

@@ -3,7 +3,6 @@ package io.vkspark.gpu.column;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
@@ -58,7 +57,7 @@ public final class ArrowInputs {
     public void copyValues(int start, int count, long dst) {
       long src = vector.getDataBuffer().memoryAddress() + 16L * start;
       for (int i = 0; i < count; i++) {
-        MemoryUtil.putLong(dst + 8L * i, MemoryUtil.getLong(src + 16L * i));
+        RawMemory.memPutLong(dst + 8L * i, RawMemory.memGetLong(src + 16L * i));
       }
     }
 
@@ -94,7 +93,7 @@ public final class ArrowInputs {
       if (type.isBitPacked()) {
         copyBits(data, start, count, dst);
       } else {
-        MemoryUtil.copyMemory(data.memoryAddress() + (long) start * type.byteWidth(), dst, (long) count * type.byteWidth());
+        RawMemory.memCopy(data.memoryAddress() + (long) start * type.byteWidth(), dst, (long) count * type.byteWidth());
       }
     }
 
@@ -114,7 +113,7 @@ public final class ArrowInputs {
     if (start % 64 != 0) {
       throw new IllegalArgumentException("bit copies start at a multiple of 64, not " + start);
     }
-    MemoryUtil.copyMemory(src.memoryAddress() + start / 8, dst, (count + 7) / 8);
+    RawMemory.memCopy(src.memoryAddress() + start / 8, dst, (count + 7) / 8);
   }
 
   /** dst &= src over {@code rows} bits: whole 64-bit words, then the tail bytes. */
@@ -123,12 +122,12 @@ public final class ArrowInputs {
     int words = rows >>> 6;
     for (int w = 0; w < words; w++) {
       long off = 8L * w;
-      MemoryUtil.putLong(dst + off, MemoryUtil.getLong(dst + off) & MemoryUtil.getLong(srcAddress + off));
+      RawMemory.memPutLong(dst + off, RawMemory.memGetLong(dst + off) & RawMemory.memGetLong(srcAddress + off));
     }
     int tailBytes = ((rows & 63) + 7) >>> 3;
     for (int b = 0; b < tailBytes; b++) {
       long off = 8L * words + b;
-      MemoryUtil.putByte(dst + off, (byte) (MemoryUtil.getByte(dst + off) & MemoryUtil.getByte(srcAddress + off)));
+      RawMemory.memPutByte(dst + off, (byte) (RawMemory.memGetByte(dst + off) & RawMemory.memGetByte(srcAddress + off)));
     }
   }
 }

@@ -3,7 +3,6 @@ package io.vkspark.gpu.column;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.FieldVector;
@@ -59,7 +58,7 @@ final class ArrowVarInputs {
     @Override
     public void copyElements(int from, int count, long dst) {
       long w = VarArgs.elementBytes(type);
-      MemoryUtil.copyMemory(data.memoryAddress() + from * w, dst, count * w);
+      RawMemory.memCopy(data.memoryAddress() + from * w, dst, count * w);
     }
 
     @Override

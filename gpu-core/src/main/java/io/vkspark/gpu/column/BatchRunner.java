@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -400,7 +399,7 @@ public final class BatchRunner implements AutoCloseable {
     long used = varUsed[c];
     long address = offsets.hostAddress();
     for (int k = 0; k <= n; k++) {
-      org.apache.arrow.memory.util.MemoryUtil.putInt(address + 4L * (at + k), (int) (used + v.offset(from + k) - base));
+      RawMemory.memPutInt(address + 4L * (at + k), (int) (used + v.offset(from + k) - base));
     }
     offsets.flush(4L * at, 4L * (n + 1));
     batchUploaded += 4L * (n + 1);
@@ -423,7 +422,7 @@ public final class BatchRunner implements AutoCloseable {
       }
       long first = (used >>> 6) << 3;
       long end = ((used + elements + 63) >>> 6) << 3;
-      org.apache.arrow.memory.util.MemoryUtil.copyMemory(host + first, valid.hostAddress() + first, end - first);
+      RawMemory.memCopy(host + first, valid.hostAddress() + first, end - first);
       valid.flush(first, end - first);
       batchUploaded += end - first;
     }
@@ -558,7 +557,7 @@ public final class BatchRunner implements AutoCloseable {
     long max = sig.resultDecimal().maxUnscaled();
     long validity = slots.slot(2 * i).memoryAddress();
     for (int r = 0; r < n; r++) {
-      long v = MemoryUtil.getLong(src + 8L * r);
+      long v = RawMemory.memGetLong(src + 8L * r);
       int row = at + r;
       if ((v > max || v < -max) && Bits.get(validity, row)) {
         if (decimalOverflow == DecimalOverflow.ERROR) {
@@ -572,8 +571,8 @@ public final class BatchRunner implements AutoCloseable {
         v = 0;
       }
       long d = dst + 16L * row;
-      MemoryUtil.putLong(d, v);
-      MemoryUtil.putLong(d + 8, v >> 63);
+      RawMemory.memPutLong(d, v);
+      RawMemory.memPutLong(d + 8, v >> 63);
     }
   }
 
@@ -766,7 +765,7 @@ public final class BatchRunner implements AutoCloseable {
   /** Writes the AND of the call's argument validity to {@code address}; returns the null count. */
   private static long validity(KernelCall call, List<InputColumn> inputs, long address, int rows) {
     long bytes = SqlType.BOOLEAN.bytesFor(rows);
-    MemoryUtil.setMemory(address, bytes, (byte) 0xff);
+    RawMemory.memSet(address, 0xff, bytes);
     boolean any = false;
     int[] cols = call.argColumns();
     for (int a = 0; a < cols.length; a++) {
@@ -782,11 +781,11 @@ public final class BatchRunner implements AutoCloseable {
     int tail = rows & 63;
     if (tail != 0) {
       long last = address + 8L * (rows >>> 6);
-      MemoryUtil.putLong(last, MemoryUtil.getLong(last) & ((1L << tail) - 1));
+      RawMemory.memPutLong(last, RawMemory.memGetLong(last) & ((1L << tail) - 1));
     }
     long valid = 0;
     for (long w = 0; w < bytes; w += 8) {
-      valid += Long.bitCount(MemoryUtil.getLong(address + w));
+      valid += Long.bitCount(RawMemory.memGetLong(address + w));
     }
     return rows - valid;
   }

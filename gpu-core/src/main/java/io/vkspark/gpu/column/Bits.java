@@ -1,6 +1,5 @@
 package io.vkspark.gpu.column;
 
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Bit-packed rows (least significant bit first, in little-endian 64-bit words, Arrow's and the
@@ -22,9 +21,9 @@ final class Bits {
       long p = srcBit + done;
       long sw = src + ((p >>> 6) << 3);
       int s = (int) (p & 63);
-      long v = MemoryUtil.getLong(sw) >>> s;
+      long v = RawMemory.memGetLong(sw) >>> s;
       if (s != 0 && s + k > 64) {
-        v |= MemoryUtil.getLong(sw + 8) << (64 - s);
+        v |= RawMemory.memGetLong(sw + 8) << (64 - s);
       }
       if (k < 64) {
         v &= (1L << k) - 1;
@@ -32,23 +31,23 @@ final class Bits {
       long q = dstBit + done;
       long dw = dst + ((q >>> 6) << 3);
       int d = (int) (q & 63);
-      long low = d == 0 ? 0 : MemoryUtil.getLong(dw) & ((1L << d) - 1);
-      MemoryUtil.putLong(dw, low | (v << d));
+      long low = d == 0 ? 0 : RawMemory.memGetLong(dw) & ((1L << d) - 1);
+      RawMemory.memPutLong(dw, low | (v << d));
       if (d != 0 && d + k > 64) {
-        MemoryUtil.putLong(dw + 8, v >>> (64 - d));
+        RawMemory.memPutLong(dw + 8, v >>> (64 - d));
       }
     }
   }
 
   /** Whether bit {@code bit} of {@code address} is set. */
   static boolean get(long address, long bit) {
-    return (MemoryUtil.getByte(address + (bit >>> 3)) & (1 << (bit & 7))) != 0;
+    return (RawMemory.memGetByte(address + (bit >>> 3)) & (1 << (bit & 7))) != 0;
   }
 
   /** Clears bit {@code bit} of {@code address}. */
   static void clear(long address, long bit) {
     long a = address + (bit >>> 3);
-    MemoryUtil.putByte(a, (byte) (MemoryUtil.getByte(a) & ~(1 << (bit & 7))));
+    RawMemory.memPutByte(a, (byte) (RawMemory.memGetByte(a) & ~(1 << (bit & 7))));
   }
 
   /**
@@ -60,9 +59,9 @@ final class Bits {
     int s = (int) (at & 63);
     long mask = k == 64 ? -1L : (1L << k) - 1;
     bits &= mask;
-    MemoryUtil.putLong(word, (MemoryUtil.getLong(word) & ~(mask << s)) | (bits << s));
+    RawMemory.memPutLong(word, (RawMemory.memGetLong(word) & ~(mask << s)) | (bits << s));
     if (s != 0 && s + k > 64) {
-      MemoryUtil.putLong(word + 8, (MemoryUtil.getLong(word + 8) & ~(mask >>> (64 - s))) | (bits >>> (64 - s)));
+      RawMemory.memPutLong(word + 8, (RawMemory.memGetLong(word + 8) & ~(mask >>> (64 - s))) | (bits >>> (64 - s)));
     }
   }
 

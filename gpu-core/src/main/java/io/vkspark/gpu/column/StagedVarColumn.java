@@ -5,7 +5,6 @@ import io.vkspark.gpu.GpuException.Code;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * A variable-width column built row by row on the Java heap, for sources that are not Arrow
@@ -189,7 +188,7 @@ public final class StagedVarColumn implements VarColumn {
 
   @Override
   public void copyElements(int from, int count, long dst) {
-    MemoryUtil.copyToMemory(data.array(), (long) from * width, dst, (long) count * width);
+    RawMemory.copyFromArray(data.array(), (long) from * width, dst, (long) count * width);
   }
 
   @Override
@@ -219,7 +218,7 @@ public final class StagedVarColumn implements VarColumn {
   public void andValidity(long dst, int n) {
     for (int w = 0; w < (n + 63) >>> 6; w++) {
       long v = w < validity.length ? validity[w] : 0L;
-      MemoryUtil.putLong(dst + 8L * w, MemoryUtil.getLong(dst + 8L * w) & v);
+      RawMemory.memPutLong(dst + 8L * w, RawMemory.memGetLong(dst + 8L * w) & v);
     }
   }
 }

@@ -1,0 +1,6 @@
+package io.vkspark.spark;
+
+import org.apache.spark.sql.ExtendedExplainGenerator;
+
+/** Spark 4.1 shim: {@link VkExplain} is one of Spark's extended explain generators (Spark 4.0+). */
+abstract class ExplainGeneratorShim implements ExtendedExplainGenerator {}
