@@ -105,7 +105,7 @@ public final class SparkJobs {
   }
 
   /** A node's SQLMetric objects by key, in the node's order (Scala 2.12 and 2.13 alike: no converters). */
-  private static Map<String, SQLMetric> metricsByKey(SparkPlan node) {
+  public static Map<String, SQLMetric> metricsByKey(SparkPlan node) {
     Map<String, SQLMetric> out = new LinkedHashMap<>();
     node.metrics().foreach(kv -> out.put(kv._1(), kv._2()));
     return out;

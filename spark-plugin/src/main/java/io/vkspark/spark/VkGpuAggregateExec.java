@@ -32,7 +32,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
  * and skipped here should one remain.
  */
-public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode {
+public final class VkGpuAggregateExec extends UnaryExecShim {
   private static final long serialVersionUID = 1L;
 
   /**
@@ -78,33 +78,18 @@ public final class VkGpuAggregateExec extends SparkPlan implements UnaryExecNode
   }
 
   @Override
+  protected boolean keepsChildOrdering() {
+    return false; // one row per group (or per partition), in no particular order
+  }
+
+  @Override
   public SparkPlan child() {
     return child;
   }
 
   @Override
-  public scala.collection.immutable.Seq<SparkPlan> children() {
-    return UnaryExecNode.super.children();
-  }
-
-  @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
     return new VkGpuAggregateExec(spec, output, partitioning, newChild);
-  }
-
-  @Override
-  public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
-    return UnaryExecNode.super.withNewChildrenInternal(newChildren);
-  }
-
-  @Override
-  public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
-    return UnaryExecNode.super.mapChildren(f);
-  }
-
-  @Override
-  public String verboseStringWithOperatorId() {
-    return UnaryExecNode.super.verboseStringWithOperatorId();
   }
 
   @Override

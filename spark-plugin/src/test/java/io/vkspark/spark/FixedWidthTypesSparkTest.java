@@ -122,7 +122,7 @@ final class FixedWidthTypesSparkTest {
     Throwable e = assertThrows(Exception.class, gpu::collectAsList);
     SparkThrowable spark = sparkError(e);
     assertNotNull(spark, () -> "not Spark's own error: " + messages(e));
-    assertTrue(spark.getCondition().startsWith("NUMERIC_VALUE_OUT_OF_RANGE"), spark.getCondition());
+    assertTrue(SparkShim.condition(spark).startsWith("NUMERIC_VALUE_OUT_OF_RANGE"), SparkShim.condition(spark));
     // planned on the GPU; the batch that overflowed there was recomputed with call(), which raised Spark's error
     assertTrue(explain(gpu).contains("fw_narrow(q#") && explain(gpu).contains("on GPU"), explain(gpu));
     Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
@@ -131,7 +131,7 @@ final class FixedWidthTypesSparkTest {
 
   private static SparkThrowable sparkError(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof SparkThrowable s && s.getCondition() != null && s.getCondition().startsWith("NUMERIC_VALUE")) {
+      if (c instanceof SparkThrowable s && SparkShim.condition(s) != null && SparkShim.condition(s).startsWith("NUMERIC_VALUE")) {
         return s;
       }
     }

@@ -18,7 +18,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Where the wall time of one query goes (issue 13, part 1): runs the query once and reads three
@@ -165,7 +164,7 @@ final class QueryProfile {
     List<Object> nodes = new ArrayList<>();
     Map<String, Object> vk = new LinkedHashMap<>();
     SparkJobs.visit(df.queryExecution().executedPlan(), p -> {
-      Map<String, SQLMetric> ms = CollectionConverters.asJava(p.metrics());
+      Map<String, SQLMetric> ms = SparkJobs.metricsByKey(p);
       if (ms.isEmpty()) {
         return;
       }
