@@ -164,7 +164,7 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
       }
     }
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
-    return Optional.of(new VkGpuAggregateExec(spec, agg.output(), agg.outputPartitioning(), eval));
+    return Optional.of(new VkGpuAggregateExec(spec, Scala.seq(Scala.list(agg.output())), agg.outputPartitioning(), eval));
   }
 
   /** {@code fn} as a fused function over the GPU node's columns, if it is one vkspark reproduces. */
