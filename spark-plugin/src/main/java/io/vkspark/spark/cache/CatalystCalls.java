@@ -1,0 +1,28 @@
+package io.vkspark.spark.cache;
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The cache's only calls into Catalyst internals (not public API), in one place for the per-version
+ * shims: each exists with the same shape in Spark 3.5 to 4.2.
+ */
+final class CatalystCalls {
+  private CatalystCalls() {}
+
+  /** Rows copied into Spark's UnsafeRow format (strings copied out of the cached memory). */
+  static UnsafeProjection unsafeProjection(StructType schema) {
+    return UnsafeProjection.create(schema);
+  }
+
+  /** Rows per cached batch: {@code spark.sql.inMemoryColumnarStorage.batchSize}. */
+  static int batchRows(SQLConf conf) {
+    return Math.max(1, conf.columnBatchSize());
+  }
+
+  /** A setting of the active session's SQL conf (the executing query's on the driver). */
+  static String sessionConf(String key, String orElse) {
+    return SQLConf.get().getConfString(key, orElse);
+  }
+}
