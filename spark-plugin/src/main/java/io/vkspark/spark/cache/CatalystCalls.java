@@ -1,8 +1,7 @@
 package io.vkspark.spark.cache;
 
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.internal.SQLConf;
-import org.apache.spark.sql.types.StructType;
 
 /**
  * The cache's only calls into Catalyst internals (not public API), in one place for the per-version
@@ -11,9 +10,9 @@ import org.apache.spark.sql.types.StructType;
 final class CatalystCalls {
   private CatalystCalls() {}
 
-  /** Rows copied into Spark's UnsafeRow format (strings copied out of the cached memory). */
-  static UnsafeProjection unsafeProjection(StructType schema) {
-    return UnsafeProjection.create(schema);
+  /** A writer of Spark's UnsafeRow format with {@code fields} fields (strings copied out of the cached memory). */
+  static UnsafeRowWriter rowWriter(int fields) {
+    return new UnsafeRowWriter(fields);
   }
 
   /** Rows per cached batch: {@code spark.sql.inMemoryColumnarStorage.batchSize}. */

@@ -12,7 +12,6 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.columnar.CachedBatch;
 import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer;
@@ -167,30 +166,9 @@ public final class VkCacheSerializer implements CachedBatchSerializer {
       return fallback.convertCachedBatchToInternalRow(input, cacheAttributes, selectedAttributes, conf);
     }
     int[] select = select(cacheAttributes, selectedAttributes);
-    List<Attribute> selected = list(selectedAttributes);
-    DataType[] sparkTypes = types(selectedAttributes).toArray(DataType[]::new);
-    StructField[] fields = new StructField[selected.size()];
-    for (int i = 0; i < fields.length; i++) {
-      Attribute a = selected.get(i);
-      fields[i] = new StructField(a.name(), a.dataType(), a.nullable(), org.apache.spark.sql.types.Metadata.empty());
-    }
-    StructType schema = new StructType(fields);
     FlatMapFunction<Iterator<CachedBatch>, InternalRow> read = batches -> {
-      UnsafeProjection toUnsafe = CatalystCalls.unsafeProjection(schema);
-      return new Reading<>(batches, b -> {
-        Iterator<InternalRow> rows = b.view(select, sparkTypes).rowIterator();
-        return new Iterator<InternalRow>() {
-          @Override
-          public boolean hasNext() {
-            return rows.hasNext();
-          }
-
-          @Override
-          public InternalRow next() {
-            return toUnsafe.apply(rows.next());
-          }
-        };
-      });
+      var writer = CatalystCalls.rowWriter(select.length);
+      return new Reading<>(batches, b -> new CachedRows(b, select, writer));
     };
     return input.toJavaRDD().mapPartitions(read).rdd();
   }
