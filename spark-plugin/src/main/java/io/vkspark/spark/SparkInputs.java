@@ -3,6 +3,7 @@ package io.vkspark.spark;
 import io.vkspark.gpu.column.ArrowInputs;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.cache.CachedColumn;
 import java.lang.reflect.Field;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
@@ -26,6 +27,9 @@ final class SparkInputs {
   static InputColumn of(ColumnVector v, SqlType type, int rows) {
     if (type.isVariableWidth()) {
       return SparkVarInputs.of(v, type, rows);
+    }
+    if (v instanceof CachedColumn c) {
+      return new Cached(c, type, rows);
     }
     if (v instanceof ArrowColumnVector a && a.getValueVector() instanceof FieldVector f) {
       return new Limited(ArrowInputs.of(f, type), rows);
@@ -189,6 +193,40 @@ final class SparkInputs {
       } else {
         long w = type.byteWidth();
         Platform.copyMemory(null, values + w * start, null, dst, w * count);
+      }
+    }
+  }
+
+  /**
+   * A column of vkspark's cache: already in the GPU's layout (Arrow's) in native memory, so values,
+   * booleans (bit-packed) and validity each move with one bulk copy, no work per row.
+   */
+  private record Cached(CachedColumn c, SqlType type, int rows) implements InputColumn {
+    @Override
+    public void copyValues(int start, int count, long dst) {
+      if (type.isBitPacked()) {
+        if (start % 64 != 0) {
+          throw new IllegalArgumentException("bit copies start at a multiple of 64, not " + start);
+        }
+        Platform.copyMemory(null, c.valuesAddress() + start / 8, null, dst, (count + 7) / 8);
+      } else {
+        long w = type.byteWidth();
+        Platform.copyMemory(null, c.valuesAddress() + w * start, null, dst, w * count);
+      }
+    }
+
+    @Override
+    public boolean hasNulls() {
+      return c.hasNull();
+    }
+
+    @Override
+    public void andValidity(long dst, int n) {
+      long src = c.validityAddress();
+      int words = (n + 63) >>> 6;
+      for (int w = 0; w < words; w++) {
+        long off = 8L * w;
+        Platform.putLong(null, dst + off, Platform.getLong(null, dst + off) & Platform.getLong(null, src + off));
       }
     }
   }

@@ -1,0 +1,27 @@
+package io.vkspark.spark.cache;
+
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
+import org.apache.spark.sql.internal.SQLConf;
+
+/**
+ * The cache's only calls into Catalyst internals (not public API), in one place for the per-version
+ * shims: each exists with the same shape in Spark 3.5 to 4.2.
+ */
+final class CatalystCalls {
+  private CatalystCalls() {}
+
+  /** A writer of Spark's UnsafeRow format with {@code fields} fields (strings copied out of the cached memory). */
+  static UnsafeRowWriter rowWriter(int fields) {
+    return new UnsafeRowWriter(fields);
+  }
+
+  /** Rows per cached batch: {@code spark.sql.inMemoryColumnarStorage.batchSize}. */
+  static int batchRows(SQLConf conf) {
+    return Math.max(1, conf.columnBatchSize());
+  }
+
+  /** A setting of the active session's SQL conf (the executing query's on the driver). */
+  static String sessionConf(String key, String orElse) {
+    return SQLConf.get().getConfString(key, orElse);
+  }
+}
