@@ -132,7 +132,7 @@ final class PartialAggregator implements Iterator<InternalRow> {
       computedCapacity = Math.max(rows, 1);
       for (int c = 0; c < n; c++) {
         computedColumns[c] = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(computedCapacity,
-            computed.get(c).dataType());
+            stored(computed.get(c).dataType()));
       }
     }
     for (var v : computedColumns) {
@@ -151,8 +151,10 @@ final class PartialAggregator implements Iterator<InternalRow> {
           v.putDouble(r, values.getDouble(c));
         } else if (t.equals(DataTypes.FloatType)) {
           v.putFloat(r, values.getFloat(c));
+        } else if (t.equals(DataTypes.IntegerType) || t.equals(DataTypes.DateType)) {
+          v.putInt(r, values.getInt(c));
         } else {
-          v.putInt(r, values.getInt(c)); // int, date
+          v.putBoolean(r, true); // COUNT's argument of any other type: only whether it is null counts
         }
       }
     }
@@ -162,6 +164,12 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
     System.arraycopy(computedColumns, 0, all, in.numCols(), n);
     return new ColumnarBatch(all, rows);
+  }
+
+  /** How a computed column is kept: as itself for the types SUM/MIN/MAX/AVG and keys read, else as "not null". */
+  private static DataType stored(DataType t) {
+    return t.equals(DataTypes.LongType) || t.equals(DataTypes.DoubleType) || t.equals(DataTypes.FloatType)
+        || t.equals(DataTypes.IntegerType) || t.equals(DataTypes.DateType) ? t : DataTypes.BooleanType;
   }
 
   private void closeComputed() {

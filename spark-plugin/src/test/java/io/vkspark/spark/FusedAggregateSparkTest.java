@@ -70,6 +70,11 @@ final class FusedAggregateSparkTest {
         .createOrReplaceTempView("fused_t");
   }
 
+  @org.junit.jupiter.api.BeforeEach
+  void fusionOn() {
+    spark().conf().set(FuseGpuAggregates.CONF, "true"); // off by default
+  }
+
   @AfterEach
   void defaults() {
     for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled")) {

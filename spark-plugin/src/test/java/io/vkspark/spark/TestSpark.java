@@ -23,7 +23,20 @@ import org.apache.spark.sql.execution.SparkPlan;
 final class TestSpark {
   static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
   /** GLSL-only UDFs of every test session (spark.vkspark.glsl): glsl_file_mix, glsl_file_widen. */
-  static final String GLSL_FILE = Path.of("src", "test", "resources", "vkspark-test.glsl").toAbsolutePath().toString();
+  static final String GLSL_FILE = glslFile();
+
+  /** The test resource as a file (copied out of the classpath: the tests also run from jars, e.g. on the H200). */
+  private static String glslFile() {
+    try (java.io.InputStream in = TestSpark.class.getResourceAsStream("/vkspark-test.glsl")) {
+      Path f = java.nio.file.Files.createTempFile("vkspark-test", ".glsl");
+      f.toFile().deleteOnExit();
+      java.nio.file.Files.copy(java.util.Objects.requireNonNull(in, "vkspark-test.glsl on the test classpath"), f,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      return f.toString();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
   private static SparkSession spark;
   private static Path parquet;
 
