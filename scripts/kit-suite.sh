@@ -39,7 +39,7 @@ out="$(cd "$out" && pwd)"
 jars="$(cd "$jars" && pwd)"
 flags="$(sed -n 's:.*<spark.jvm.flags>\(.*\)</spark.jvm.flags>.*:\1:p' "$root/pom.xml" | head -n1)"
 console=$(ls "$jars"/junit-platform-console-standalone-*.jar | head -n1)
-rm -rf "$out/docs" && cp -r "$root/docs" "$root/README.md" "$out/"   # tests read ../docs and ../README.md from their work folder, as under Maven
+rm -rf "$out/docs" "$out/scripts" && cp -r "$root/docs" "$root/scripts" "$root/README.md" "$out/"   # tests read ../docs, ../scripts and ../README.md from their work folder, as under Maven
 failed=0
 
 classpath() {   # module -> its jars, its test jar and its dependencies, ':'-separated
