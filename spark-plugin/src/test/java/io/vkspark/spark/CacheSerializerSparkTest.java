@@ -38,6 +38,9 @@ final class CacheSerializerSparkTest {
   static void start() {
     parquet(); // written by the shared session before it stops
     TestSpark.stop();
+    // spark.sql.cache.serializer is read once per JVM: forget what an earlier session chose (all
+    // test classes share one JVM when run from jars, as on the H200)
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config("spark.testing.memory", String.valueOf(1L << 30))
@@ -55,6 +58,7 @@ final class CacheSerializerSparkTest {
       s.stop();
       s = null;
     }
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   /** The Parquet test table plus a string column with nulls and empty strings. */
