@@ -164,6 +164,8 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
         return Optional.empty();
       }
     }
+    // last check, and the only change to the plan's nodes: their links only get more precise, so it
+    // is harmless that isDefinedAt makes it too (or that adaptive execution keeps the unfused plan)
     if (project != null && !relinkBelow(project, eval)) {
       return Optional.empty();
     }
