@@ -21,6 +21,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.Max;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Min;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Partial$;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Sum;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.ProjectExec;
@@ -163,8 +164,83 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
         return Optional.empty();
       }
     }
+    // last check, and the only change to the plan's nodes: their links only get more precise, so it
+    // is harmless that isDefinedAt makes it too (or that adaptive execution keeps the unfused plan)
+    if (project != null && !relinkBelow(project, eval)) {
+      return Optional.empty();
+    }
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
     return Optional.of(new VkGpuAggregateExec(spec, Scala.seq(Scala.list(agg.output())), agg.outputPartitioning(), eval));
+  }
+
+  /**
+   * Gives the nodes under {@code eval} that only inherit the logical link of {@code project} (which
+   * the fused node absorbs) a link of their own, false when one cannot be found (then the rule does
+   * not fuse). Why: Spark's planner links a whole strategy's subtree to its top logical node; for
+   * a cached table, {@code Project <- Filter <- InMemoryTableScan} all point at the logical
+   * {@code Project}. Adaptive execution maps the cache's query stage back to the first physical node
+   * with that link; with the {@code ProjectExec} gone that is the {@code Filter}, so the logical
+   * {@code Project} (the GPU UDF's column) would be replaced by the Filter's subtree and re-planning
+   * would put Spark's partial aggregate straight over the Filter, unable to bind the UDF's column.
+   * Each such node is linked instead to the shallowest logical node under the {@code Project}
+   * that outputs all its columns (for the example, the logical {@code Filter}).
+   */
+  private static boolean relinkBelow(ProjectExec project, SparkPlan eval) {
+    scala.Option<LogicalPlan> own = project.getTagValue(SparkPlan.LOGICAL_PLAN_TAG());
+    if (own.isEmpty()) {
+      return true;
+    }
+    LogicalPlan dropped = own.get();
+    List<SparkPlan> stale = new ArrayList<>();
+    List<SparkPlan> ours = new ArrayList<>();
+    collectStale(eval, dropped, stale, ours);
+    List<LogicalPlan> links = new ArrayList<>();
+    for (SparkPlan n : stale) {
+      LogicalPlan link = shallowestCovering(dropped, n);
+      if (link == null) {
+        return false;
+      }
+      links.add(link);
+    }
+    ours.forEach(n -> n.unsetTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG()));
+    for (int i = 0; i < stale.size(); i++) {
+      stale.get(i).setLogicalLink(links.get(i)); // its descendants inherit the new link
+    }
+    return true;
+  }
+
+  /** The topmost nodes under {@code p} that inherit {@code dropped}; vkspark's GPU nodes and transitions just lose it. */
+  private static void collectStale(SparkPlan p, LogicalPlan dropped, List<SparkPlan> stale, List<SparkPlan> ours) {
+    if (p.getTagValue(SparkPlan.LOGICAL_PLAN_TAG()).isDefined()) {
+      return;
+    }
+    scala.Option<LogicalPlan> inherited = p.getTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG());
+    if (inherited.isDefined() && inherited.get() == dropped) {
+      if (!(p instanceof VkGpuEvalExec || p instanceof ColumnarToRowExec)) {
+        stale.add(p);
+        return;
+      }
+      ours.add(p);
+    }
+    for (SparkPlan c : Scala.list(p.children())) {
+      collectStale(c, dropped, stale, ours);
+    }
+  }
+
+  /** The shallowest logical node strictly under {@code top} whose output holds every column of {@code p}, or null. */
+  private static LogicalPlan shallowestCovering(LogicalPlan top, SparkPlan p) {
+    List<LogicalPlan> level = new ArrayList<>(Scala.list(top.children()));
+    while (!level.isEmpty()) {
+      List<LogicalPlan> next = new ArrayList<>();
+      for (LogicalPlan l : level) {
+        if (p.outputSet().subsetOf(l.outputSet())) {
+          return l;
+        }
+        next.addAll(Scala.list(l.children()));
+      }
+      level = next;
+    }
+    return null;
   }
 
   /** {@code fn} as a fused function over the GPU node's columns, if it is one vkspark reproduces. */

@@ -175,6 +175,27 @@ final class FusedAggregateSparkTest {
     assertEquals(Double.doubleToRawLongBits(-0.0), Double.doubleToRawLongBits(gpu.get(0).getDouble(1)));
   }
 
+  /**
+   * count(*) and sum(udf) over a filtered cached table, the examples' Demo query: the GPU node sits
+   * over a Filter. With and without adaptive execution, fused, and equal to Spark's.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  void countAndSum_overFilteredCachedTable_matchesSpark_fused(boolean aqe) {
+    spark().conf().set("spark.sql.adaptive.enabled", Boolean.toString(aqe));
+    Dataset<Row> cached = spark().range(0, 20_000, 1, 4).selectExpr("id", "id * 0.5D AS s", "id * 0.25D AS k").cache();
+    try {
+      cached.createOrReplaceTempView("fused_cached");
+      String sql = "SELECT count(*) AS n, sum(d_add(s, k)) AS total FROM fused_cached WHERE id % 100 = 0";
+      List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+      assertFused(lastRun, 200);
+      assertAggregatesEqual(both.get(1), both.get(0));
+      assertEquals(200L, both.get(0).get(0).getLong(0));
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
   private static Dataset<Row> lastRun;
 
   private static List<List<Row>> gpuAndCpu(java.util.function.Supplier<Dataset<Row>> query) {
