@@ -72,22 +72,16 @@ cluster-test: vulkan-runtime
 	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -P$(LINE) -pl spark-plugin,examples -am -DskipTests package
 	eval "$$(bash scripts/spark-line.sh $(LINE))" && export SPARK_VERSION SCALA_BINARY_VERSION && \
 	SPARK_HOME_DIR=$(CURDIR)/target/spark-home-$(LINE) CLUSTER_TEST_DIR=$(CLUSTER_DIR) \
-	bash scripts/cluster-test.sh --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
+	bash scripts/cluster-test.sh $(CLUSTER_FLAGS) --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
 	  --extra-jars $(PLUGIN_JAR) \
 	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
 	  --conf spark.vkspark.shaderCacheDir=$(CLUSTER_DIR)/shader-cache \
-	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh' \
+	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh $(CHECK_FLAGS)' \
 	  -- $(CLUSTER_DIR)/options.parquet --generate $(CLUSTER_ROWS)
 
 ## cluster-test-gpus: the same with Spark's GPU scheduling, one GPU per Worker (needs a host with 2 GPUs)
 cluster-test-gpus: vulkan-runtime
-	@test -f $(PLUGIN_JAR) -a -f $(EXAMPLES_JAR) || $(MVN) -q -DskipTests install
-	bash scripts/cluster-test.sh --worker-gpus --jar $(EXAMPLES_JAR) --class io.vkspark.examples.OptionsJob \
-	  --extra-jars $(PLUGIN_JAR) \
-	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
-	  --conf spark.vkspark.shaderCacheDir=$(CURDIR)/target/cluster-test/shader-cache \
-	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh --gpus' \
-	  -- $(CURDIR)/target/cluster-test/options.parquet --generate $(CLUSTER_ROWS)
+	$(MAKE) --no-print-directory cluster-test CLUSTER_FLAGS=--worker-gpus CHECK_FLAGS=--gpus
 
 ## bench: gpu-core and Spark benchmarks, one JSON line per case (absolute times count only from the H200 machine)
 bench: vulkan-runtime examples/target/classpath.txt
