@@ -74,9 +74,7 @@ public final class OptionsJob {
     try {
       return runReport(spark, path, out);
     } finally {
-      try {
-        spark.sparkContext().listenerBus().waitUntilEmpty();   // every task-end event counted
-      } catch (java.util.concurrent.TimeoutException e) {
+      if (!SparkJobs.drainListenerBus(spark.sparkContext())) {   // every task-end event counted
         out.println("[options] note: Spark's listener bus did not drain in 10 s; the counts may be short");
       }
       spark.sparkContext().removeSparkListener(byExecutor);

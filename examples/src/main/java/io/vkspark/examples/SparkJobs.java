@@ -104,6 +104,20 @@ public final class SparkJobs {
     return out;
   }
 
+  /**
+   * Waits until Spark's listener bus has delivered every event posted so far (task ends, say), so a
+   * listener's counts are complete; false when it did not drain (within Spark's 10 s). The bus is
+   * Spark-internal (public in bytecode).
+   */
+  public static boolean drainListenerBus(org.apache.spark.SparkContext sc) {
+    try {
+      sc.listenerBus().waitUntilEmpty();
+      return true;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
   /** A node's SQLMetric objects by key, in the node's order (Scala 2.12 and 2.13 alike: no converters). */
   public static Map<String, SQLMetric> metricsByKey(SparkPlan node) {
     Map<String, SQLMetric> out = new LinkedHashMap<>();

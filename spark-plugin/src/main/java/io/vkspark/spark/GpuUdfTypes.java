@@ -47,7 +47,7 @@ final class GpuUdfTypes {
           for (int i = 0; i < args.size(); i++) {
             DataType want = SparkTypes.of(k.args().get(i));
             Expression a = args.get(i);
-            cast.add(SparkTypes.accepts(k.argTypes().get(i), a.dataType()) ? a : implicitCast(a, want).orElse(a));
+            cast.add(SparkTypes.accepts(k.args().get(i), a.dataType()) ? a : implicitCast(a, want).orElse(a));
           }
           return u.withNewChildren(Scala.seq(cast));
         }
@@ -147,7 +147,7 @@ final class GpuUdfTypes {
     for (int i = 0; i < args.size(); i++) {
       DataType want = SparkTypes.of(k.args().get(i));
       Expression a = args.get(i);
-      if (!SparkTypes.accepts(k.argTypes().get(i), a.dataType())) {
+      if (!SparkTypes.accepts(k.args().get(i), a.dataType())) {
         throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_ARGUMENT_TYPE, name,
             GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
             + name + "' must be " + k.args().get(i).sqlName() + " but " + a.sql() + " is "

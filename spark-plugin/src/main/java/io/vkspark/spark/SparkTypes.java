@@ -71,13 +71,11 @@ public final class SparkTypes {
     return Optional.empty();
   }
 
-  /** Whether a column of Spark type {@code t} can be passed as a GPU argument of type {@code want} as it is. */
-  public static boolean accepts(SqlType want, DataType t) {
-    return of(t).filter(s -> s == want).isPresent();
-  }
-
-  /** Whether a column of Spark type {@code t} can be argument {@code a} as it is (a decimal's precision and scale must match). */
+  /**
+   * Whether a column of Spark type {@code t} can be argument {@code a} as it is: its SQL type, any
+   * array nullability, and for a decimal the same precision and scale (else the caller casts it).
+   */
   public static boolean accepts(KernelSignature.Arg a, DataType t) {
-    return a.type() == SqlType.DECIMAL ? of(a).equals(t) : accepts(a.type(), t);
+    return a.type() == SqlType.DECIMAL ? of(a).equals(t) : of(t).filter(s -> s == a.type()).isPresent();
   }
 }

@@ -81,11 +81,7 @@ final class GlslUdfSqlTest {
       // No CPU Vulkan device (a GPU host without Mesa): call() and the CPU fallback say how to get one.
       Exception e = assertThrows(Exception.class, () -> spark.sql(
           "SELECT glsl_mix(i, j) FROM VALUES (1, 2) AS t(i, j)").collectAsList());
-      StringBuilder all = new StringBuilder();
-      for (Throwable t = e; t != null; t = t.getCause()) {
-        all.append(t.getMessage()).append('\n');
-      }
-      assertTrue(all.toString().contains("Fix: install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1)"), all::toString);
+      assertTrue(messages(e).contains("Fix: install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1)"), () -> messages(e));
       return;
     }
     // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.

@@ -90,10 +90,8 @@ final class QueryProfile {
    * method so it can move into a version shim.
    */
   static void drainListenerBus(SparkContext sc) {
-    try {
-      sc.listenerBus().waitUntilEmpty();
-    } catch (Exception e) {
-      System.err.println("[bench] listener bus did not drain: " + e);
+    if (!SparkJobs.drainListenerBus(sc)) {
+      System.err.println("[bench] listener bus did not drain");
     }
   }
 
