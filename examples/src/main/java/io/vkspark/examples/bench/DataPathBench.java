@@ -33,13 +33,15 @@ import org.apache.spark.sql.types.DataTypes;
  *       polynomial read from Parquet files (not cached) and summed, as GPU UDF, built-in SQL and
  *       Java UDF side by side: medians, ratios, the GPU's device time as a share of wall time, and
  *       how far the sums are apart against the tolerance they must meet.
- *   <li>{@code cache}: the scan floor and Black-Scholes (GPU UDF and built-in SQL) over the cache of
+ *   <li>{@code cache}: the scan floor and Black-Scholes (GPU UDF and built-in SQL), and with
+ *       {@code --cache-cases bs,iv} implied volatility over all {@code --rows} (GPU UDF, built-in SQL,
+ *       Java UDF; {@code --iv-runs} timed runs), over the cache of
  *       each class of {@code --cache-serializer} ({@code spark.sql.cache.serializer}; Spark's own by
  *       default), each in a fresh session, since Spark reads that static setting once per JVM.
  * </ul>
  *
  * <pre>
- * DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] [--cases bs,iv,poly]
+ * DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] [--cases bs,iv,poly] [--cache-cases bs[,iv]]
  *               [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R]
  *               [--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,spark_sql]
  *               [--cache-serializer CLASS[,CLASS...]] [--parquet-dir DIR] [--partitions P]
@@ -55,7 +57,7 @@ public final class DataPathBench {
   /** Spark's own cache serializer, the default of {@code spark.sql.cache.serializer}. */
   static final String DEFAULT_SERIALIZER = "org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer";
 
-  private static final Set<String> FLAGS = Set.of("parts", "rows", "runs", "cases", "iv-rows", "iv-runs", "iv-sql",
+  private static final Set<String> FLAGS = Set.of("parts", "rows", "runs", "cases", "cache-cases", "iv-rows", "iv-runs", "iv-sql",
       "iv-sql-wholestage", "reader-batch", "cache-batch", "breakdown-sources", "breakdown-variants", "cache-serializer",
       "parquet-dir", "partitions", "concurrent", "batch-rows", "master", "out");
 
@@ -170,17 +172,7 @@ public final class DataPathBench {
         caseRows.add(rows + " rows, parquet");
       }
       if (cases.contains("iv")) {
-        String gpu = "SELECT " + String.format(NAN_TO_ZERO, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
-        List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
-        if (Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"))) {
-          // 24 fused Newton steps exceed the JVM's 64 KB method limit under whole-stage code generation.
-          v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_pq_iv"), "iv")
-              .selectExpr(String.format(NAN_TO_ZERO, "iv").split(", (?=count_if)")),
-              Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
-        }
-        v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(NAN_TO_ZERO,
-            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv")));
-        SparkBench.emit(json, SparkBench.run(spark, "real_world_implied_volatility", v,
+        SparkBench.emit(json, SparkBench.run(spark, "real_world_implied_volatility", impliedVolatility(spark, a, "bench_pq_iv"),
             Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))),
             common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + ivRows), 1e-7, results));
         caseRows.add(ivRows + " rows, parquet");
@@ -196,6 +188,24 @@ public final class DataPathBench {
       }
     }
     spark.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
+  }
+
+  /**
+   * Implied volatility over {@code table} as GPU UDF, built-in SQL ({@code --iv-sql}) and Java UDF;
+   * NaN (no solution) counted apart and summed as 0 on every side.
+   */
+  private static List<Variant> impliedVolatility(SparkSession spark, Map<String, String> a, String table) {
+    String gpu = "SELECT " + String.format(NAN_TO_ZERO, "implied_volatility(price, s, k, t, r)") + " FROM " + table;
+    List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
+    if (Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"))) {
+      // 24 fused Newton steps exceed the JVM's 64 KB method limit under whole-stage code generation.
+      v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table(table), "iv")
+          .selectExpr(String.format(NAN_TO_ZERO, "iv").split(", (?=count_if)")),
+          Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
+    }
+    v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(NAN_TO_ZERO,
+        "implied_volatility_cpu(price, s, k, t, r)") + " FROM " + table)));
+    return v;
   }
 
   // ---- the cache, per serializer ---------------------------------------------------------------
@@ -229,6 +239,11 @@ public final class DataPathBench {
           new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache")).selectExpr("sum(bs)"))),
           runs, common, 1e-9, results));
       caseRows.add(rows + " rows, cache " + shortName);
+      if (list(a.getOrDefault("cache-cases", "bs")).contains("iv")) {
+        SparkBench.emit(json, SparkBench.run(spark, "cache_implied_volatility", impliedVolatility(spark, a, "bench_cache"),
+            Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), common, 1e-7, results));
+        caseRows.add(rows + " rows, cache " + shortName);
+      }
     }
     data.unpersist(true);
   }
@@ -351,7 +366,7 @@ public final class DataPathBench {
       String key = args[i].startsWith("--") ? args[i].substring(2) : "";
       if (!FLAGS.contains(key) || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] "
-            + "[--cases bs,iv,poly] [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R] "
+            + "[--cases bs,iv,poly] [--cache-cases bs[,iv]] [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R] "
             + "[--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,spark_sql,java_udf] "
             + "[--cache-serializer CLASS[,CLASS...]] [--parquet-dir DIR] [--partitions P] [--concurrent C] "
             + "[--batch-rows B] [--master M] [--out FILE]; got " + args[i]);
