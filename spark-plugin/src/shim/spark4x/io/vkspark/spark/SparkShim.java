@@ -19,25 +19,27 @@ import org.apache.spark.sql.api.java.UDF9;
 import org.apache.spark.sql.internal.ToScalaUDF$;
 
 /**
- * The Spark 4.0 shim: the calls into Spark that differ between the Spark lines vkspark builds for,
- * one static method each. Every line has its own copy of this class in
- * spark-plugin/src/shim/sparkNN/ (one is compiled, chosen by the Maven profile); all copies have
- * the same methods. How to add one: README, "Spark versions".
+ * The Spark 4.x shim: the calls into Spark that differ between the Spark lines vkspark builds for,
+ * one static method each. Spark 4.0, 4.1 and 4.2 share this class (spark-plugin/src/shim/spark4x/);
+ * what differs between them is in each line's {@link SparkLine} (src/shim/spark40 .. spark42) and
+ * Spark 3.5 has its own copy (src/shim/spark35); all copies have the same methods. How to add one:
+ * README, "Spark versions".
  */
 final class SparkShim {
   private SparkShim() {}
 
   /** This line, as in the plugin jar's name. */
-  static final String LINE = "4.0";
+  static final String LINE = SparkLine.LINE;
 
   /** Whether EXPLAIN takes extra sections (spark.sql.extendedExplainProviders, Spark 4.0+). */
   static final boolean EXTENDED_EXPLAIN = true;
 
   /**
    * Whether Spark formats vkspark's error conditions as STANDARD JSON (spark.sql.error.messageFormat):
-   * that needs the message template carried by the exception (Spark 4.0: no; PRETTY and MINIMAL work everywhere).
+   * that needs the message template carried by the exception (Spark 4.1+: yes, 4.0: no; PRETTY and
+   * MINIMAL work everywhere).
    */
-  static final boolean STANDARD_JSON_ERRORS = false;
+  static final boolean STANDARD_JSON_ERRORS = SparkLine.STANDARD_JSON_ERRORS;
 
   /** The Scala function Spark itself makes for a Java UDF of {@code arity} arguments (Spark 4: ToScalaUDF). */
   @SuppressWarnings({"rawtypes"})
