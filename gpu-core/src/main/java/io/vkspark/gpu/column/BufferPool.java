@@ -174,6 +174,10 @@ final class BufferPool implements AutoCloseable {
     return idleBytes;
   }
 
+  long maxIdleBytes() {
+    return maxIdleBytes;
+  }
+
   /** Device memory of every set, in use or idle. */
   synchronized long deviceBytes() {
     long bytes = 0;

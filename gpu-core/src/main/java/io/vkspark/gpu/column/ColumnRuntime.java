@@ -113,6 +113,14 @@ public final class ColumnRuntime implements AutoCloseable {
     return pool.idleBytes();
   }
 
+  /**
+   * The budget of {@link #idleBytes()}: idle sets past it are freed, least recently used first
+   * (one idle set is kept even when it alone is larger).
+   */
+  public long maxIdleBytes() {
+    return pool.maxIdleBytes();
+  }
+
   private void ensureOpen() {
     if (closed) {
       throw GpuException.of(Code.CLOSED, "the column runtime of '" + device.info().name() + "' is closed.",
