@@ -30,10 +30,12 @@ import org.apache.spark.sql.util.ArrowUtils$;
  * @param directBytes bytes of NIO direct buffers (the JVM's "direct" buffer pool)
  * @param directBuffers NIO direct buffers alive (until collected)
  * @param rssBytes the process's resident set ({@code VmRSS} of {@code /proc/self/status}; -1 where there is none)
+ * @param jvmCommittedBytes heap and non-heap memory the JVM has committed (part of the resident set that
+ *     grows with the heap, the JIT's code cache and class metadata, not with a native leak)
  */
 public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBytes, long idleBudget,
                         long deviceMemoryLimit, long arrowBytes, long cacheBytes, long directBytes, long directBuffers,
-                        long rssBytes) {
+                        long rssBytes, long jvmCommittedBytes) {
 
   /** This JVM's footprint now (the device part from {@link ExecutorGpu#current()}). */
   public static Footprint now() {
@@ -60,7 +62,12 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
       }
     }
     return new Footprint(counters, held, idle, idleBudget, limit, ArrowUtils$.MODULE$.rootAllocator().getAllocatedMemory(),
-        CacheMemory.liveBytes(), directBytes, directCount, rss());
+        CacheMemory.liveBytes(), directBytes, directCount, rss(), jvmCommitted());
+  }
+
+  private static long jvmCommitted() {
+    java.lang.management.MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+    return memory.getHeapMemoryUsage().getCommitted() + memory.getNonHeapMemoryUsage().getCommitted();
   }
 
   /** The resident set in bytes, or -1 where {@code /proc/self/status} is missing (not Linux). */
@@ -133,16 +140,25 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     m.put("direct_bytes", directBytes);
     m.put("direct_buffers", directBuffers);
     m.put("rss_bytes", rssBytes);
+    m.put("jvm_committed_bytes", jvmCommittedBytes);
     return m;
   }
 
-  /** Host-memory growth since {@code before}, field by field (Arrow, cache, direct, resident set). */
+  /**
+   * Host-memory growth since {@code before}, field by field (Arrow, cache, direct, resident set, the
+   * JVM's committed memory) and {@code native_rss_bytes}: the resident set's growth less what the
+   * JVM committed meanwhile (heap, code cache), the part a native leak (driver, LWJGL, unsafe) would grow.
+   */
   public Map<String, Long> hostGrowthSince(Footprint before) {
     Map<String, Long> m = new LinkedHashMap<>();
     m.put("arrow_bytes", arrowBytes - before.arrowBytes);
     m.put("cache_native_bytes", cacheBytes - before.cacheBytes);
     m.put("direct_bytes", directBytes - before.directBytes);
-    m.put("rss_bytes", rssBytes < 0 || before.rssBytes < 0 ? 0 : rssBytes - before.rssBytes);
+    long rss = rssBytes < 0 || before.rssBytes < 0 ? 0 : rssBytes - before.rssBytes;
+    long jvm = jvmCommittedBytes - before.jvmCommittedBytes;
+    m.put("rss_bytes", rss);
+    m.put("jvm_committed_bytes", jvm);
+    m.put("native_rss_bytes", rss - Math.max(0, jvm));
     return m;
   }
 
