@@ -137,6 +137,29 @@ final class SteadyStateSparkTest {
     steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, 4 * BATCHES);
   }
 
+  /**
+   * The path of discrete GPUs without mapped device memory (spark.vkspark.transfers=staged: inputs
+   * copied to device-local buffers, results copied back), on a device opened for it.
+   */
+  @Test
+  void parquetStaged_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    org.apache.spark.SparkConf conf = s.sparkContext().conf();
+    VkConf good = VkConf.from(conf);
+    ExecutorGpu.shutdown();
+    ExecutorGpu.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
+        "driver", null);
+    try {
+      ExecutorGpu gpu = ExecutorGpu.current().orElseThrow();
+      assertEquals(io.vkspark.gpu.TransferMode.STAGED, gpu.device().options().transfers());
+      smallBatches();
+      steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
+      assertEquals(0, gpu.device().validationErrors(), () -> "validation errors: " + gpu.device().validationMessages());
+    } finally {
+      ExecutorGpu.shutdown();
+      ExecutorGpu.init(good, "driver", null);
+    }
+  }
+
   @Test
   void vkCache_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
     smallBatches();
