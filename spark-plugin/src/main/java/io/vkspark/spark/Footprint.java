@@ -23,7 +23,8 @@ import org.apache.spark.sql.util.ArrowUtils$;
  * @param device the executor device's counters (null when no device is open)
  * @param deviceBytesHeld device memory of the column runtime's buffer sets, in use or pooled
  * @param idleBytes device memory of pooled (idle) buffer sets
- * @param idleBudget most device memory idle sets keep ({@code ColumnRuntime#maxIdleBytes})
+ * @param idleSets how many buffer sets are idle
+ * @param idleBudget most device memory idle sets keep ({@code ColumnRuntime#maxIdleBytes}; one set is kept whatever its size)
  * @param deviceMemoryLimit {@code spark.vkspark.deviceMemoryLimit} as the device enforces it (0: none)
  * @param arrowBytes bytes allocated from Spark's Arrow root allocator (vkspark's task vectors are its children)
  * @param cacheBytes native bytes of vkspark's cache ({@link CacheMemory})
@@ -33,7 +34,7 @@ import org.apache.spark.sql.util.ArrowUtils$;
  * @param jvmCommittedBytes heap and non-heap memory the JVM has committed (part of the resident set that
  *     grows with the heap, the JIT's code cache and class metadata, not with a native leak)
  */
-public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBytes, long idleBudget,
+public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBytes, int idleSets, long idleBudget,
                         long deviceMemoryLimit, long arrowBytes, long cacheBytes, long directBytes, long directBuffers,
                         long rssBytes, long jvmCommittedBytes) {
 
@@ -42,6 +43,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     DeviceCounters counters = null;
     long held = 0;
     long idle = 0;
+    int idleSets = 0;
     long idleBudget = 0;
     long limit = 0;
     java.util.Optional<ExecutorGpu> gpu = ExecutorGpu.current();
@@ -50,6 +52,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
       counters = g.device().counters();
       held = g.runtime().deviceBytesHeld();
       idle = g.runtime().idleBytes();
+      idleSets = g.runtime().idleSets();
       idleBudget = g.runtime().maxIdleBytes();
       limit = g.device().options().memoryLimit();
     }
@@ -61,7 +64,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
         directCount = pool.getCount();
       }
     }
-    return new Footprint(counters, held, idle, idleBudget, limit, ArrowUtils$.MODULE$.rootAllocator().getAllocatedMemory(),
+    return new Footprint(counters, held, idle, idleSets, idleBudget, limit, ArrowUtils$.MODULE$.rootAllocator().getAllocatedMemory(),
         CacheMemory.liveBytes(), directBytes, directCount, rss(), jvmCommitted());
   }
 
@@ -123,7 +126,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
    */
   public boolean withinBudgets() {
     boolean limit = deviceMemoryLimit == 0 || deviceBufferBytes() <= deviceMemoryLimit;
-    boolean idle = idleBytes <= idleBudget || idleBytes == deviceBytesHeld;
+    boolean idle = idleBytes <= idleBudget || idleSets == 1;
     return limit && idle;
   }
 
@@ -133,6 +136,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     m.put("device_buffer_bytes", deviceBufferBytes());
     m.put("device_bytes_held", deviceBytesHeld);
     m.put("device_idle_bytes", idleBytes);
+    m.put("device_idle_sets", idleSets);
     m.put("device_idle_budget_bytes", idleBudget);
     m.put("device_memory_limit_bytes", deviceMemoryLimit);
     m.put("arrow_bytes", arrowBytes);

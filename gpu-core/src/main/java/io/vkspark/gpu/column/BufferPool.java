@@ -178,6 +178,10 @@ final class BufferPool implements AutoCloseable {
     return maxIdleBytes;
   }
 
+  synchronized int idleSets() {
+    return idleOrder.size();
+  }
+
   /** Device memory of every set, in use or idle. */
   synchronized long deviceBytes() {
     long bytes = 0;

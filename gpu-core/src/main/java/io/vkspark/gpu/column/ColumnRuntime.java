@@ -121,6 +121,11 @@ public final class ColumnRuntime implements AutoCloseable {
     return pool.maxIdleBytes();
   }
 
+  /** Idle (pooled) buffer sets. */
+  public int idleSets() {
+    return pool.idleSets();
+  }
+
   private void ensureOpen() {
     if (closed) {
       throw GpuException.of(Code.CLOSED, "the column runtime of '" + device.info().name() + "' is closed.",
