@@ -5,6 +5,7 @@ import io.vkspark.examples.SparkJobs;
 import io.vkspark.examples.bench.SparkBench.Result;
 import io.vkspark.examples.bench.SparkBench.Variant;
 import io.vkspark.spark.ExecutorGpu;
+import io.vkspark.spark.Footprint;
 import io.vkspark.spark.VkConf;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -274,12 +275,20 @@ public final class DataPathBench {
       labels.putAll(new java.util.TreeMap<>(extra));
       labels.put("device", SparkBench.deviceName());
       List<QueryProfile.Breakdown> all = new ArrayList<>();
+      Footprint before = Footprint.now();
+      long childBatches = 0;
       for (int i = 0; i < Math.max(1, runs); i++) {
-        all.add(QueryProfile.profile(spark, recorder, queries.get(variant).get(), labels, slots));
+        Dataset<Row> query = queries.get(variant).get();
+        all.add(QueryProfile.profile(spark, recorder, query, labels, slots));
+        childBatches += SparkJobs.gpuMetrics(query).getOrDefault("inputBatches", 0L);
       }
+      Footprint after = Footprint.now();
       all.sort(Comparator.comparingDouble(b -> (Double) b.json().get("wall_s")));
       QueryProfile.Breakdown median = all.get(all.size() / 2);
       median.json().put("runs_wall_s", all.stream().map(b -> b.json().get("wall_s")).toList());
+      if (variant.equals("gpu_udf")) {
+        median.json().put("steady", new SparkBench.Steady(before, after, Math.max(1, runs), childBatches).json());
+      }
       SparkBench.emit(json, List.of(QueryProfile.emit(median, System.err)));
     }
   }
@@ -309,8 +318,8 @@ public final class DataPathBench {
       labelOf.putIfAbsent(key, r.name());
     }
     StringBuilder t = new StringBuilder(String.format(Locale.ROOT, "%n[bench] issue 13 side by side (medians)%n"
-        + "  %-30s %-48s %9s %9s %9s %10s %10s %9s %22s%n", "case", "data", "GPU UDF", "SQL", "Java UDF", "GPU vs SQL", "vs Java",
-        "GPU busy", "max rel diff (tol.)"));
+        + "  %-30s %-48s %9s %9s %9s %10s %10s %9s %22s  %s%n", "case", "data", "GPU UDF", "SQL", "Java UDF", "GPU vs SQL",
+        "vs Java", "GPU busy", "max rel diff (tol.)", "GPU steady: new Vulkan objects, budgets, RSS growth"));
     List<String> lines = new ArrayList<>();
     for (String key : order) {
       Map<String, Result> v = byCase.get(key);
@@ -335,10 +344,21 @@ public final class DataPathBench {
       s.put("max_rel_diff", diff);
       s.put("tolerance", tol);
       s.put("sums_agree", agree);
+      SparkBench.Steady steady = v.containsKey("gpu_udf") ? v.get("gpu_udf").steady() : null;
+      if (steady != null) {
+        // issue 13's steady-state target, over the GPU UDF's timed runs (after its warm-up)
+        s.put("gpu_new_vulkan_objects", steady.newVulkanObjects());
+        s.put("gpu_within_device_budgets", steady.withinBudgets());
+        s.put("gpu_device_bytes_held", steady.after().deviceBytesHeld());
+        s.put("gpu_rss_growth_bytes", steady.after().hostGrowthSince(steady.before()).get("rss_bytes"));
+        s.put("gpu_arrow_growth_bytes", steady.after().hostGrowthSince(steady.before()).get("arrow_bytes"));
+      }
       lines.add(Json.write(s));
-      t.append(String.format(Locale.ROOT, "  %-30s %-48s %9s %9s %9s %10s %10s %9s %12.2g (%.0g) %s%n", labelOf.get(key), data,
-          secs(gpu), secs(sql), secs(java), ratio(sql / gpu), ratio(java / gpu),
-          Double.isNaN(busy) ? "" : String.format(Locale.ROOT, "%.1f%%", 100 * busy), diff, tol, agree ? "" : "DISAGREE"));
+      t.append(String.format(Locale.ROOT, "  %-30s %-48s %9s %9s %9s %10s %10s %9s %12.2g (%.0g) %s %s%n", labelOf.get(key),
+          data, secs(gpu), secs(sql), secs(java), ratio(sql / gpu), ratio(java / gpu),
+          Double.isNaN(busy) ? "" : String.format(Locale.ROOT, "%.1f%%", 100 * busy), diff, tol, agree ? "" : "DISAGREE",
+          steady == null ? "" : String.format(Locale.ROOT, " %d, %s, %+.1f MiB", steady.newVulkanObjects(),
+              steady.withinBudgets() ? "within" : "OVER", s.get("gpu_rss_growth_bytes") instanceof Long g ? g / 1048576.0 : 0)));
     }
     SparkBench.emit(json, lines);
     System.err.print(t);

@@ -4,6 +4,7 @@ import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.spark.ExecutorGpu;
+import io.vkspark.spark.Footprint;
 import io.vkspark.spark.VkConf;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -263,7 +264,38 @@ public final class SparkBench {
    * difference of its result from the reference variant's (the last one).
    */
   record Result(String name, String variant, double medianS, double deviceShare, double relDiff, double tolerance,
-                boolean agrees) {}
+                boolean agrees, Steady steady) {}
+
+  /**
+   * Issue 13's steady-state figures of one variant's timed runs (after its warm-up): Vulkan objects
+   * created meanwhile (0 in a steady state), device memory against its budgets, and host memory
+   * before and after ({@link Footprint}). Null for a variant without a GPU node.
+   */
+  record Steady(Footprint before, Footprint after, int runs, long childBatches) {
+    /** Vulkan objects created (buffers, command buffers, descriptor sets) during the timed runs. */
+    long newVulkanObjects() {
+      return after.vulkanObjectsSince(before).entrySet().stream().filter(e -> e.getKey().endsWith("_created"))
+          .mapToLong(Map.Entry::getValue).sum();
+    }
+
+    boolean withinBudgets() {
+      return before.withinBudgets() && after.withinBudgets();
+    }
+
+    /** The JSON object {@code "steady"}: objects after warm-up, budgets, host memory before, after and grown. */
+    Map<String, Object> json() {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("timed_runs", runs);
+      m.put("child_batches", childBatches);
+      m.put("new_vulkan_objects", newVulkanObjects());
+      m.put("vulkan_objects_after_warmup", after.vulkanObjectsSince(before));
+      m.put("within_budgets", withinBudgets());
+      m.put("before", before.json());
+      m.put("after", after.json());
+      m.put("host_growth", after.hostGrowthSince(before));
+      return m;
+    }
+  }
 
   /** As {@link #run(SparkSession, String, List, int, String, double)}, also adding each variant's {@link Result} to {@code sink}. */
   static List<String> run(SparkSession spark, String name, List<Variant> variants, int runs, String common, double tolerance,
@@ -273,11 +305,14 @@ public final class SparkBench {
     Map<String, Map<String, Long>> metrics = new LinkedHashMap<>();
     Map<String, String> counters = new LinkedHashMap<>();
     Map<String, Double> metricsRun = new LinkedHashMap<>();
+    Map<String, Steady> steady = new LinkedHashMap<>();
     for (Variant v : variants) {
       v.conf().forEach(spark.conf()::set);
       Row first = v.query().get().collectAsList().get(0); // warm-up: compiles kernels, records buffer sets
       DeviceCounters before = counters();
+      Footprint footprintBefore = Footprint.now();
       long heapBefore = usedHeap();
+      long childBatches = 0;
       double[] t = new double[runs];
       Dataset<Row> last = null;
       for (int i = 0; i < runs; i++) {
@@ -287,7 +322,9 @@ public final class SparkBench {
         results.put(v.name(), df.collectAsList().get(0));
         t[i] = (System.nanoTime() - t0) / 1e9;
         last = df;
+        childBatches += SparkJobs.gpuMetrics(df).getOrDefault("inputBatches", 0L);
       }
+      Footprint footprintAfter = Footprint.now();
       if (!results.get(v.name()).equals(first) && !close(first, results.get(v.name()), 1e-12)) {
         System.err.println("[bench] " + name + "/" + v.name() + ": warm-up and timed results differ: " + first + " vs "
             + results.get(v.name()));
@@ -296,6 +333,9 @@ public final class SparkBench {
       times.put(v.name(), t);
       metricsRun.put(v.name(), t[runs - 1]); // the GPU node's metrics are those of the last timed run
       metrics.put(v.name(), SparkJobs.gpuMetrics(last));
+      if (!metrics.get(v.name()).isEmpty()) {
+        steady.put(v.name(), new Steady(footprintBefore, footprintAfter, runs, childBatches));
+      }
       DeviceCounters after = counters();
       if (before != null && after != null) {
         counters.put(v.name(), String.format(Locale.ROOT, "\"new_buffers\": %d, \"new_command_buffers\": %d, "
@@ -337,8 +377,12 @@ public final class SparkBench {
       if (counters.containsKey(v.name())) {
         s.append(", ").append(counters.get(v.name()));
       }
+      Steady st = steady.get(v.name());
+      if (st != null) {
+        s.append(", \"steady\": ").append(Json.write(st.json()));
+      }
       lines.add(s.append('}').toString());
-      sink.add(new Result(name, v.name(), m, deviceShare, relDiff, tolerance, agrees));
+      sink.add(new Result(name, v.name(), m, deviceShare, relDiff, tolerance, agrees, st));
       if (!agrees) {
         System.err.println("[bench] " + name + "/" + v.name() + " DISAGREES: " + r + " vs " + reference);
       }

@@ -23,7 +23,7 @@ class QueryProfileTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** The module's test session when one is open (same settings as ExampleSpark), else one like it. */
-  private static SparkSession spark() {
+  static SparkSession spark() {
     SparkSession spark = SparkSession.builder()
         .master("local[2]")
         .appName("vkspark-examples-tests")

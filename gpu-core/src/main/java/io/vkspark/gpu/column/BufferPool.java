@@ -174,6 +174,14 @@ final class BufferPool implements AutoCloseable {
     return idleBytes;
   }
 
+  long maxIdleBytes() {
+    return maxIdleBytes;
+  }
+
+  synchronized int idleSets() {
+    return idleOrder.size();
+  }
+
   /** Device memory of every set, in use or idle. */
   synchronized long deviceBytes() {
     long bytes = 0;

@@ -113,6 +113,19 @@ public final class ColumnRuntime implements AutoCloseable {
     return pool.idleBytes();
   }
 
+  /**
+   * The budget of {@link #idleBytes()}: idle sets past it are freed, least recently used first
+   * (one idle set is kept even when it alone is larger).
+   */
+  public long maxIdleBytes() {
+    return pool.maxIdleBytes();
+  }
+
+  /** Idle (pooled) buffer sets. */
+  public int idleSets() {
+    return pool.idleSets();
+  }
+
   private void ensureOpen() {
     if (closed) {
       throw GpuException.of(Code.CLOSED, "the column runtime of '" + device.info().name() + "' is closed.",

@@ -1,0 +1,250 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.spark.cache.VkCacheSerializer;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 13's steady-state target, measured on the real device: after a warm-up, a GPU UDF over
+ * 1,000 batches (one GPU dispatch each) creates no Vulkan object, keeps device memory within
+ * {@code spark.vkspark.deviceMemoryLimit} and the pool's idle budget, and keeps host memory flat.
+ * From Parquet, from vkspark's cache and through the fused aggregate.
+ *
+ * <p>A probe (a plain Java UDF above the GPU node, {@link Probe}) takes a {@link Footprint} as rows
+ * of batch 100 and of the last batch go by, so "flat" is measured between batch ~100 and batch
+ * 1,000 of one query, not only between queries. Exact counters are asserted exactly (Vulkan
+ * objects, Arrow bytes, the cache's native bytes); the resident set only within
+ * {@link #RSS_BOUND}, since the JIT, heap and lavapipe move it by megabytes of their own.
+ */
+final class SteadyStateSparkTest {
+  private static final int BATCH = 64;
+  private static final int BATCHES = 1_000;
+  private static final int ROWS = BATCH * BATCHES;
+  /** The device budget of this session (spark.vkspark.deviceMemoryLimit). */
+  private static final long LIMIT = 64L << 20;
+  /**
+   * How much the resident set may grow between batch 100 and batch 1,000, less what the JVM
+   * committed meanwhile (heap, code cache: {@code native_rss_bytes}): 16 MiB. Measured on lavapipe,
+   * the raw resident set moved by 16 KiB to 11 MiB over those 900 batches (GC, JIT, malloc arenas),
+   * so a tighter bound would flake on a shared 2-core box. Small per-batch leaks are the exact
+   * counters' job (a 64-row batch is about 1.3 KiB of input and output); this bound catches a native
+   * leak of about 18 KiB a batch or more (a buffer set of lavapipe's "device" memory, which is host
+   * memory, or a driver object per submission that keeps a page).
+   */
+  private static final long RSS_BOUND = 16L << 20;
+  /** Samples of the running query, by batch index. */
+  static final Map<Long, Footprint> SAMPLES = new ConcurrentHashMap<>();
+  private static SparkSession s;
+  private static String table;
+
+  /** Passes {@code id} through; takes a {@link Footprint} at the first row of batch 100 and at the last row. */
+  public static final class Probe implements UDF1<Long, Long> {
+    @Override
+    public Long call(Long id) {
+      if (id != null && (id == 100L * BATCH || id == ROWS - 1)) {
+        SAMPLES.put(id / BATCH, Footprint.now());
+      }
+      return id;
+    }
+  }
+
+  @BeforeAll
+  static void start() throws Exception {
+    TestSpark.stop();
+    // spark.sql.cache.serializer is read once per JVM (see CacheSerializerSparkTest)
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    s = builder()
+        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+        .config(VkConf.DEVICE_MEMORY_LIMIT, String.valueOf(LIMIT))
+        .getOrCreate();
+    s.udf().register("steady_probe", new Probe(), DataTypes.LongType);
+    table = Files.createTempDirectory("vkspark-steady").resolve("t.parquet").toString();
+    // One file, one partition, one task: batch k of the query is rows [64k, 64k + 64).
+    s.range(0, ROWS, 1, 1).selectExpr("id", "cast(id % 1000 AS int) AS i", "cast(id % 7 AS int) AS j")
+        .write().parquet(table);
+  }
+
+  @AfterAll
+  static void stop() {
+    try {
+      ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
+          () -> "validation errors: " + g.device().validationMessages()));
+    } finally {
+      if (s != null) {
+        s.stop();
+        s = null;
+      }
+      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    }
+  }
+
+  @AfterEach
+  void defaults() {
+    for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
+        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, FuseGpuAggregates.CONF)) {
+      s.conf().unset(k);
+    }
+    SAMPLES.clear();
+  }
+
+  /** sum(int_poly(i, j)) = sum(3 * (id % 1000) + id % 7) over every id, computed here. */
+  private static long expectedSum() {
+    long sum = 0;
+    for (long id = 0; id < ROWS; id++) {
+      sum += 3 * (id % 1000) + id % 7;
+    }
+    return sum;
+  }
+
+  /** Small batches, each its own GPU dispatch (coalescing off), node metrics on. */
+  private static void smallBatches() {
+    s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH));
+    s.conf().set("spark.sql.inMemoryColumnarStorage.batchSize", String.valueOf(BATCH));
+    s.conf().set(VkConf.COALESCE, "false");
+    s.conf().set(VkConf.METRICS_LEVEL, "debug");
+  }
+
+  private static final String PROBED = "SELECT sum(steady_probe(id)), sum(int_poly(i, j)) FROM %s";
+
+  @Test
+  void parquet_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    smallBatches();
+    steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
+  }
+
+  @Test
+  void parquetCoalesced_thousandDispatchesOfFourBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    smallBatches();
+    // 16-row child batches gathered four at a time into 64-row dispatches (BatchCoalescer's staging reused).
+    s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH / 4));
+    s.conf().set(VkConf.COALESCE, "true");
+    s.conf().set(VkConf.BATCH_ROWS, String.valueOf(BATCH));
+    steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, 4 * BATCHES);
+  }
+
+  /**
+   * The path of discrete GPUs without mapped device memory (spark.vkspark.transfers=staged: inputs
+   * copied to device-local buffers, results copied back), on a device opened for it.
+   */
+  @Test
+  void parquetStaged_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    org.apache.spark.SparkConf conf = s.sparkContext().conf();
+    VkConf good = VkConf.from(conf);
+    ExecutorGpu.shutdown();
+    ExecutorGpu.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
+        "driver", null);
+    try {
+      ExecutorGpu gpu = ExecutorGpu.current().orElseThrow();
+      assertEquals(io.vkspark.gpu.TransferMode.STAGED, gpu.device().options().transfers());
+      smallBatches();
+      steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
+      assertEquals(0, gpu.device().validationErrors(), () -> "validation errors: " + gpu.device().validationMessages());
+    } finally {
+      ExecutorGpu.shutdown();
+      ExecutorGpu.init(good, "driver", null);
+    }
+  }
+
+  @Test
+  void vkCache_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    smallBatches();
+    Dataset<Row> cached = s.read().parquet(table).cache();
+    try {
+      assertEquals(ROWS, cached.count());
+      cached.createOrReplaceTempView("steady_cached");
+      steady(() -> s.sql(String.format(PROBED, "steady_cached")), true, BATCHES);
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
+  @Test
+  void fusedAggregate_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    smallBatches();
+    s.conf().set(FuseGpuAggregates.CONF, "true");
+    steady(() -> s.sql("SELECT sum(int_poly(i, j)) FROM parquet.`" + table + "`"), false, BATCHES);
+  }
+
+  /**
+   * Runs {@code query} once to warm up and once measured; asserts the result (against the sum
+   * computed here), every row and batch on the GPU, and the steady state (with the probe's samples
+   * when {@code probed}); the GPU node reads {@code childBatches} and makes one dispatch of 64 rows per 64 rows.
+   */
+  private static void steady(Supplier<Dataset<Row>> query, boolean probed, int childBatches) {
+    long expected = expectedSum();
+    Row warm = query.get().collectAsList().get(0); // kernels built, buffer sets recorded, code JIT-compiled
+    assertEquals(expected, warm.getLong(warm.size() - 1));
+    SAMPLES.clear();
+    Footprint before = Footprint.now();
+    Dataset<Row> measured = query.get();
+    Row row = measured.collectAsList().get(0);
+    Footprint after = Footprint.now();
+
+    assertEquals(expected, row.getLong(row.size() - 1), "sum(int_poly(i, j))");
+    if (probed) {
+      assertEquals((long) ROWS * (ROWS - 1) / 2, row.getLong(0), "every id went past the probe");
+    }
+    assertAllRowsOnGpu(measured);
+    Map<String, Long> m = metrics(gpuNodes(measured).get(0));
+    assertEquals((long) ROWS, m.get("gpuRows"), m.toString());
+    assertEquals((long) childBatches, m.get("inputBatches"), m.toString());
+    assertEquals((long) BATCHES, m.get("gpuDispatches"), "one dispatch per batch: " + m);
+    assertEquals(0L, m.get("bufferSetsRecorded"), m.toString());
+
+    assertTrue(after.noVulkanObjectsSince(before), () -> "Vulkan objects after warm-up: "
+        + after.vulkanObjectsSince(before) + "\nbefore " + before + "\nafter " + after);
+    assertEquals(before.device().dispatchesSubmitted() + BATCHES, after.device().dispatchesSubmitted(), "dispatches");
+    for (Footprint f : List.of(before, after)) {
+      assertBudgets(f);
+    }
+    Map<String, Long> growth = after.hostGrowthSince(before);
+    assertEquals(0L, growth.get("arrow_bytes"), () -> "Arrow memory kept after the query: " + growth);
+    assertEquals(0L, growth.get("cache_native_bytes"), () -> "cache memory grew: " + growth);
+    System.err.printf("[steady] %s: %s; %s%n", m, growth, after);
+
+    if (probed) {
+      Footprint at100 = SAMPLES.get(100L);
+      Footprint last = SAMPLES.get((long) BATCHES - 1);
+      assertNotNull(at100, () -> "no sample at batch 100: " + SAMPLES.keySet());
+      assertNotNull(last, () -> "no sample at the last batch: " + SAMPLES.keySet());
+      // The probe ran as the batches went by: 899 dispatches between batch 100 and batch 999.
+      assertEquals(BATCHES - 1 - 100, last.device().dispatchesSubmitted() - at100.device().dispatchesSubmitted(),
+          () -> "samples not taken mid-query: " + at100 + " / " + last);
+      assertTrue(last.noVulkanObjectsSince(at100), () -> "Vulkan objects between batch 100 and 1,000: "
+          + last.vulkanObjectsSince(at100));
+      assertBudgets(at100);
+      assertBudgets(last);
+      Map<String, Long> mid = last.hostGrowthSince(at100);
+      System.err.printf("[steady] batch 100 -> %d: %s; at batch 100: %s%n", BATCHES, mid, at100);
+      // The Arrow counter sees the task's vectors (so an Arrow leak would show): they are live mid-query.
+      assertTrue(at100.arrowBytes() > 0, at100::toString);
+      assertEquals(0L, mid.get("arrow_bytes"), () -> "Arrow memory grew between batch 100 and 1,000: " + mid);
+      assertEquals(0L, mid.get("cache_native_bytes"), () -> "cache memory grew between batch 100 and 1,000: " + mid);
+      assertTrue(mid.get("direct_bytes") <= 64 * 1024, () -> "direct buffers grew between batch 100 and 1,000: " + mid);
+      assertTrue(mid.get("native_rss_bytes") < RSS_BOUND, () -> "resident set grew between batch 100 and 1,000: " + mid);
+    }
+  }
+
+  /** Device memory within spark.vkspark.deviceMemoryLimit, and idle buffer sets within the pool's budget. */
+  private static void assertBudgets(Footprint f) {
+    assertEquals(LIMIT, f.deviceMemoryLimit(), "the session's device budget reached the device");
+    assertTrue(f.deviceBufferBytes() > 0 && f.deviceBufferBytes() <= LIMIT, f::toString);
+    assertTrue(f.deviceBytesHeld() <= f.deviceBufferBytes(), f::toString);
+    assertTrue(f.withinBudgets(), f::toString);
+  }
+}
