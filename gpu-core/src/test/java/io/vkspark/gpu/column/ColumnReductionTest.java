@@ -64,10 +64,16 @@ final class ColumnReductionTest {
   private record Batch(int rows, Object[][] values) {}
 
   private static Batch batch(Random r, int rows, double nullRate, boolean specials) {
+    return batch(r, rows, nullRate, specials, false);
+  }
+
+  /** {@code zeros}: every double and float is -0.0 or 0.0, so MIN and MAX are decided by which comes first. */
+  private static Batch batch(Random r, int rows, double nullRate, boolean specials, boolean zeros) {
     Object[][] v = new Object[TYPES.length][rows];
     for (int i = 0; i < rows; i++) {
       boolean special = specials && r.nextInt(4) == 0;
-      double d = special ? SPECIAL[r.nextInt(SPECIAL.length)] : (r.nextDouble() - 0.3) * Math.pow(10, r.nextInt(7) - 3);
+      double d = zeros ? (r.nextBoolean() ? -0.0 : 0.0) : special ? SPECIAL[r.nextInt(SPECIAL.length)]
+          : (r.nextDouble() - 0.3) * Math.pow(10, r.nextInt(7) - 3);
       v[0][i] = r.nextDouble() < nullRate ? null : d;
       v[1][i] = r.nextDouble() < nullRate ? null : (float) d;
       v[2][i] = r.nextDouble() < nullRate ? null : special ? (r.nextBoolean() ? Integer.MAX_VALUE : Integer.MIN_VALUE) : r.nextInt();
@@ -193,6 +199,7 @@ final class ColumnReductionTest {
           run(runner, aggs, batch(r, size, 0.0, false), a);
           run(runner, aggs, batch(r, size, 0.2, false), a);
           run(runner, aggs, batch(r, size, 0.3, true), a);
+          run(runner, aggs, batch(r, size, 0.5, false, true), a);
         }
       }
       assertEquals(0, a.getAllocatedMemory(), "Arrow memory leaked");
