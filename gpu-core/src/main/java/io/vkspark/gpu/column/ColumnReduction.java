@@ -48,7 +48,7 @@ public final class ColumnReduction {
    * @param function the function
    * @param call the call (its index in the runner's calls) whose result it reads; -1 for {@code COUNT(*)}
    */
-  public record Aggregate(Function function, int call) {
+  public record Aggregate(Function function, int call) implements java.io.Serializable {
     public Aggregate {
       java.util.Objects.requireNonNull(function, "function");
       if (call < -1 || (call == -1 && function != Function.COUNT)) {
