@@ -261,8 +261,8 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   public void write(long offset, long srcAddress, long bytes) {
     ensureOpen("writing to");
     if (role == BufferRole.OUTPUT || role == BufferRole.SCRATCH) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "host write to " + role + " buffer #" + id + ".",
-          "write inputs and parameters; outputs are written by the device.");
+      throw GpuException.of(Code.INVALID_ARGUMENT, "host write to " + (role == BufferRole.OUTPUT ? "output" : "device-only SCRATCH")
+          + " buffer #" + id + ".", "write inputs and parameters; outputs and scratch are written by the device.");
     }
     checkRange(offset, bytes, "write");
     if (bytes == 0) {
