@@ -13,5 +13,11 @@ public enum BufferRole {
    * never staged, so a host write made while a dispatch runs (an abort request) reaches the
    * shader, and the shader's counters are read back after it.
    */
-  CONTROL
+  CONTROL,
+  /**
+   * Written and read by shaders only, never by the host: device-local, never staged, without a
+   * host copy. The per-row results of a recording that reduces them on the device (the host reads
+   * only the reduction's small OUTPUT), so the rows never cross the bus.
+   */
+  SCRATCH
 }

@@ -116,4 +116,17 @@ final class GpuDeviceTest {
       TestGpu.closeClean(d);
     }
   }
+
+  @Test
+  void scratchBuffer_isDeviceOnly_hostWritesReadsAndFlushesAreRefused() {
+    GpuDevice d = TestGpu.open();
+    try (GpuBuffer s = d.createBuffer(64, BufferRole.SCRATCH)) {
+      assertFalse(s.isStaged(), "no host copy");
+      assertGpuError(GpuException.Code.INVALID_ARGUMENT, "host write to device-only SCRATCH", () -> s.write(0, TestGpu.ints(1)));
+      assertGpuError(GpuException.Code.INVALID_ARGUMENT, "host read from SCRATCH", () -> s.read(0, TestGpu.ints(0)));
+      assertGpuError(GpuException.Code.INVALID_ARGUMENT, "host flush of SCRATCH", () -> s.flush(0, 4));
+    } finally {
+      TestGpu.closeClean(d);
+    }
+  }
 }

@@ -46,7 +46,7 @@ import scala.runtime.AbstractPartialFunction;
  * literals; no DISTINCT, no FILTER; the aggregate's output exactly Spark's buffer layout for them
  * (so decimal sums, whose buffer differs, are left alone); keys and arguments that are not
  * columns of the GPU node are deterministic expressions over them, computed by the fused node
- * (with Spark's own generated projection) as the projection or aggregate would have. Anything else stays Spark's. Off by default ({@code spark.vkspark.fuseAggregates=true} turns it on): it folds on the host, and is not yet measured faster than Spark's generated partial aggregate.
+ * (with Spark's own generated projection) as the projection or aggregate would have. Anything else stays Spark's. Off by default ({@code spark.vkspark.fuseAggregates=true} turns it on): not yet measured on a GPU against Spark's generated partial aggregate. The fused node reduces on the GPU where it can ({@link GpuReduction}), else folds on the host.
  */
 final class FuseGpuAggregates extends Rule<SparkPlan> {
   static final String CONF = VkConf.PREFIX + "fuseAggregates";

@@ -5,6 +5,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ReplacementStats;
 import io.vkspark.gpu.column.BatchRunner;
 import io.vkspark.gpu.column.BatchStats;
+import io.vkspark.gpu.column.ColumnReduction;
 import io.vkspark.gpu.column.DecimalOverflow;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
@@ -14,6 +15,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -85,9 +87,25 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** A child batch pulled but not yet evaluated (it did not fit the coalesced batch); valid until the child advances. */
   private ColumnarBatch pending;
 
+  /** The fused aggregate's GPU reduction (null: a plain GPU node). */
+  private final GpuReduction reduction;
+  /** Whether this task reduces on the GPU: decided on its first batch (null before). */
+  private Boolean reducing;
+  private long reportedRead;
+
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                   NodeMetrics metrics, VerifySettings verify) {
+    this(input, planned, childTypes, conf, metrics, verify, null);
+  }
+
+  /**
+   * @param reduction the fused aggregate's reduction, read through {@link #nextStep()}; null for a
+   *     plain GPU node
+   */
+  GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
+                  NodeMetrics metrics, VerifySettings verify, GpuReduction reduction) {
     this.input = input;
+    this.reduction = reduction;
     this.childColumns = childTypes.size();
     this.conf = conf;
     this.metrics = metrics;
@@ -155,12 +173,121 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   @Override
   public ColumnarBatch next() {
+    return evaluate(gather());
+  }
+
+  /** One input batch evaluated for a fused aggregate: its aggregates reduced on the GPU, or its rows with the results. */
+  sealed interface Step permits Reduced, Rows {}
+
+  /** The batch's aggregates, reduced on the GPU; {@code readbackBytes} of partials came back for it. */
+  record Reduced(ColumnReduction.Result result, long readbackBytes) implements Step {}
+
+  /** The batch with the calls' results, for the host fold. */
+  record Rows(ColumnarBatch batch) implements Step {}
+
+  /**
+   * The next input batch (coalesced as for {@link #next()}) for a fused aggregate: reduced on the
+   * GPU when this task can (every call on its GPU, a device with the features, verify off), else
+   * evaluated as {@link #next()} does, as is a batch whose GPU run fell back to the CPU.
+   */
+  Step nextStep() {
+    ColumnarBatch in = gather();
+    if (!reducing()) {
+      return new Rows(evaluate(in));
+    }
+    Reduced r = reduce(in, in.numRows());
+    return r != null ? r : new Rows(fallback(in, in.numRows()));
+  }
+
+  /** Whether this task reduces on the GPU (decided once). */
+  private boolean reducing() {
+    if (reducing == null) {
+      boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size();
+      if (can) {
+        Optional<String> why = reductionFor().unsupportedOn(gpu.device().info());
+        if (why.isPresent()) {
+          LOG.info("vkspark: fused aggregate folds on the host: {}", why.get());
+          can = false;
+        }
+      }
+      reducing = can;
+    }
+    return reducing;
+  }
+
+  private ColumnReduction reductionFor() {
+    return ColumnReduction.of(reduction.aggregates(), gpuCalls.stream().map(GpuUdfCall::resultType).toList());
+  }
+
+  /**
+   * Runs the calls and the reduction over {@code in} on the GPU; null when the GPU run failed in a
+   * way that lets the batch be recomputed on the CPU (loop limit with fallback on).
+   */
+  private Reduced reduce(ColumnarBatch in, int rows) {
+    List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
+    for (int o : gpuColumns) {
+      SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
+      inputs.add(SparkInputs.of(in.column(o), t, rows));
+    }
+    try (GpuLease lease = gpu.lease()) {
+      metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
+      try {
+        BatchRunner r = runner();
+        long before = gpu.runtime().bufferSetsCreated();
+        ColumnReduction.Result result;
+        try {
+          result = r.runReduced(inputs, rows);
+        } catch (GpuException e) {
+          if (!onGpuFailure(e)) {
+            throw e;
+          }
+          result = null;
+        }
+        metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+        report(r.stats());
+        if (r.bufferBytes() > taskBufferBytes) {
+          metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
+          taskBufferBytes = r.bufferBytes();
+        }
+        long read = r.stats().bytesRead() - reportedRead;
+        reportedRead = r.stats().bytesRead();
+        if (result == null) {
+          return null;
+        }
+        metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
+        metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
+        return new Reduced(result, read);
+      } finally {
+        if (runner != null) {
+          runner.releaseBuffers();
+        }
+      }
+    }
+  }
+
+  /** {@code in} with every call computed on the CPU: a batch whose GPU reduction could not run. */
+  private ColumnarBatch fallback(ColumnarBatch in, int rows) {
+    for (int i = 0; i < calls.size(); i++) {
+      runOnCpu(i, in, rows);
+    }
+    ColumnVector[] columns = new ColumnVector[childColumns + calls.size()];
+    for (int c = 0; c < childColumns; c++) {
+      columns[c] = in.column(c);
+    }
+    System.arraycopy(results, 0, columns, childColumns, results.length);
+    metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
+    metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
+    return new ColumnarBatch(columns, rows);
+  }
+
+  /** The next child batch, or several small ones coalesced (see {@link BatchCoalescer}). */
+  private ColumnarBatch gather() {
     ColumnarBatch in = pullChild();
     if (coalescer != null) {
       coalescer.reset(); // the previous output batch has been consumed
     }
     if (coalescer == null || !coalescer.fits(in)) {
-      return evaluate(in); // zero copy: a batch large enough on its own
+      return in; // zero copy: a batch large enough on its own
     }
     coalescer.add(in); // copied before the child is asked for more
     while (coalescer.rows() < conf.batchRows() && input.hasNext()) {
@@ -171,7 +298,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       }
       coalescer.add(b);
     }
-    return evaluate(coalescer.batch());
+    return coalescer.batch();
   }
 
   private ColumnarBatch pullChild() {
@@ -302,7 +429,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (runner == null) {
       long before = gpu.runtime().bufferSetsCreated();
       runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
-          conf.batchRows(), allocator);
+          conf.batchRows(), allocator, Boolean.TRUE.equals(reducing) ? reductionFor() : null);
       metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
       TaskContext task = TaskContext.get();
       runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);

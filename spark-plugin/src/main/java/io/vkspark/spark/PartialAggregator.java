@@ -28,6 +28,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * order NaN above everything; nulls are skipped; {@code COUNT} counts rows whose arguments are all
  * non-null.
  *
+ * <p>Fed by a {@link GpuEvalIterator} with a {@link GpuReduction}, it takes each batch's aggregates
+ * as the GPU reduced them ({@link State#fold}) instead of its rows: integer results, counts and
+ * MIN/MAX are the same, double sums differ from the row-by-row sum only by summation order
+ * (see {@link io.vkspark.gpu.column.ColumnReduction}).
+ *
  * <p>More than {@link #MAX_GROUPS} keys in a partition: the groups so far are emitted and the
  * aggregation starts over, so memory stays bounded; the final aggregation merges repeated keys.
  */
@@ -43,6 +48,10 @@ final class PartialAggregator implements Iterator<InternalRow> {
   private final int width;
   private final SQLMetric outputRows;
   private final SQLMetric aggregatedRows;
+  /** The GPU node's batches, reduced on the GPU where it can (null: {@link #input} gives rows only). */
+  private final GpuEvalIterator steps;
+  private final SQLMetric gpuReducedRows;
+  private final SQLMetric gpuReadbackBytes;
   private final Map<Long, Integer> slots = new HashMap<>();
   private final ArrayDeque<InternalRow> ready = new ArrayDeque<>();
   private long[] keys = new long[16];
@@ -58,7 +67,25 @@ final class PartialAggregator implements Iterator<InternalRow> {
 
   PartialAggregator(Iterator<ColumnarBatch> input, VkGpuAggregateExec.Spec spec, SQLMetric outputRows,
                     SQLMetric aggregatedRows) {
+    this(input, null, spec, outputRows, aggregatedRows, null, null);
+  }
+
+  /**
+   * Over the steps of {@code steps}: batches the GPU reduced are folded as values, the others row by
+   * row. Ungrouped only (a {@link GpuReduction} is).
+   */
+  PartialAggregator(GpuEvalIterator steps, VkGpuAggregateExec.Spec spec, SQLMetric outputRows, SQLMetric aggregatedRows,
+                    SQLMetric gpuReducedRows, SQLMetric gpuReadbackBytes) {
+    this(steps, steps, spec, outputRows, aggregatedRows, gpuReducedRows, gpuReadbackBytes);
+  }
+
+  private PartialAggregator(Iterator<ColumnarBatch> input, GpuEvalIterator steps, VkGpuAggregateExec.Spec spec,
+                            SQLMetric outputRows, SQLMetric aggregatedRows, SQLMetric gpuReducedRows,
+                            SQLMetric gpuReadbackBytes) {
     this.input = input;
+    this.steps = steps;
+    this.gpuReducedRows = gpuReducedRows;
+    this.gpuReadbackBytes = gpuReadbackBytes;
     this.keyOrdinal = spec.keyOrdinal();
     this.keyType = spec.keyType();
     List<FusedAggregate> aggregates = spec.aggregates();
@@ -83,7 +110,16 @@ final class PartialAggregator implements Iterator<InternalRow> {
   public boolean hasNext() {
     while (ready.isEmpty() && !done) {
       if (input.hasNext()) {
-        add(input.next());
+        if (steps == null) {
+          add(input.next());
+        } else {
+          GpuEvalIterator.Step step = steps.nextStep();
+          if (step instanceof GpuEvalIterator.Reduced r) {
+            fold(r);
+          } else {
+            add(((GpuEvalIterator.Rows) step).batch());
+          }
+        }
         if (groups > MAX_GROUPS) {
           emit();
         }
@@ -121,6 +157,16 @@ final class PartialAggregator implements Iterator<InternalRow> {
       s.update(batch, rows, slotOf);
     }
     aggregatedRows.add(rows);
+  }
+
+  /** One batch's aggregates as the GPU reduced them, into the one group of an ungrouped aggregate. */
+  private void fold(GpuEvalIterator.Reduced r) {
+    List<io.vkspark.gpu.column.ColumnReduction.Value> values = r.result().values();
+    for (int i = 0; i < states.length; i++) {
+      states[i].fold(values.get(i));
+    }
+    gpuReducedRows.add(r.result().rows());
+    gpuReadbackBytes.add(r.readbackBytes());
   }
 
   /** {@code in}'s columns followed by the computed ones, evaluated row by row as Spark's projection would. */
@@ -269,6 +315,9 @@ final class PartialAggregator implements Iterator<InternalRow> {
 
     abstract void update(ColumnarBatch batch, int rows, int[] slot);
 
+    /** Adds a batch's value reduced on the GPU (its rows in order) to group 0's buffer, as {@link #update} would. */
+    abstract void fold(io.vkspark.gpu.column.ColumnReduction.Value v);
+
     /** Writes group {@code g}'s buffer at {@code at}; returns the next position. */
     abstract int write(int g, Object[] values, int at);
 
@@ -330,6 +379,14 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      if (!v.isNull()) {
+        sum[0] += v.integral(); // wraps: a GPU reduction is never planned for an ANSI integral sum
+        has[0] = true;
+      }
+    }
+
+    @Override
     int write(int g, Object[] values, int at) {
       values[at] = has[g] ? (Object) sum[g] : null;
       return at + 1;
@@ -363,6 +420,14 @@ final class PartialAggregator implements Iterator<InternalRow> {
           sum[g] = sum[g] + floating(v, r); // 0.0 + x for the first value, as Spark's coalesce(sum, 0.0) + x
           has[g] = true;
         }
+      }
+    }
+
+    @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      if (!v.isNull()) {
+        sum[0] = sum[0] + v.floating();
+        has[0] = true;
       }
     }
 
@@ -403,6 +468,14 @@ final class PartialAggregator implements Iterator<InternalRow> {
           sum[g] += floating(v, r);
           count[g]++;
         }
+      }
+    }
+
+    @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      if (!v.isNull()) {
+        sum[0] += v.floating();
+        count[0] += v.count();
       }
     }
 
@@ -453,6 +526,11 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      count[0] += v.count();
+    }
+
+    @Override
     int write(int g, Object[] values, int at) {
       values[at] = count[g];
       return at + 1;
@@ -489,6 +567,15 @@ final class PartialAggregator implements Iterator<InternalRow> {
             has[g] = true;
           }
         }
+      }
+    }
+
+    @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      long x = v.integral();
+      if (!v.isNull() && (!has[0] || (max ? x > value[0] : x < value[0]))) {
+        value[0] = x;
+        has[0] = true;
       }
     }
 
@@ -536,6 +623,15 @@ final class PartialAggregator implements Iterator<InternalRow> {
             has[g] = true;
           }
         }
+      }
+    }
+
+    @Override
+    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+      double x = v.floating();
+      if (!v.isNull() && (!has[0] || (max ? compare(x, value[0]) > 0 : compare(x, value[0]) < 0))) {
+        value[0] = x;
+        has[0] = true;
       }
     }
 

@@ -28,6 +28,16 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * each function's buffer in Spark's layout). Planned by {@link FuseGpuAggregates}; shown in plans as
  * {@code VkGpuAggregate}.
  *
+ * <p>Where it can ({@link GpuReduction}: ungrouped, every function {@code COUNT(*)} or over a GPU
+ * UDF's result column, no ANSI integral sum; {@code spark.vkspark.fuseAggregates.onGpu}, default
+ * true), the aggregates are computed on the GPU in the same submission as the UDFs and only
+ * per-workgroup partials come back: the per-row results never leave the device. Results then match
+ * Spark's exactly for integer sums, counts, MIN and MAX, and within floating-point summation order
+ * for double sums and averages (a pairwise sum per workgroup, then workgroups and batches in
+ * order: at most {@code n * 2^-53 * sum(|x|)} apart for {@code n} rows). Otherwise, and for any
+ * batch the GPU cannot reduce (verify on, a UDF on the CPU), it folds the rows on the host.
+ * Metrics say which: {@code gpuReducedRows} against {@code aggregatedRows}.
+ *
  * <p>It consumes its child's batches itself: a {@code ColumnarToRow} that Spark's transitions put
  * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
  * and skipped here should one remain.
@@ -109,9 +119,38 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
     SQLMetric outputRows = m.get("numOutputRows");
     SQLMetric aggregatedRows = m.get("aggregatedRows");
     SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
+    if (source instanceof VkGpuEvalExec eval && onGpu(eval)) {
+      java.util.Optional<GpuReduction> reduction = GpuReduction.plan(s, eval);
+      if (reduction.isPresent()) {
+        return reduced(eval, reduction.get(), s, m);
+      }
+    }
     return source.executeColumnar().toJavaRDD()
         .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
             new PartialAggregator(batches, s, outputRows, aggregatedRows))
+        .rdd();
+  }
+
+  private boolean onGpu(VkGpuEvalExec eval) {
+    org.apache.spark.sql.SparkSession session = eval.session();
+    return session == null || Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim());
+  }
+
+  /** The GPU node's UDFs and this node's aggregates, computed together on the GPU ({@link GpuReduction}). */
+  private static RDD<InternalRow> reduced(VkGpuEvalExec eval, GpuReduction reduction, Spec s, Map<String, SQLMetric> m) {
+    List<GpuUdfCall> planned = eval.calls();
+    VkConf conf = GpuPlanner.conf(eval.session());
+    VerifySettings verify = conf.verify();
+    NodeMetrics em = eval.nodeMetrics();
+    List<DataType> childTypes = Scala.list(eval.child().output()).stream().map(a -> a.dataType()).toList();
+    SQLMetric outputRows = m.get("numOutputRows");
+    SQLMetric aggregatedRows = m.get("aggregatedRows");
+    SQLMetric gpuRows = m.get("gpuReducedRows");
+    SQLMetric readback = m.get("gpuReadbackBytes");
+    return eval.child().executeColumnar().toJavaRDD()
+        .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
+            new PartialAggregator(new GpuEvalIterator(batches, planned, childTypes, conf, em, verify, reduction), s,
+                outputRows, aggregatedRows, gpuRows, readback))
         .rdd();
   }
 
@@ -121,6 +160,8 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
       Map<String, SQLMetric> m = new LinkedHashMap<>();
       m.put("numOutputRows", VkMetric.Kind.SUM.create(sparkContext(), "partial aggregate rows emitted"));
       m.put("aggregatedRows", VkMetric.Kind.SUM.create(sparkContext(), "rows aggregated without leaving columns"));
+      m.put("gpuReducedRows", VkMetric.Kind.SUM.create(sparkContext(), "rows aggregated on the GPU (results not read back)"));
+      m.put("gpuReadbackBytes", VkMetric.Kind.SIZE.create(sparkContext(), "GPU aggregate partials read back"));
       metrics = m;
     }
     return metrics;

@@ -88,6 +88,10 @@ public final class BatchRunner implements AutoCloseable {
   /** Host memory for bit-packed columns that start or land off a 64-row boundary; grown on demand. */
   private ArrowBuf scratch;
   private final BufferAllocator allocator;
+  /** Reduces the results on the device ({@link #runReduced}); null for a runner that reads them back. */
+  private final ColumnReduction reduction;
+  /** The staged batch's reduced values so far (one per aggregate); null before its first dispatch. */
+  private ColumnReduction.Value[] reduced;
 
   // The batch being staged: rows [0, dispatched) are read back into the slots, rows
   // [dispatched, staged) wait in the buffer set's inputs (at device rows [0, staged - dispatched)).
@@ -110,8 +114,9 @@ public final class BatchRunner implements AutoCloseable {
   static final java.time.Duration ABORT_GRACE = java.time.Duration.ofSeconds(5);
 
   BatchRunner(BufferPool pool, GpuDevice device, List<KernelCall> calls, List<SqlType> inputTypes, int capacity,
-              BufferAllocator allocator) {
+              BufferAllocator allocator, ColumnReduction reduction) {
     this.pool = pool;
+    this.reduction = reduction;
     this.device = device;
     this.calls = calls;
     this.inputTypes = inputTypes;
@@ -250,6 +255,10 @@ public final class BatchRunner implements AutoCloseable {
    */
   public List<FieldVector> results() {
     ensureOpen();
+    if (reduction != null) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "results() of a runner that reduces on the device: its per-row "
+          + "results never leave the device.", "call runReduced(), or make a runner without a reduction.");
+    }
     try {
       if (!begun) {
         sizeSlots(0, 0);
@@ -269,11 +278,51 @@ public final class BatchRunner implements AutoCloseable {
     return results;
   }
 
+  /**
+   * Evaluates every call over {@code rows} rows of {@code inputs} and reduces the results on the
+   * device, in the same submission, without reading the per-row results back: only each
+   * workgroup's partials come back, folded here in row order. Rows staged earlier with
+   * {@link #append} come first. A row counts for an aggregate when its call's result is not null
+   * (its arguments are all non-null); {@code COUNT(*)} counts every row.
+   *
+   * @return one value per aggregate of the runner's {@link ColumnReduction}, over every row since
+   *     the last batch taken
+   * @throws GpuException INVALID_ARGUMENT on a runner without a reduction
+   */
+  public ColumnReduction.Result runReduced(List<InputColumn> inputs, int rows) {
+    ensureOpen();
+    if (reduction == null) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "runReduced() on a runner without a reduction.",
+          "make the runner with ColumnRuntime.runner(..., reduction).");
+    }
+    append(inputs, rows);
+    try {
+      if (!begun) {
+        sizeSlots(0, 0);
+      }
+      dispatchPending();
+    } catch (RuntimeException e) {
+      discard();
+      throw e;
+    }
+    ColumnReduction.Result r = new ColumnReduction.Result(staged,
+        List.of(reduced == null ? reduction.empty() : reduced));
+    recordStats();
+    discard();
+    return r;
+  }
+
+  /** The reduction this runner computes on the device, or null when it reads results back. */
+  public ColumnReduction reduction() {
+    return reduction;
+  }
+
   /** Sizes the output slots for {@code total} staged rows: fresh for a new batch, grown keeping their bytes otherwise. */
   private void sizeSlots(int base, int total) {
     for (int i = 0; i < calls.size(); i++) {
       lengths[2 * i] = SqlType.BOOLEAN.bytesFor(total);
-      lengths[2 * i + 1] = calls.get(i).kernel().signature().result().arrowBytesFor(total);
+      // reducing: only the validity is kept on the host (the device needs it); results stay on the device
+      lengths[2 * i + 1] = reduction != null ? 0 : calls.get(i).kernel().signature().result().arrowBytesFor(total);
     }
     if (!begun) {
       batchSlots = slots.prepare(lengths);
@@ -491,6 +540,7 @@ public final class BatchRunner implements AutoCloseable {
     long h0 = System.nanoTime();
     Groups g = Groups.covering(n, workgroupSize, maxGroupsX);
     params.setInt(0, n);
+    params.setInt(4, reduction == null ? 0 : uploadValidity(n)); // which validity buffers the reduction reads
     params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
@@ -511,10 +561,54 @@ public final class BatchRunner implements AutoCloseable {
     batchWaitNs += t.waitNs();
     batchDeviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
     long h1 = System.nanoTime();
-    readback(dispatched, n);
+    if (reduction == null) {
+      readback(dispatched, n);
+    } else {
+      foldPartials(n);
+    }
     batchHostNs += System.nanoTime() - h1;
     dispatched = upTo;
     java.util.Arrays.fill(varUsed, 0L); // the data buffers are free again
+  }
+
+  /**
+   * Writes the validity of the {@code n} rows being dispatched to the device for each call the
+   * reduction reads that has nulls among them; returns a bit per such call (the params' word at
+   * byte 4), so calls without nulls upload nothing.
+   */
+  private int uploadValidity(int n) {
+    int mask = 0;
+    long bytes = SqlType.BOOLEAN.bytesFor(n);
+    for (int c : reduction.reads()) {
+      if (nullCounts[c] == 0) {
+        continue;
+      }
+      ArrowBuf s = scratch(bytes);
+      Bits.copy(slots.slot(2 * c).memoryAddress(), dispatched, s.memoryAddress(), 0, n);
+      long valid = 0;
+      for (long w = 0; w < bytes; w += 8) {
+        valid += Long.bitCount(RawMemory.memGetLong(s.memoryAddress() + w));
+      }
+      if (valid < n) {
+        set.valid[c].write(0, s.memoryAddress(), bytes);
+        batchUploaded += bytes;
+        mask |= 1 << c;
+      }
+    }
+    return mask;
+  }
+
+  /** Reads the partials of the {@code n} rows just dispatched and folds them, in row order, into {@link #reduced}. */
+  private void foldPartials(int n) {
+    int groups = (int) ((n + (long) workgroupSize - 1) / workgroupSize);
+    long bytes = reduction.partialBytes(groups);
+    ArrowBuf s = scratch(bytes);
+    set.partials.read(0, s.memoryAddress(), bytes);
+    batchRead += bytes;
+    if (reduced == null) {
+      reduced = reduction.empty();
+    }
+    reduction.fold(s.memoryAddress(), groups, reduced);
   }
 
   /** Reads {@code n} result rows of every call into its data slot at row {@code at}. */
@@ -598,6 +692,7 @@ public final class BatchRunner implements AutoCloseable {
     dispatched = 0;
     java.util.Arrays.fill(nullCounts, 0);
     java.util.Arrays.fill(varUsed, 0L);
+    reduced = null;
     batchSlots = ReplacementStats.ZERO;
     batchUploaded = 0;
     batchRead = 0;
@@ -708,7 +803,7 @@ public final class BatchRunner implements AutoCloseable {
    * when device memory is short: batches then run in more, smaller dispatches instead of failing.
    */
   private void acquireSet() {
-    set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity, varCapacity));
+    set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity, varCapacity, reduction));
     int got = set.key.capacity();
     while (capacity > got) {
       capacity = BufferPool.smaller(capacity);

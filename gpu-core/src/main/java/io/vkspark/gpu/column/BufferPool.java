@@ -34,6 +34,7 @@ final class BufferPool implements AutoCloseable {
   private final GpuDevice device;
   private final long maxIdleBytes;
   private final Function<ColumnKernel, Kernel> kernels;
+  private final Function<ColumnReduction, Kernel> reductions;
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
   /** Idle sets in the order they were released, oldest first. */
   private final LinkedHashSet<BufferSet> idleOrder = new LinkedHashSet<>();
@@ -51,10 +52,12 @@ final class BufferPool implements AutoCloseable {
    * @param maxIdleBytes device memory idle sets may keep; beyond it the least recently used go
    * @param kernels the loaded kernel of each column kernel (the runtime's cache)
    */
-  BufferPool(GpuDevice device, long maxIdleBytes, Function<ColumnKernel, Kernel> kernels) {
+  BufferPool(GpuDevice device, long maxIdleBytes, Function<ColumnKernel, Kernel> kernels,
+             Function<ColumnReduction, Kernel> reductions) {
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;
     this.kernels = kernels;
+    this.reductions = reductions;
   }
 
   /**
@@ -102,15 +105,16 @@ final class BufferPool implements AutoCloseable {
     for (KernelCall c : key.calls()) {
       loaded.put(c.kernel(), kernels.apply(c.kernel()));
     }
+    Kernel reduction = key.reduction() == null ? null : reductions.apply(key.reduction());
     BufferSet set;
     try {
-      set = BufferSet.create(device, key, loaded);
+      set = BufferSet.create(device, key, loaded, reduction);
     } catch (GpuException e) {
       if (e.code() != Code.OUT_OF_MEMORY || trim() == 0) {
         throw e;
       }
       LOG.info("device memory was short; freed idle buffer sets and retrying: {}", e.getMessage());
-      set = BufferSet.create(device, key, loaded);
+      set = BufferSet.create(device, key, loaded, reduction);
     }
     all.add(set);
     created.incrementAndGet();

@@ -30,6 +30,10 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer[] varData;
   /** Element validity of each array input column (null for the others): {@code key.varElements()} bits. */
   final GpuBuffer[] varValid;
+  /** With a reduction ({@code key.reduction()}): each reduced call's result validity (host-written when it has nulls). */
+  final GpuBuffer[] valid;
+  /** With a reduction: each workgroup's partial per aggregate, the only output the host reads; else null. */
+  final GpuBuffer partials;
   final PrerecordedDispatch dispatch;
   final long deviceBytes;
 
@@ -37,19 +41,24 @@ final class BufferSet implements AutoCloseable {
    * What makes two buffer sets interchangeable: the calls, the input types, rows per dispatch and
    * the elements each variable-width column's data buffer holds (0 when there is none).
    */
-  record Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity, long varElements) {
+  record Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity, long varElements, ColumnReduction reduction) {
     Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity) {
-      this(calls, inputTypes, capacity, 0);
+      this(calls, inputTypes, capacity, 0, null);
+    }
+
+    Key(List<KernelCall> calls, List<SqlType> inputTypes, int capacity, long varElements) {
+      this(calls, inputTypes, capacity, varElements, null);
     }
 
     /** The same with {@code rows} rows per dispatch. */
     Key withCapacity(int rows) {
-      return new Key(calls, inputTypes, rows, varElements);
+      return new Key(calls, inputTypes, rows, varElements, reduction);
     }
   }
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
-                    GpuBuffer[] varData, GpuBuffer[] varValid, PrerecordedDispatch dispatch) {
+                    GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] valid, GpuBuffer partials,
+                    PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
@@ -57,6 +66,8 @@ final class BufferSet implements AutoCloseable {
     this.outputs = outputs;
     this.varData = varData;
     this.varValid = varValid;
+    this.valid = valid;
+    this.partials = partials;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
@@ -68,10 +79,18 @@ final class BufferSet implements AutoCloseable {
     for (int c = 0; c < varData.length; c++) {
       bytes += (varData[c] == null ? 0 : varData[c].byteLength()) + (varValid[c] == null ? 0 : varValid[c].byteLength());
     }
-    this.deviceBytes = bytes;
+    for (GpuBuffer b : valid) {
+      bytes += b == null ? 0 : b.byteLength();
+    }
+    this.deviceBytes = bytes + (partials == null ? 0 : partials.byteLength());
   }
 
-  static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels) {
+  /**
+   * Creates the buffers and records the dispatch: each call's kernel, then, with a reduction, the
+   * reduction over their results ({@code reductionKernel}), whose per-row outputs are then
+   * device-only ({@link BufferRole#SCRATCH}).
+   */
+  static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, Kernel reductionKernel) {
     List<AutoCloseable> made = new ArrayList<>();
     try {
       GpuBuffer params = track(made, device.createBuffer(ColumnKernel.PARAMS_BYTES, BufferRole.PARAMS));
@@ -100,7 +119,8 @@ final class BufferSet implements AutoCloseable {
       List<DispatchStep> steps = new ArrayList<>();
       for (int i = 0; i < outputs.length; i++) {
         KernelCall call = key.calls().get(i);
-        outputs[i] = track(made, device.createBuffer(call.kernel().signature().result().bytesFor(key.capacity()), BufferRole.OUTPUT));
+        outputs[i] = track(made, device.createBuffer(call.kernel().signature().result().bytesFor(key.capacity()),
+            key.reduction() == null ? BufferRole.OUTPUT : BufferRole.SCRATCH));
         List<GpuBuffer> in = new ArrayList<>();
         for (int c : call.argColumns()) {
           in.add(inputs[c]);
@@ -116,13 +136,33 @@ final class BufferSet implements AutoCloseable {
         }
         steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
       }
+      GpuBuffer[] valid = new GpuBuffer[outputs.length];
+      GpuBuffer partials = null;
+      ColumnReduction r = key.reduction();
+      if (r != null) {
+        List<GpuBuffer> in = new ArrayList<>();
+        for (int c : r.reads()) {
+          valid[c] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
+          in.add(outputs[c]);
+          in.add(valid[c]);
+        }
+        long groups = groups(device, key.capacity());
+        partials = track(made, device.createBuffer(r.partialBytes(groups), BufferRole.OUTPUT));
+        steps.add(new DispatchStep(reductionKernel, in, List.of(partials), params, Groups.of(0)));
+      }
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, valid, partials, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
       throw e;
     }
+  }
+
+  /** Workgroups that hold {@code rows} rows: the partials a reduction writes for them. */
+  static long groups(GpuDevice device, long rows) {
+    int wg = ColumnKernel.workgroupSize(device.info());
+    return (rows + wg - 1) / wg;
   }
 
   private static GpuBuffer track(List<AutoCloseable> made, GpuBuffer b) {
@@ -143,6 +183,14 @@ final class BufferSet implements AutoCloseable {
       }
     }
     parts.addAll(List.of(outputs));
+    for (GpuBuffer b : valid) {
+      if (b != null) {
+        parts.add(b);
+      }
+    }
+    if (partials != null) {
+      parts.add(partials);
+    }
     for (int c = 0; c < varData.length; c++) {
       if (varData[c] != null) {
         parts.add(varData[c]);

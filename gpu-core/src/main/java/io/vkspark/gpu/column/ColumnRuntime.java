@@ -34,7 +34,7 @@ public final class ColumnRuntime implements AutoCloseable {
    */
   public ColumnRuntime(GpuDevice device, long maxIdleBytes) {
     this.device = device;
-    this.pool = new BufferPool(device, maxIdleBytes, this::kernel);
+    this.pool = new BufferPool(device, maxIdleBytes, this::kernel, this::reduction);
     device.loopLimit(); // probe now, not in the middle of the first batch
   }
 
@@ -50,6 +50,30 @@ public final class ColumnRuntime implements AutoCloseable {
    * @throws GpuException UNSUPPORTED when a kernel needs a feature the device lacks
    */
   public BatchRunner runner(List<KernelCall> calls, List<SqlType> inputTypes, int capacityRows, BufferAllocator allocator) {
+    return runner(calls, inputTypes, capacityRows, allocator, null);
+  }
+
+  /**
+   * A runner that reduces its calls' results on the device ({@link BatchRunner#runReduced}) instead
+   * of reading them back; {@code reduction} null for a plain runner.
+   *
+   * @throws GpuException UNSUPPORTED when a kernel or the reduction needs a feature the device
+   *     lacks (check {@link ColumnReduction#unsupportedOn} first to fold on the host instead);
+   *     INVALID_ARGUMENT when the reduction's call types are not the calls' result types
+   */
+  public BatchRunner runner(List<KernelCall> calls, List<SqlType> inputTypes, int capacityRows, BufferAllocator allocator,
+                            ColumnReduction reduction) {
+    if (reduction != null) {
+      List<SqlType> results = calls.stream().map(c -> c.kernel().signature().result()).toList();
+      if (!reduction.callTypes().equals(results)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "the reduction reads calls of types " + reduction.callTypes()
+            + " but the calls return " + results + ".", "make the reduction with ColumnReduction.of(aggregates, "
+            + "the calls' result types in call order).");
+      }
+      reduction.unsupportedOn(device.info()).ifPresent(reason -> {
+        throw GpuException.of(Code.UNSUPPORTED, reason + ".", "fold the results on the host on this device.");
+      });
+    }
     synchronized (this) {
       ensureOpen();
     }
@@ -62,7 +86,8 @@ public final class ColumnRuntime implements AutoCloseable {
         throw GpuException.of(Code.UNSUPPORTED, reason + ".", "run it on a device with that feature, or let it fall back to the CPU.");
       });
     }
-    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows), allocator);
+    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows),
+        allocator, reduction);
   }
 
   /** Rows per buffer: the request rounded up to 64, within maxStorageBufferRange for the widest column. */
@@ -86,6 +111,11 @@ public final class ColumnRuntime implements AutoCloseable {
   Kernel kernel(ColumnKernel k) {
     return kernels.computeIfAbsent(k.id() + "@" + ColumnKernel.workgroupSize(device.info()),
         id -> device.load(k.program(ColumnKernel.workgroupSize(device.info()))));
+  }
+
+  Kernel reduction(ColumnReduction r) {
+    return kernels.computeIfAbsent(r.id() + "@" + ColumnKernel.workgroupSize(device.info()),
+        id -> device.load(r.program(ColumnKernel.workgroupSize(device.info()))));
   }
 
   /** Buffer sets recorded so far. */

@@ -68,7 +68,7 @@ final class Bindings {
       Bound b = bound.stream().filter(x -> x.decl().name().equals(ind.countBuffer())).findFirst().orElseThrow(() ->
           GpuException.of(Code.BINDING, "indirect dispatch count buffer `" + ind.countBuffer() + "` of '"
               + program.name() + "' is not bound.", "supply the declared buffer."));
-      if (b.buffer().role() == BufferRole.OUTPUT) {
+      if (b.buffer().role() == BufferRole.OUTPUT || b.buffer().role() == BufferRole.SCRATCH) {
         throw GpuException.of(Code.BINDING, "indirect count buffer `" + ind.countBuffer() + "` of '" + program.name()
             + "' is an OUTPUT buffer.", "create it with BufferRole.PARAMS and write the group counts from the host.");
       }
@@ -102,7 +102,7 @@ final class Bindings {
           + decl.declaredBytes() + " (" + decl.count() + " x " + decl.elementType() + ").",
           "allocate at least the declared size.");
     }
-    if (decl.isOutput() && vb.role() != BufferRole.OUTPUT) {
+    if (decl.isOutput() && vb.role() != BufferRole.OUTPUT && vb.role() != BufferRole.SCRATCH) {
       throw GpuException.of(Code.BINDING, who + " received a " + vb.role() + " buffer" + at + ", which is an output.",
           "create output buffers with BufferRole.OUTPUT, so the host can read them back.");
     }

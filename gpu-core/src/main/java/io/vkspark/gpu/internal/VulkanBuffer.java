@@ -65,7 +65,8 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     }
     long padded = Math.max(PADDING, Sizes.alignUp(bytes, PADDING, "buffer size"));
     // Control words must be seen by a running shader: never staged, whatever the transfer mode.
-    boolean staged = device.options().transfers() == TransferMode.STAGED && role != BufferRole.CONTROL;
+    boolean staged = device.options().transfers() == TransferMode.STAGED && role != BufferRole.CONTROL
+        && role != BufferRole.SCRATCH;
     // Reserve the bytes before allocating, so concurrent allocations cannot pass the limit together.
     long limit = device.options().memoryLimit();
     long reserved = staged ? Sizes.multiply(padded, 2, "buffer size") : padded;
@@ -93,7 +94,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       usage |= VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
     }
     int hostFlags;
-    if (staged) {
+    if (staged || role == BufferRole.SCRATCH) {
       hostFlags = 0;
     } else if (role == BufferRole.OUTPUT) {
       hostFlags = VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;
@@ -105,7 +106,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       hostFlags = VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT | VMA_ALLOCATION_CREATE_MAPPED_BIT;
     }
     long[] main = allocate(device, padded, usage, hostFlags,
-        staged ? VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE
+        staged || role == BufferRole.SCRATCH ? VMA_MEMORY_USAGE_AUTO_PREFER_DEVICE
             : role == BufferRole.CONTROL ? VMA_MEMORY_USAGE_AUTO_PREFER_HOST : VMA_MEMORY_USAGE_AUTO, role);
     long mapped = main[2];
     boolean hostVisible = !staged && (memoryFlags(device, main[1]) & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0 && mapped != 0;
@@ -116,7 +117,9 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
       throw GpuException.of(Code.VULKAN, "the device gave a CONTROL buffer memory the host cannot map.",
           "this is a driver or vkspark bug; report the device and driver.");
     }
-    if (!hostVisible) {
+    if (role == BufferRole.SCRATCH) {
+      mapped = 0; // the host never sees it: no twin, no mapping
+    } else if (!hostVisible) {
       int twinUsage = role == BufferRole.OUTPUT ? VK_BUFFER_USAGE_TRANSFER_DST_BIT : VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
       int twinFlags = (role == BufferRole.OUTPUT ? VMA_ALLOCATION_CREATE_HOST_ACCESS_RANDOM_BIT
           : VMA_ALLOCATION_CREATE_HOST_ACCESS_SEQUENTIAL_WRITE_BIT) | VMA_ALLOCATION_CREATE_MAPPED_BIT;
@@ -257,9 +260,9 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   @Override
   public void write(long offset, long srcAddress, long bytes) {
     ensureOpen("writing to");
-    if (role == BufferRole.OUTPUT) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, "host write to output buffer #" + id + ".",
-          "write inputs and parameters; outputs are written by the device.");
+    if (role == BufferRole.OUTPUT || role == BufferRole.SCRATCH) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "host write to " + (role == BufferRole.OUTPUT ? "output" : "device-only SCRATCH")
+          + " buffer #" + id + ".", "write inputs and parameters; outputs and scratch are written by the device.");
     }
     checkRange(offset, bytes, "write");
     if (bytes == 0) {
@@ -273,6 +276,10 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
   @Override
   public void flush(long offset, long bytes) {
     ensureOpen("flushing");
+    if (role == BufferRole.SCRATCH) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "host flush of SCRATCH buffer #" + id + ".",
+          "SCRATCH buffers are device-only: write inputs to INPUT buffers.");
+    }
     checkRange(offset, bytes, "flush");
     if (bytes > 0) {
       flushRange(offset, bytes);
