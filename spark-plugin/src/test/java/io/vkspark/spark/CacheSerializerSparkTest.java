@@ -336,6 +336,15 @@ final class CacheSerializerSparkTest {
       assertTrue(code.contains(CACHED_COLUMN_CAST), "the generated code calls CachedColumn directly:\n" + code);
       assertFalse(code.contains("(org.apache.spark.sql.vectorized.ColumnVector) "), "no abstract vector calls:\n" + code);
 
+      s.conf().set("spark.sql.adaptive.enabled", "false"); // the scan is not inside a TableCacheQueryStage
+      try {
+        Dataset<Row> plain = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
+        assertRowsEqual(q.collectAsList(), plain.collectAsList());
+        assertTrue(generatedCode(plain).contains(CACHED_COLUMN_CAST), "without AQE too: " + explain(plain));
+      } finally {
+        s.conf().unset("spark.sql.adaptive.enabled");
+      }
+
       s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
       try {
         Dataset<Row> rows = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
