@@ -289,7 +289,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
 
     @Override
     public R next() {
-      if (!hasNext()) {
+      if (!current.hasNext() && !hasNext()) {
         throw new NoSuchElementException();
       }
       return current.next();
