@@ -18,7 +18,8 @@ import scala.runtime.BoxedUnit;
  * vkspark's SQL extensions ({@code spark.sql.extensions}; the plugin adds them): implicit casts and
  * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
  * planning, the physical rule that plans them onto {@link VkGpuEvalExec} (also as an adaptive
- * query-stage rule, so EXPLAIN shows it before execution), and the classes listed in
+ * query-stage rule, so EXPLAIN shows it before execution), the rule that has CPU operators read
+ * vkspark's cache as column batches ({@link ReadCacheColumns}), and the classes listed in
  * {@code spark.vkspark.functions} and the GLSL-only UDFs of the files in {@code spark.vkspark.glsl} as SQL
  * functions of every session, and {@code vkspark_define} to define GLSL-only UDFs in a session.
  */
@@ -40,6 +41,12 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
       @Override
       public Rule<SparkPlan> postColumnarTransitions() {
         return new FuseGpuAggregates(s, true);
+      }
+    });
+    ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
+      @Override
+      public Rule<SparkPlan> postColumnarTransitions() {
+        return new ReadCacheColumns();
       }
     });
     ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslFunctions.DEFINE),

@@ -43,6 +43,20 @@ abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   }
 
   /**
+   * The class of each output column's vectors in this node's column batches, which ColumnarToRow's
+   * generated code casts to and calls directly; null (the default) when not known.
+   */
+  protected java.util.List<String> columnVectorClasses() {
+    return null;
+  }
+
+  @Override
+  public scala.Option<scala.collection.Seq<String>> vectorTypes() {
+    java.util.List<String> classes = columnVectorClasses();
+    return classes == null ? super.vectorTypes() : scala.Option.<scala.collection.Seq<String>>apply(Scala.seq(classes));
+  }
+
+  /**
    * Spark 3.5's UnaryExecNode calls {@code super.formattedNodeName} through this accessor, which
    * scalac writes into every Scala subclass (Spark 4's trait no longer needs it; harmless there).
    */

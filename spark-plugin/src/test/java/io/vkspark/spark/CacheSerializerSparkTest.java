@@ -4,9 +4,11 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.spark.cache.CacheMemory;
+import io.vkspark.spark.cache.CachedColumn;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -14,6 +16,9 @@ import org.apache.spark.storage.RDDInfo;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer;
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.storage.StorageLevel;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -21,6 +26,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import scala.Option;
 
 /**
  * vkspark's table cache in a session of its own ({@code spark.sql.cache.serializer} is static; the
@@ -132,9 +138,10 @@ final class CacheSerializerSparkTest {
   }
 
   /**
-   * Spark plans a cache scan under a row-based parent as rows (InMemoryTableScanExec supports both),
-   * so CPU queries read through convertCachedBatchToInternalRow; column batches go to columnar
-   * parents such as the GPU node.
+   * Spark plans a cache scan under a row-based parent as rows (InMemoryTableScanExec supports both);
+   * vkspark's ReadCacheColumns rule has such parents read the column batches through ColumnarToRow
+   * instead (see cpuQueries_readCachedColumnsThroughGeneratedCode), and a scan at a plan's root still
+   * reads rows (convertCachedBatchToInternalRow).
    */
   @Test
   @Order(2)
@@ -251,5 +258,153 @@ final class CacheSerializerSparkTest {
       s.catalog().uncacheTable("big_b");
     }
     assertEquals(before, awaitLiveAtMost(before), "uncaching both (and GC of batches read from disk) freed everything");
+  }
+  /**
+   * The same table cached by Spark's default serializer in this session: {@code spark.sql.cache.serializer}
+   * is switched on the session's conf around the {@code cache()} call (the relation keeps the
+   * serializer it was built with), then switched back.
+   */
+  private static Dataset<Row> cacheWithSparksSerializer(Dataset<Row> df) {
+    org.apache.spark.sql.internal.SQLConf conf = s.sessionState().conf();
+    conf.setConfString("spark.sql.cache.serializer", DefaultCachedBatchSerializer.class.getName());
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    try {
+      Dataset<Row> cached = df.cache();
+      cached.count();
+      return cached;
+    } finally {
+      conf.setConfString("spark.sql.cache.serializer", VkCacheSerializer.class.getName());
+      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    }
+  }
+
+  /** The class of the serializer whose cache each scan in the (executed) plan reads. */
+  private static List<Class<?>> scannedSerializers(Dataset<Row> df) {
+    List<Class<?>> out = new ArrayList<>();
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof InMemoryTableScanExec scan) {
+        out.add(scan.relation().cacheBuilder().serializer().getClass());
+      }
+    });
+    return out;
+  }
+
+  /** The Java source Spark generated for each whole-stage-codegen subtree of the (executed) plan. */
+  private static String generatedCode(Dataset<Row> df) {
+    StringBuilder out = new StringBuilder();
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof WholeStageCodegenExec w) {
+        out.append(w.doCodeGen()._2().body()).append('\n');
+      }
+    });
+    return out.toString();
+  }
+
+  private static final String CACHED_COLUMN_CAST = "(" + CachedColumn.class.getName() + ") ";
+
+  /**
+   * A CPU query over vkspark's cache reads its column batches through ColumnarToRow (over
+   * VkCacheColumns), whose generated code casts each column to the final CachedColumn class and
+   * calls it directly; the scan's vectorTypes name CachedColumn too. With
+   * {@code spark.vkspark.cache.columnarOutput=false} the same query reads the cache's rows.
+   */
+  @Test
+  @Order(6)
+  void cpuQueries_readCachedColumnsThroughGeneratedCode() {
+    Dataset<Row> cached = table().cache();
+    try {
+      assertEquals(20_000L, cached.count());
+      Dataset<Row> q = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
+      q.collectAsList();
+      List<String> nodes = new ArrayList<>();
+      List<Option<?>> vectorTypes = new ArrayList<>();
+      VkExplain.visit(q.queryExecution().executedPlan(), p -> {
+        nodes.add(p.nodeName());
+        if (p instanceof InMemoryTableScanExec || p instanceof VkCacheColumnsExec) {
+          vectorTypes.add(p.vectorTypes());
+        }
+      });
+      assertTrue(nodes.contains("ColumnarToRow") && nodes.contains("VkCacheColumns"), "read as columns: " + nodes);
+      assertEquals(2, vectorTypes.size(), "one scan, one VkCacheColumns: " + vectorTypes);
+      for (Option<?> types : vectorTypes) {
+        assertTrue(types.isDefined(), "vector classes named");
+        List<Object> names = new ArrayList<>();
+        ((scala.collection.Seq<?>) types.get()).foreach(names::add);
+        assertEquals(Collections.nCopies(6, CachedColumn.class.getName()), names, "vector classes of a, b, i, j, p, s");
+      }
+      String code = generatedCode(q);
+      assertTrue(code.contains(CACHED_COLUMN_CAST), "the generated code calls CachedColumn directly:\n" + code);
+      assertFalse(code.contains("(org.apache.spark.sql.vectorized.ColumnVector) "), "no abstract vector calls:\n" + code);
+
+      s.conf().set("spark.sql.adaptive.enabled", "false"); // the scan is not inside a TableCacheQueryStage
+      try {
+        Dataset<Row> plain = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
+        assertRowsEqual(q.collectAsList(), plain.collectAsList());
+        assertTrue(generatedCode(plain).contains(CACHED_COLUMN_CAST), "without AQE too: " + explain(plain));
+      } finally {
+        s.conf().unset("spark.sql.adaptive.enabled");
+      }
+
+      s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
+      try {
+        Dataset<Row> rows = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
+        rows.collectAsList();
+        assertFalse(explain(rows).contains("VkCacheColumns"), explain(rows));
+        assertFalse(generatedCode(rows).contains(CACHED_COLUMN_CAST), "rows, not columns");
+        assertRowsEqual(q.collectAsList(), rows.collectAsList());
+      } finally {
+        s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+      }
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
+  /**
+   * Every type vkspark's cache stores, with nulls (and empty strings), read by CPU queries through
+   * its column batches, through its rows, and at the root of a plan, equals the same query over
+   * Spark's own cache of the same table.
+   */
+  @Test
+  @Order(7)
+  void everyCachedType_withNulls_agreesWithSparksCache() {
+    Supplier<Dataset<Row>> t = () -> table().selectExpr("*", "cast(t AS timestamp_ntz) AS tn",
+        "CASE WHEN id % 3 = 0 THEN NULL ELSE cast(id AS double) / 7 END AS nd");
+    long before = CacheMemory.liveBytes();
+    Dataset<Row> spark = cacheWithSparksSerializer(t.get().where("id >= -1"));
+    assertEquals(before, CacheMemory.liveBytes(), "Spark's default cache stored the reference");
+    Dataset<Row> vk = t.get().where("id >= -2").cache();
+    try {
+      assertEquals(20_000L, vk.count());
+      assertTrue(CacheMemory.liveBytes() > before, "vkspark's cache stored the other");
+      spark.createOrReplaceTempView("spark_cached");
+      vk.createOrReplaceTempView("vk_cached");
+      assertEquals(List.of(DefaultCachedBatchSerializer.class), scannedSerializers(s.table("spark_cached")));
+      assertEquals(List.of(VkCacheSerializer.class), scannedSerializers(s.table("vk_cached")));
+      String all = "id, i, j, l, m, f, g, a, b, p, q, d, t, s, e, tn, nd";
+      List<String> queries = new ArrayList<>(Arrays.asList(QUERIES));
+      queries.add("SELECT " + all + " FROM %s WHERE id %% 3 < 2");
+      queries.add("SELECT " + all + " FROM %s");
+      queries.add("SELECT count(tn), min(tn), max(tn), count(nd), sum(nd), min(nd) FROM %s");
+      for (String columnar : List.of("true", "false")) {
+        s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, columnar);
+        try {
+          for (String q : queries) {
+            Dataset<Row> got = s.sql(String.format(q, "vk_cached"));
+            List<Row> expected = sortedRows(s.sql(String.format(q, "spark_cached")));
+            assertFalse(expected.isEmpty(), q);
+            assertRowsEqual(expected, sortedRows(got));
+            if (columnar.equals("true") && q.contains("WHERE")) {
+              assertTrue(generatedCode(got).contains(CACHED_COLUMN_CAST), "read as columns: " + q + "\n" + explain(got));
+            }
+          }
+        } finally {
+          s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+        }
+      }
+    } finally {
+      vk.unpersist(true);
+      spark.unpersist(true);
+    }
   }
 }

@@ -109,16 +109,20 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     return new EveryBatch();
   }
 
+  /**
+   * Column batches for relations this cache stores (unless {@link #COLUMNAR_OUTPUT} is off); rows for
+   * the relations of the fallback, so that every column batch a cache scan hands out is made of
+   * {@link CachedColumn}s, the class {@code vectorTypes} names for ColumnarToRow's generated code
+   * (which cannot tell the relations apart by their selected columns alone). Spark's scans read the
+   * fallback's relations as rows under row-based parents anyway.
+   */
   @Override
   public boolean supportsColumnarOutput(StructType schema) {
     List<DataType> types = new ArrayList<>();
     for (StructField f : schema.fields()) {
       types.add(f.dataType());
     }
-    if (layout(types).isPresent()) {
-      return Boolean.parseBoolean(CatalystCalls.sessionConf(COLUMNAR_OUTPUT, "true"));
-    }
-    return fallback.supportsColumnarOutput(schema);
+    return layout(types).isPresent() && Boolean.parseBoolean(CatalystCalls.sessionConf(COLUMNAR_OUTPUT, "true"));
   }
 
   @Override
@@ -285,7 +289,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
 
     @Override
     public R next() {
-      if (!hasNext()) {
+      if (!current.hasNext() && !hasNext()) {
         throw new NoSuchElementException();
       }
       return current.next();

@@ -64,13 +64,20 @@ abstract class CacheSerializerShim implements CachedBatchSerializer {
   }
 
   /**
-   * Spark's default names its own vector classes for codegen; ours are {@link CachedColumn}s, but
-   * from the selected attributes alone a relation cached by the fallback cannot be told apart, so
-   * only schemas this cache never stores get the fallback's answer.
+   * The vector class of each selected column, for ColumnarToRow's generated code: {@link CachedColumn}
+   * (final) for columns this cache stores, so the code calls its accessors directly. From the selected
+   * attributes alone a relation cached by the fallback cannot be told apart from one of ours, but
+   * such relations never hand out column batches ({@link VkCacheSerializer#supportsColumnarOutput}),
+   * so the classes named here are only ever read for our batches.
    */
   @Override
   public Option<Seq<String>> vectorTypes(Seq<Attribute> attributes, SQLConf conf) {
-    return stores(attributes) ? Option.empty() : fallback.vectorTypes(attributes, conf);
+    if (!stores(attributes)) {
+      return fallback.vectorTypes(attributes, conf);
+    }
+    scala.collection.mutable.ArrayBuffer<String> classes = new scala.collection.mutable.ArrayBuffer<>();
+    attributes.foreach(a -> classes.$plus$eq(CachedColumn.class.getName()));
+    return Option.<Seq<String>>apply(classes.toList());
   }
 
   @Override
