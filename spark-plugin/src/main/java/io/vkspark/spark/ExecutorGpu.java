@@ -35,7 +35,7 @@ public final class ExecutorGpu {
 
   private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
-    this.runtime = new ColumnRuntime(device);
+    this.runtime = new ColumnRuntime(device, ColumnRuntime.DEFAULT_MAX_IDLE_BYTES, concurrentTasks); // a set per permit stays
     this.permits = new GpuPermits(concurrentTasks);
     this.executorId = executorId;
   }

@@ -24,7 +24,8 @@ import org.apache.spark.sql.util.ArrowUtils$;
  * @param deviceBytesHeld device memory of the column runtime's buffer sets, in use or pooled
  * @param idleBytes device memory of pooled (idle) buffer sets
  * @param idleSets how many buffer sets are idle
- * @param idleBudget most device memory idle sets keep ({@code ColumnRuntime#maxIdleBytes}; one set is kept whatever its size)
+ * @param idleBudget most device memory idle sets keep ({@code ColumnRuntime#maxIdleBytes})
+ * @param keepSets idle sets kept whatever their size ({@code ColumnRuntime#keepSets}: one per GPU permit)
  * @param deviceMemoryLimit {@code spark.vkspark.deviceMemoryLimit} as the device enforces it (0: none)
  * @param arrowBytes bytes allocated from Spark's Arrow root allocator (vkspark's task vectors are its children)
  * @param cacheBytes native bytes of vkspark's cache ({@link CacheMemory})
@@ -35,7 +36,7 @@ import org.apache.spark.sql.util.ArrowUtils$;
  *     grows with the heap, the JIT's code cache and class metadata, not with a native leak)
  */
 public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBytes, int idleSets, long idleBudget,
-                        long deviceMemoryLimit, long arrowBytes, long cacheBytes, long directBytes, long directBuffers,
+                        int keepSets, long deviceMemoryLimit, long arrowBytes, long cacheBytes, long directBytes, long directBuffers,
                         long rssBytes, long jvmCommittedBytes) {
 
   /** This JVM's footprint now (the device part from {@link ExecutorGpu#current()}). */
@@ -45,6 +46,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     long idle = 0;
     int idleSets = 0;
     long idleBudget = 0;
+    int keepSets = 1;
     long limit = 0;
     java.util.Optional<ExecutorGpu> gpu = ExecutorGpu.current();
     if (gpu.isPresent()) {
@@ -54,6 +56,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
       idle = g.runtime().idleBytes();
       idleSets = g.runtime().idleSets();
       idleBudget = g.runtime().maxIdleBytes();
+      keepSets = g.runtime().keepSets();
       limit = g.device().options().memoryLimit();
     }
     long directBytes = -1;
@@ -64,7 +67,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
         directCount = pool.getCount();
       }
     }
-    return new Footprint(counters, held, idle, idleSets, idleBudget, limit, ArrowUtils$.MODULE$.rootAllocator().getAllocatedMemory(),
+    return new Footprint(counters, held, idle, idleSets, idleBudget, keepSets, limit, ArrowUtils$.MODULE$.rootAllocator().getAllocatedMemory(),
         CacheMemory.liveBytes(), directBytes, directCount, rss(), jvmCommitted());
   }
 
@@ -121,12 +124,12 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
 
   /**
    * Whether device memory is within its budgets: every buffer within {@code deviceMemoryLimit}
-   * (when one is set) and idle sets within {@code idleBudget} (or one set, which the pool keeps
-   * whatever its size).
+   * (when one is set) and idle sets within {@code idleBudget} (or at most {@code keepSets} sets,
+   * which the pool keeps whatever their size).
    */
   public boolean withinBudgets() {
     boolean limit = deviceMemoryLimit == 0 || deviceBufferBytes() <= deviceMemoryLimit;
-    boolean idle = idleBytes <= idleBudget || idleSets == 1;
+    boolean idle = idleBytes <= idleBudget || idleSets <= keepSets;
     return limit && idle;
   }
 
@@ -138,6 +141,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     m.put("device_idle_bytes", idleBytes);
     m.put("device_idle_sets", idleSets);
     m.put("device_idle_budget_bytes", idleBudget);
+    m.put("device_idle_keep_sets", keepSets);
     m.put("device_memory_limit_bytes", deviceMemoryLimit);
     m.put("arrow_bytes", arrowBytes);
     m.put("cache_native_bytes", cacheBytes);

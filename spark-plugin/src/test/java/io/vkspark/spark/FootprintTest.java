@@ -13,7 +13,7 @@ class FootprintTest {
 
   private static Footprint footprint(DeviceCounters c, long idleBytes, int idleSets, long idleBudget, long limit, long rss,
                                      long jvm) {
-    return new Footprint(c, c.bufferBytesLive(), idleBytes, idleSets, idleBudget, limit, 0, 0, 0, 0, rss, jvm);
+    return new Footprint(c, c.bufferBytesLive(), idleBytes, idleSets, idleBudget, 1, limit, 0, 0, 0, 0, rss, jvm);
   }
 
   @Test

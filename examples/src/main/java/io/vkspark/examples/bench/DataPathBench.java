@@ -62,6 +62,9 @@ public final class DataPathBench {
       "iv-sql-wholestage", "reader-batch", "cache-batch", "breakdown-sources", "breakdown-variants", "cache-serializer",
       "parquet-dir", "partitions", "concurrent", "batch-rows", "master", "out");
 
+  /** The GPU UDF with its sum fused into the GPU submission ({@code spark.vkspark.fuseAggregates}, off by default). */
+  private static final Map<String, String> FUSED = Map.of("spark.vkspark.fuseAggregates", "true");
+
   private static final String NAN_TO_ZERO = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
 
   public static void main(String[] args) {
@@ -167,6 +170,7 @@ public final class DataPathBench {
       if (cases.contains("bs")) {
         SparkBench.emit(json, SparkBench.run(spark, "real_world_black_scholes", List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq")),
+            new Variant("gpu_udf_fused", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), FUSED),
             new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq"))),
             runs, common, 1e-9, results));
@@ -237,6 +241,7 @@ public final class DataPathBench {
       caseRows.add(rows + " rows, cache " + shortName);
       SparkBench.emit(json, SparkBench.run(spark, "cache_black_scholes", List.of(
           new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_cache")),
+          new Variant("gpu_udf_fused", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_cache"), FUSED),
           new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache")).selectExpr("sum(bs)"))),
           runs, common, 1e-9, results));
       caseRows.add(rows + " rows, cache " + shortName);

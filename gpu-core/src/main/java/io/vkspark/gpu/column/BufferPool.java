@@ -33,6 +33,8 @@ final class BufferPool implements AutoCloseable {
 
   private final GpuDevice device;
   private final long maxIdleBytes;
+  /** Idle sets kept whatever their bytes: as many as may be in use at once (the GPU permits). */
+  private final int keepSets;
   private final Function<ColumnKernel, Kernel> kernels;
   private final Function<ColumnReduction, Kernel> reductions;
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
@@ -50,12 +52,15 @@ final class BufferPool implements AutoCloseable {
 
   /**
    * @param maxIdleBytes device memory idle sets may keep; beyond it the least recently used go
+   * @param keepSets idle sets kept even past {@code maxIdleBytes} (at least 1): as many as the
+   *     callers use at once, so a steady workload records nothing after its first query
    * @param kernels the loaded kernel of each column kernel (the runtime's cache)
    */
-  BufferPool(GpuDevice device, long maxIdleBytes, Function<ColumnKernel, Kernel> kernels,
+  BufferPool(GpuDevice device, long maxIdleBytes, int keepSets, Function<ColumnKernel, Kernel> kernels,
              Function<ColumnReduction, Kernel> reductions) {
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;
+    this.keepSets = Math.max(1, keepSets);
     this.kernels = kernels;
     this.reductions = reductions;
   }
@@ -131,7 +136,7 @@ final class BufferPool implements AutoCloseable {
     idle.computeIfAbsent(set.key, k -> new ArrayDeque<>()).push(set);
     idleOrder.add(set);
     idleBytes += set.deviceBytes;
-    while (idleBytes > maxIdleBytes && idleOrder.size() > 1) {
+    while (idleBytes > maxIdleBytes && idleOrder.size() > keepSets) {
       drop(idleOrder.iterator().next());
     }
   }
@@ -180,6 +185,10 @@ final class BufferPool implements AutoCloseable {
 
   long maxIdleBytes() {
     return maxIdleBytes;
+  }
+
+  int keepSets() {
+    return keepSets;
   }
 
   synchronized int idleSets() {

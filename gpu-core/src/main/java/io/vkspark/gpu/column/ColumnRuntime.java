@@ -33,8 +33,20 @@ public final class ColumnRuntime implements AutoCloseable {
    *     least recently used idle sets are freed (sets in use are never touched)
    */
   public ColumnRuntime(GpuDevice device, long maxIdleBytes) {
+    this(device, maxIdleBytes, 1);
+  }
+
+  /**
+   * @param maxIdleBytes as above
+   * @param keepSets idle sets kept even past {@code maxIdleBytes}: as many as may be in use at once
+   *     (a Spark executor's GPU permits). With fewer, {@code n} concurrent tasks whose sets together
+   *     exceed the budget free some at each query's end and record them again in the next (seen on
+   *     the H200: 16 tasks of 48 MiB Black-Scholes sets against 256 MiB). Device memory stays bounded
+   *     by the device's limit: when it runs out, idle sets are freed first.
+   */
+  public ColumnRuntime(GpuDevice device, long maxIdleBytes, int keepSets) {
     this.device = device;
-    this.pool = new BufferPool(device, maxIdleBytes, this::kernel, this::reduction);
+    this.pool = new BufferPool(device, maxIdleBytes, keepSets, this::kernel, this::reduction);
     device.loopLimit(); // probe now, not in the middle of the first batch
   }
 
@@ -145,10 +157,15 @@ public final class ColumnRuntime implements AutoCloseable {
 
   /**
    * The budget of {@link #idleBytes()}: idle sets past it are freed, least recently used first
-   * (one idle set is kept even when it alone is larger).
+   * ({@link #keepSets()} idle sets are kept even when they alone are larger).
    */
   public long maxIdleBytes() {
     return pool.maxIdleBytes();
+  }
+
+  /** Idle sets kept even past {@link #maxIdleBytes()}. */
+  public int keepSets() {
+    return pool.keepSets();
   }
 
   /** Idle (pooled) buffer sets. */

@@ -357,6 +357,40 @@ final class BatchRunnerTest {
   }
 
   /**
+   * With {@code keepSets} as many idle sets as were in use at once stay pooled past the byte budget,
+   * so the next round of as many concurrent runners records nothing; with one kept, it must record
+   * again (what 16 concurrent Spark tasks did on the H200 before the executor kept a set per permit).
+   */
+  @Test
+  void keepSets_keepsAsManyIdleSetsAsWereInUse_pastTheByteBudget() {
+    Case c = caseFor(SqlType.DOUBLE);
+    ColumnKernel k = kernel(c);
+    Random r = new Random(17);
+    for (int keep : new int[] {3, 1}) {
+      try (ColumnRuntime rt = new ColumnRuntime(device, 1, keep)) {
+        long[] created = new long[2];
+        for (int round = 0; round < 2; round++) {
+          List<BatchRunner> runners = new java.util.ArrayList<>();
+          try {
+            for (int i = 0; i < 3; i++) {
+              BatchRunner runner = rt.runner(List.of(new KernelCall(k, new int[] {0, 1})),
+                  List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, allocator);
+              runners.add(runner);
+              runAndCheck(runner, c, 1000, 0.1, r); // holds its set until closed
+            }
+          } finally {
+            runners.forEach(BatchRunner::close);
+          }
+          created[round] = rt.bufferSetsCreated();
+          assertEquals(keep, rt.idleSets(), "idle sets kept past a 1-byte budget");
+        }
+        assertEquals(3, created[0]);
+        assertEquals(keep == 3 ? 3 : 5, created[1], "sets recorded again in round two with keepSets=" + keep);
+      }
+    }
+  }
+
+  /**
    * Appends batches of {@code sizes} rows (each vector closed right after its append), dispatching
    * early after the batch at {@code dispatchAfter} (or never, -1), then checks every row of the
    * results against the CPU. Returns the dispatches it took.
