@@ -265,11 +265,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     }
   }
 
-  /** {@code in} with every call computed on the CPU: a batch whose GPU reduction could not run. */
-  private ColumnarBatch fallback(ColumnarBatch in, int rows) {
-    for (int i = 0; i < calls.size(); i++) {
-      runOnCpu(i, in, rows);
-    }
+  /** The node's output batch: {@code in}'s columns, then each call's results (counted in the metrics). */
+  private ColumnarBatch output(ColumnarBatch in, int rows) {
     ColumnVector[] columns = new ColumnVector[childColumns + calls.size()];
     for (int c = 0; c < childColumns; c++) {
       columns[c] = in.column(c);
@@ -278,6 +275,14 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
     metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
     return new ColumnarBatch(columns, rows);
+  }
+
+  /** {@code in} with every call computed on the CPU: a batch whose GPU reduction could not run. */
+  private ColumnarBatch fallback(ColumnarBatch in, int rows) {
+    for (int i = 0; i < calls.size(); i++) {
+      runOnCpu(i, in, rows);
+    }
+    return output(in, rows);
   }
 
   /** The next child batch, or several small ones coalesced (see {@link BatchCoalescer}). */
@@ -325,14 +330,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         runOnCpu(i, in, rows);
       }
     }
-    ColumnVector[] columns = new ColumnVector[childColumns + calls.size()];
-    for (int c = 0; c < childColumns; c++) {
-      columns[c] = in.column(c);
-    }
-    System.arraycopy(results, 0, columns, childColumns, results.length);
-    metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
-    metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
-    return new ColumnarBatch(columns, rows);
+    return output(in, rows);
   }
 
   private void runOnGpu(ColumnarBatch in, int rows) {
