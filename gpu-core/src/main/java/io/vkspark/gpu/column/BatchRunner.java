@@ -259,15 +259,7 @@ public final class BatchRunner implements AutoCloseable {
       throw GpuException.of(Code.INVALID_ARGUMENT, "results() of a runner that reduces on the device: its per-row "
           + "results never leave the device.", "call runReduced(), or make a runner without a reduction.");
     }
-    try {
-      if (!begun) {
-        sizeSlots(0, 0);
-      }
-      dispatchPending();
-    } catch (RuntimeException e) {
-      discard();
-      throw e;
-    }
+    finishDispatches();
     long h = System.nanoTime();
     for (int i = 0; i < calls.size(); i++) {
       results.get(i).loadFieldBuffers(new ArrowFieldNode(staged, nullCounts[i]), List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
@@ -296,6 +288,16 @@ public final class BatchRunner implements AutoCloseable {
           "make the runner with ColumnRuntime.runner(..., reduction).");
     }
     append(inputs, rows);
+    finishDispatches();
+    ColumnReduction.Result r = new ColumnReduction.Result(staged,
+        List.of(reduced == null ? reduction.empty() : reduced));
+    recordStats();
+    discard();
+    return r;
+  }
+
+  /** Dispatches what is pending for the batch being taken (slots sized even for no rows); discards the batch on failure. */
+  private void finishDispatches() {
     try {
       if (!begun) {
         sizeSlots(0, 0);
@@ -305,11 +307,6 @@ public final class BatchRunner implements AutoCloseable {
       discard();
       throw e;
     }
-    ColumnReduction.Result r = new ColumnReduction.Result(staged,
-        List.of(reduced == null ? reduction.empty() : reduced));
-    recordStats();
-    discard();
-    return r;
   }
 
   /** The reduction this runner computes on the device, or null when it reads results back. */
