@@ -224,6 +224,40 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    * way that lets the batch be recomputed on the CPU (loop limit with fallback on).
    */
   private Reduced reduce(ColumnarBatch in, int rows) {
+    ColumnReduction.Result result = underLease(in, rows, (r, inputs) -> {
+      try {
+        return r.runReduced(inputs, rows);
+      } catch (GpuException e) {
+        if (!onGpuFailure(e)) {
+          throw e;
+        }
+        return null;
+      }
+    });
+    long read = runner.stats().bytesRead() - reportedRead;
+    reportedRead = runner.stats().bytesRead();
+    if (result == null) {
+      return null;
+    }
+    metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
+    metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
+    return new Reduced(result, read);
+  }
+
+  /** One GPU run of this task's runner over a batch's input columns (its result, or null to recompute on the CPU). */
+  @FunctionalInterface
+  private interface GpuRun<T> {
+    T run(BatchRunner runner, List<InputColumn> inputs);
+  }
+
+  /**
+   * Runs {@code run} over {@code in}'s GPU input columns while holding the GPU permit, with what
+   * every GPU batch shares: the permit's wait, the buffer sets recorded, the batch's statistics and
+   * the task's peak device memory go to the metrics, and the runner's buffer set is released before
+   * the permit (the next task may take it), also when {@code run} throws. The metrics are added
+   * only when {@code run} returns.
+   */
+  private <T> T underLease(ColumnarBatch in, int rows, GpuRun<T> run) {
     List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
     for (int o : gpuColumns) {
       SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
@@ -234,32 +268,17 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       try {
         BatchRunner r = runner();
         long before = gpu.runtime().bufferSetsCreated();
-        ColumnReduction.Result result;
-        try {
-          result = r.runReduced(inputs, rows);
-        } catch (GpuException e) {
-          if (!onGpuFailure(e)) {
-            throw e;
-          }
-          result = null;
-        }
+        T out = run.run(r, inputs);
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
         report(r.stats());
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
           taskBufferBytes = r.bufferBytes();
         }
-        long read = r.stats().bytesRead() - reportedRead;
-        reportedRead = r.stats().bytesRead();
-        if (result == null) {
-          return null;
-        }
-        metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
-        metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
-        return new Reduced(result, read);
+        return out;
       } finally {
         if (runner != null) {
-          runner.releaseBuffers();
+          runner.releaseBuffers(); // before the permit: the next task may take this buffer set
         }
       }
     }
@@ -335,58 +354,37 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   private void runOnGpu(ColumnarBatch in, int rows) {
     overflow = null;
-    List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
-    for (int o : gpuColumns) {
-      SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
-      inputs.add(SparkInputs.of(in.column(o), t, rows));
-    }
-    boolean recompute = false;
-    try (GpuLease lease = gpu.lease()) {
-      metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
+    List<FieldVector> out = underLease(in, rows, (r, inputs) -> {
       try {
-        BatchRunner r = runner();
-        long before = gpu.runtime().bufferSetsCreated();
-        List<FieldVector> out = null;
-        try {
-          out = r.run(inputs, rows);
-        } catch (GpuException e) {
-          if (e.code() == Code.OVERFLOW) {
-            overflow = e; // ANSI: call() on the CPU raises Spark's own error for the row
-          } else if (!onGpuFailure(e)) {
-            throw e;
+        return r.run(inputs, rows);
+      } catch (GpuException e) {
+        if (e.code() == Code.OVERFLOW) {
+          overflow = e; // ANSI: call() on the CPU raises Spark's own error for the row
+        } else if (!onGpuFailure(e)) {
+          throw e;
+        }
+        return null; // recomputed on the CPU, once the GPU permit is released
+      }
+    });
+    if (out != null) {
+      for (int i = 0, g = 0; i < calls.size(); i++) {
+        if (calls.get(i).onGpu()) {
+          FieldVector v = out.get(g++);
+          if (gpuResults[i] == null) {
+            gpuResults[i] = column(v);
           }
-          recompute = true; // on the CPU, once the GPU permit is released
+          results[i] = gpuResults[i];
         }
-        metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-        for (int i = 0, g = 0; i < calls.size() && out != null; i++) {
-          if (calls.get(i).onGpu()) {
-            FieldVector v = out.get(g++);
-            if (gpuResults[i] == null) {
-              gpuResults[i] = column(v);
-            }
-            results[i] = gpuResults[i];
-          }
-        }
-        report(r.stats());
-        if (r.bufferBytes() > taskBufferBytes) {
-          metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
-          taskBufferBytes = r.bufferBytes();
-        }
-      } finally {
-        if (runner != null) {
-          runner.releaseBuffers(); // before the permit: the next task may take this buffer set
-        }
+      }
+      return;
+    }
+    for (int i = 0; i < calls.size(); i++) {
+      if (calls.get(i).onGpu()) {
+        runOnCpu(i, in, rows);
       }
     }
-    if (recompute) {
-      for (int i = 0; i < calls.size(); i++) {
-        if (calls.get(i).onGpu()) {
-          runOnCpu(i, in, rows);
-        }
-      }
-      if (overflow != null) {
-        throw overflow; // call() did not overflow where the GPU did: the GPU's error, naming the UDF and the row
-      }
+    if (overflow != null) {
+      throw overflow; // call() did not overflow where the GPU did: the GPU's error, naming the UDF and the row
     }
   }
 

@@ -72,7 +72,7 @@ final class FusedAggregateSparkTest {
 
   @org.junit.jupiter.api.BeforeEach
   void fusionOn() {
-    spark().conf().set(FuseGpuAggregates.CONF, "true"); // off by default
+    spark().conf().set(FuseGpuAggregates.CONF, "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
   }
 
   @AfterEach
@@ -158,6 +158,56 @@ final class FusedAggregateSparkTest {
     spark().conf().set(GpuReduction.CONF, "false"); // the switch back to the host fold
     both = gpuAndCpu(() -> spark().sql(doubles));
     assertFused(lastRun, 15_000, false);
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /**
+   * {@code fuseAggregates} unset (the default) fuses exactly what the GPU will reduce: a reducible
+   * query is fused and reduced on the GPU; the same query under verify or with {@code onGpu}
+   * false, and an integral sum under ANSI, keep Spark's partial aggregate (fused with {@code true},
+   * folded on the host); {@code false} fuses nothing; any other value is an error.
+   */
+  @Test
+  void conf_unsetFusesExactlyWhatTheGpuReduces_trueAlsoFoldsOnTheHost_falseNever() {
+    spark().conf().unset(FuseGpuAggregates.CONF);
+    spark().conf().set("spark.sql.ansi.enabled", "true");
+    String reducible = "SELECT sum(x_d), min(x_f), count(x_l), avg(x_i), count(*) FROM (" + CALLS + " FROM fused_t)";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(reducible));
+    assertFused(lastRun, 15_000, true);
+    assertAggregatesEqual(both.get(1), both.get(0));
+
+    String ansiIntSum = "SELECT sum(x_i), max(x_d) FROM (" + CALLS + " FROM fused_t)";
+    assertNotFused(ansiIntSum);
+    spark().conf().set(GpuReduction.CONF, "false");
+    assertNotFused(reducible);
+    spark().conf().unset(GpuReduction.CONF);
+    spark().conf().set(VkConf.VERIFY, "sample");
+    assertNotFused(reducible);
+    spark().conf().unset(VkConf.VERIFY);
+
+    spark().conf().set(FuseGpuAggregates.CONF, "true");
+    both = gpuAndCpu(() -> spark().sql(ansiIntSum));
+    assertFused(lastRun, 15_000, false);
+    assertAggregatesEqual(both.get(1), both.get(0));
+
+    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    assertNotFused(reducible);
+
+    spark().conf().set(FuseGpuAggregates.CONF, "yes");
+    Throwable e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
+    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+      e = e.getCause();
+    }
+    String message = e.getMessage();
+    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(FuseGpuAggregates.CONF + " is 'yes'")
+        && message.contains("Fix:"), message);
+  }
+
+  /** {@code sql} runs with Spark's partial aggregate over the GPU node, every row on the GPU, equal to Spark's. */
+  private static void assertNotFused(String sql) {
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertTrue(fusedNodes(lastRun).isEmpty(), () -> explain(lastRun));
+    assertEquals(15_000L, metrics(gpuNodes(lastRun).get(0)).get("gpuRows"));
     assertAggregatesEqual(both.get(1), both.get(0));
   }
 

@@ -62,8 +62,13 @@ public final class DataPathBench {
       "iv-sql-wholestage", "reader-batch", "cache-batch", "breakdown-sources", "breakdown-variants", "cache-serializer",
       "parquet-dir", "partitions", "concurrent", "batch-rows", "master", "out");
 
-  /** The GPU UDF with its sum fused into the GPU submission ({@code spark.vkspark.fuseAggregates}, off by default). */
-  private static final Map<String, String> FUSED = Map.of("spark.vkspark.fuseAggregates", "true");
+  /**
+   * The GPU UDF with its sum reduced in the GPU submission ({@code spark.vkspark.fuseAggregates}; the
+   * default for these sums, set here so the variant means it whatever the default); {@code gpu_udf}
+   * sets {@link SparkBench#UNFUSED}.
+   */
+  private static final Map<String, String> FUSED = Map.of(SparkBench.FUSE_AGGREGATES, "true");
+  private static final Map<String, String> UNFUSED = SparkBench.UNFUSED;
 
   private static final String NAN_TO_ZERO = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
 
@@ -169,7 +174,7 @@ public final class DataPathBench {
       caseRows.add(rows + " rows, parquet");
       if (cases.contains("bs")) {
         SparkBench.emit(json, SparkBench.run(spark, "real_world_black_scholes", List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq")),
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), UNFUSED),
             new Variant("gpu_udf_fused", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), FUSED),
             new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq"))),
@@ -184,7 +189,7 @@ public final class DataPathBench {
       }
       if (cases.contains("poly")) {
         SparkBench.emit(json, SparkBench.run(spark, "real_world_float_polynomial", List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench_pq")),
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench_pq"), UNFUSED),
             new Variant("spark_sql", () -> spark.sql("SELECT sum(CAST(0.5 AS FLOAT) * x * x * x - CAST(2 AS FLOAT) * x + y)"
                 + " FROM bench_pq")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench_pq"))),
@@ -201,7 +206,7 @@ public final class DataPathBench {
    */
   private static List<Variant> impliedVolatility(SparkSession spark, Map<String, String> a, String table) {
     String gpu = "SELECT " + String.format(NAN_TO_ZERO, "implied_volatility(price, s, k, t, r)") + " FROM " + table;
-    List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
+    List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu), UNFUSED)));
     if (Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"))) {
       // 24 fused Newton steps exceed the JVM's 64 KB method limit under whole-stage code generation.
       v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table(table), "iv")
@@ -240,7 +245,7 @@ public final class DataPathBench {
           results));
       caseRows.add(rows + " rows, cache " + shortName);
       SparkBench.emit(json, SparkBench.run(spark, "cache_black_scholes", List.of(
-          new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_cache")),
+          new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_cache"), UNFUSED),
           new Variant("gpu_udf_fused", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_cache"), FUSED),
           new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache")).selectExpr("sum(bs)"))),
           runs, common, 1e-9, results));
@@ -265,12 +270,16 @@ public final class DataPathBench {
                                 int slots, Map<String, String> extra) {
     Map<String, java.util.function.Supplier<Dataset<Row>>> queries = new LinkedHashMap<>();
     queries.put("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM " + table));
+    queries.put("gpu_udf_fused", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM " + table));
+    Map<String, Map<String, String>> confs = Map.of("gpu_udf", UNFUSED, "gpu_udf_fused", FUSED);
     queries.put("spark_sql", () -> BlackScholesSql.with(spark.table(table)).selectExpr("sum(bs)"));
     queries.put("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM " + table));
     for (String variant : list(a.getOrDefault("breakdown-variants", "gpu_udf,spark_sql"))) {
       if (!queries.containsKey(variant)) {
         throw new IllegalArgumentException("--breakdown-variants are among " + queries.keySet() + ", not " + variant);
       }
+      Map<String, String> conf = confs.getOrDefault(variant, Map.of());
+      conf.forEach(spark.conf()::set);
       queries.get(variant).get().collectAsList(); // warm-up: compiles kernels, records buffer sets
       Map<String, Object> labels = new LinkedHashMap<>();
       labels.put("case", "black_scholes");
@@ -288,6 +297,7 @@ public final class DataPathBench {
         childBatches += SparkJobs.gpuMetrics(query).getOrDefault("inputBatches", 0L);
       }
       Footprint after = Footprint.now();
+      conf.keySet().forEach(spark.conf()::unset);
       all.sort(Comparator.comparingDouble(b -> (Double) b.json().get("wall_s")));
       QueryProfile.Breakdown median = all.get(all.size() / 2);
       median.json().put("runs_wall_s", all.stream().map(b -> b.json().get("wall_s")).toList());
@@ -392,7 +402,7 @@ public final class DataPathBench {
       if (!FLAGS.contains(key) || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] "
             + "[--cases bs,iv,poly] [--cache-cases bs[,iv]] [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R] "
-            + "[--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,spark_sql,java_udf] "
+            + "[--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,gpu_udf_fused,spark_sql,java_udf] "
             + "[--cache-serializer CLASS[,CLASS...]] [--parquet-dir DIR] [--partitions P] [--concurrent C] "
             + "[--batch-rows B] [--master M] [--out FILE]; got " + args[i]);
       }

@@ -45,6 +45,15 @@ import org.apache.spark.sql.types.DataTypes;
 public final class SparkBench {
   private SparkBench() {}
 
+  /** {@code spark.vkspark.fuseAggregates}: on by default where the GPU reduces the aggregate. */
+  static final String FUSE_AGGREGATES = "spark.vkspark.fuseAggregates";
+  /**
+   * The {@code gpu_udf} variants' setting: the GPU UDF with Spark's own partial aggregate over its
+   * results, as every earlier figure measured it (DataPathBench's {@code gpu_udf_fused} measures the
+   * sum reduced on the GPU, the default for these sums since 2026-12-01).
+   */
+  static final Map<String, String> UNFUSED = Map.of(FUSE_AGGREGATES, "false");
+
   /** A way to compute a case; {@code conf} is set on the session while it runs. */
   record Variant(String name, Supplier<Dataset<Row>> query, Map<String, String> conf) {
     Variant(String name, Supplier<Dataset<Row>> query) {
@@ -101,7 +110,7 @@ public final class SparkBench {
       emit(json, run(spark, "scan_floor", scan, runs, common, 0));
       if (cases.contains("bs")) {
         emit(json, run(spark, "black_scholes", List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench")),
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench"), UNFUSED),
             new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench")).selectExpr("sum(bs)")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench"))),
             runs, common, 1e-9));
@@ -118,7 +127,7 @@ public final class SparkBench {
         String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
         emit(json, run(spark, "implied_volatility", List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-                "implied_volatility(price, s, k, t, r)") + " FROM bench_iv")),
+                "implied_volatility(price, s, k, t, r)") + " FROM bench_iv"), UNFUSED),
             // 24 fused Newton steps exceed the JVM's 64 KB method limit under whole-stage codegen, and
             // Spark would then interpret them; per-operator code generation is Spark's fastest form here.
             new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_iv"), "iv")
@@ -130,7 +139,7 @@ public final class SparkBench {
       }
       if (cases.contains("poly")) {
         emit(json, run(spark, "float_polynomial", List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench")),
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench"), UNFUSED),
             new Variant("spark_sql", () -> spark.sql("SELECT sum(CAST(0.5 AS FLOAT) * x * x * x - CAST(2 AS FLOAT) * x + y)"
                 + " FROM bench")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench"))),
@@ -193,10 +202,10 @@ public final class SparkBench {
           new Variant("spark_sql", () -> spark.sql("SELECT sum(s + k + t + r + v) FROM bench_pq"))), runs, common, 0));
       if (cases.contains("bs")) {
         List<Variant> v = new ArrayList<>(List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"))));
+            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), UNFUSED)));
         if (small) {
           v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"),
-              Map.of(VkConf.COALESCE, "false")));
+              Map.of(VkConf.COALESCE, "false", FUSE_AGGREGATES, "false")));
         }
         // Whole-stage code generation on (Spark's default) and off: the faster one is Spark's best.
         v.add(new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")));
@@ -207,9 +216,9 @@ public final class SparkBench {
       }
       if (cases.contains("iv")) {
         String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
-        List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu))));
+        List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu), UNFUSED)));
         if (small) {
-          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu), Map.of(VkConf.COALESCE, "false")));
+          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu), Map.of(VkConf.COALESCE, "false", FUSE_AGGREGATES, "false")));
         }
         if (ivSql) {
           // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.

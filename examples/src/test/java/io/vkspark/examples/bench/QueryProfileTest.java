@@ -83,6 +83,9 @@ class QueryProfileTest {
     List<String> nodes = new ArrayList<>();
     j.get("plan").forEach(n -> nodes.add(n.get("node").asText()));
     assertTrue(nodes.contains(SparkJobs.GPU_NODE), nodes.toString());
+    // spark.vkspark.fuseAggregates unset: the ungrouped sum of the UDF's result is reduced on the GPU
+    assertTrue(nodes.contains("VkGpuAggregate"), "the partial sum fused onto the GPU node by default: " + nodes);
+    assertEquals(1, nodes.stream().filter("HashAggregate"::equals).count(), "only the final aggregate is Spark's: " + nodes);
     JsonNode scan = null;
     for (JsonNode n : j.get("plan")) {
       if (n.get("node").asText().startsWith("Scan parquet")) {
