@@ -28,6 +28,7 @@ import org.apache.spark.sql.types.DataTypes;
 record GpuReduction(List<ColumnReduction.Aggregate> aggregates) implements Serializable {
   /** {@code spark.vkspark.fuseAggregates.onGpu}: reduce eligible fused aggregates on the GPU (default true). */
   static final String CONF = FuseGpuAggregates.CONF + ".onGpu";
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
 
   GpuReduction {
     aggregates = List.copyOf(aggregates);
@@ -81,6 +82,12 @@ record GpuReduction(List<ColumnReduction.Aggregate> aggregates) implements Seria
         return Optional.empty();
       }
       out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
+    }
+    try {
+      ColumnReduction.of(out, callTypes); // compiled once per JVM: the executors' shader is known to compile
+    } catch (io.vkspark.gpu.GpuException e) {
+      LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
+      return Optional.empty();
     }
     return Optional.of(new GpuReduction(out));
   }
