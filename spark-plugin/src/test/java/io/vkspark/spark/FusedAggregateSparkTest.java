@@ -190,6 +190,14 @@ final class FusedAggregateSparkTest {
     assertTrue(r.getLong(1) > 1000 && !Double.isNaN(r.getDouble(0)) && Double.isNaN(r.getDouble(2)),
         () -> "NaN rows counted and zeroed, NaN sums: " + r);
 
+    // the benchmark's form: the UDF written inside the expressions (DataPathBench NAN_TO_ZERO)
+    String bench = "SELECT sum(CASE WHEN isnan(d_add(p, b)) THEN 0D ELSE d_add(p, b) END), count_if(isnan(d_add(p, b)))"
+        + " FROM (SELECT *, CASE WHEN id % 7 = 3 THEN double('NaN') ELSE id * 0.5 END AS p FROM fused_t)";
+    List<List<Row>> benchRows = gpuAndCpu(() -> spark().sql(bench));
+    assertFused(lastRun, 15_000, true);
+    assertAggregatesEqual(benchRows.get(1), benchRows.get(0));
+    assertTrue(benchRows.get(0).get(0).getLong(1) > 1000, () -> "NaN rows counted: " + benchRows.get(0));
+
     spark().conf().set("spark.sql.ansi.enabled", "false");
     String ints = "SELECT sum(x_i * 3 + 1), max(cast(x_l AS int)), min(-x_l), sum(cast(x AS bigint)),"
         + " max(cast(x_i AS bigint) * x_l), sum(CASE WHEN x_i > 0 THEN x_i ELSE -x_i END) FROM (" + NAN_CALLS + ")";

@@ -167,14 +167,21 @@ public final class ColumnReduction {
     return t == SqlType.INT || t == SqlType.BIGINT;
   }
 
+  /** Whether {@code e} or an operand of it is a float or double. */
+  private static boolean floating(DeviceExpr e, List<SqlType> types) {
+    SqlType t = e.type(types);
+    return t == SqlType.FLOAT || t == SqlType.DOUBLE || e.children().stream().anyMatch(c -> floating(c, types));
+  }
+
   /** Whether an argument is more than a call's result (computed per row by {@link DeviceExprGlsl}). */
   private static boolean computed(Aggregate a) {
     return a.argument() != null && !(a.argument() instanceof DeviceExpr.Call);
   }
 
   static String generate(List<Aggregate> aggs, List<SqlType> types, int[] reads) {
-    boolean anyExpr = aggs.stream().anyMatch(ColumnReduction::computed);
-    boolean anyDouble = anyExpr || aggs.stream().anyMatch(a -> !integral(a, types) || a.function() == Function.AVG);
+    // the expression helpers compute in doubles: only where an expression has a float or double in it
+    boolean exprFloating = aggs.stream().anyMatch(a -> computed(a) && floating(a.argument(), types));
+    boolean anyDouble = exprFloating || aggs.stream().anyMatch(a -> !integral(a, types) || a.function() == Function.AVG);
     List<String> l = new ArrayList<>();
     l.add("#version 450");
     l.add("#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
@@ -198,7 +205,7 @@ public final class ColumnReduction {
       // Spark's order: NaN above everything, -0.0 == 0.0
       l.add("bool vk_gt(double x, double y) { return vk_isnan(x) ? !vk_isnan(y) : (!vk_isnan(y) && x > y); }");
     }
-    if (anyExpr) {
+    if (exprFloating) {
       l.addAll(DeviceExprGlsl.HELPERS);
     }
     l.add("void main() {");

@@ -458,6 +458,9 @@ final class DeviceExprReductionTest {
     assertEquals(2, new Aggregate(Function.SUM, 2).call());
     assertEquals(-1, new Aggregate(Function.SUM, new Negate(I)).call(), "an expression reads no call as is");
     assertEquals(-1, new Aggregate(Function.COUNT, -1).call());
+    String ints = ColumnReduction.of(List.of(new Aggregate(Function.MAX, new Arithmetic(ArithOp.ADD, I,
+        cast(cmp(CompareOp.LT, L, l(0)), SqlType.INT)))), types).source();
+    assertFalse(ints.contains("double"), "an integer expression needs no 64-bit floats:\n" + ints);
     assertArrayEquals(new int[] {0, 3}, ColumnReduction.of(List.of(new Aggregate(Function.SUM,
         new If(new IsNaN(D), L, l(1)))), types).reads());
   }
