@@ -1,20 +1,24 @@
 package io.vkspark.spark;
 
 import io.vkspark.gpu.column.ColumnReduction;
+import io.vkspark.gpu.column.DeviceExpr;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.IntFunction;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
 /**
  * A fused partial aggregate that the GPU computes in the same submission as its UDFs
  * ({@link ColumnReduction}), so the per-row results never come back: decided on the driver for a
- * {@link VkGpuAggregateExec} that is ungrouped, computes nothing per row itself, and whose every
- * function is {@code COUNT(*)} or reads one GPU UDF result column directly (no guard, a result of
- * int, bigint, float or double), with no integral {@code SUM} that must fail on overflow (ANSI).
+ * {@link VkGpuAggregateExec} that is ungrouped and whose every function is {@code COUNT(*)} or reads
+ * GPU UDF result columns (no guard, a result of int, bigint, float or double) directly or through an
+ * expression the device computes exactly ({@link DeviceExprs}: {@code sum(CASE WHEN isnan(x) THEN 0D
+ * ELSE x END)}, {@code count_if(isnan(x))}, {@code max(coalesce(x, 0))}; not over a column of the
+ * GPU node's child), with no integral {@code SUM} that must fail on overflow (ANSI).
  * Anything else folds on the host ({@link PartialAggregator}). On the executor the reduction runs
  * only when every UDF of the node runs on its GPU and {@code verify} is off (verify needs the rows);
  * otherwise, batch by batch, the host fold takes over, with the same results.
@@ -24,6 +28,7 @@ import org.apache.spark.sql.types.DataTypes;
 record GpuReduction(List<ColumnReduction.Aggregate> aggregates) implements Serializable {
   /** {@code spark.vkspark.fuseAggregates.onGpu}: reduce eligible fused aggregates on the GPU (default true). */
   static final String CONF = FuseGpuAggregates.CONF + ".onGpu";
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
 
   GpuReduction {
     aggregates = List.copyOf(aggregates);
@@ -31,34 +36,75 @@ record GpuReduction(List<ColumnReduction.Aggregate> aggregates) implements Seria
 
   /** The reduction for {@code spec} over {@code eval}'s calls, when every part qualifies. */
   static Optional<GpuReduction> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    if (spec.keyOrdinal() >= 0 || !spec.computed().isEmpty()) {
+    if (spec.keyOrdinal() >= 0) {
       return Optional.empty();
     }
     int childColumns = Scala.list(eval.child().output()).size();
     List<GpuUdfCall> calls = eval.calls();
+    List<SqlType> callTypes = calls.stream().map(GpuUdfCall::resultType).toList();
+    int evalColumns = childColumns + calls.size();
+    // a column of the GPU node's output: a UDF result is on the device, a column of its child is not
+    IntFunction<DeviceExpr> onDevice = o -> {
+      int call = o - childColumns;
+      if (call < 0 || call >= calls.size() || calls.get(call).guard() != null
+          || !ColumnReduction.reducible(callTypes.get(call))) {
+        return null;
+      }
+      return new DeviceExpr.Call(call);
+    };
+    // a column the fused node reads: the GPU node's, or an expression it computes per row over them
+    IntFunction<DeviceExpr> argument = o -> o < evalColumns ? onDevice.apply(o)
+        : DeviceExprs.translate(spec.computed().get(o - evalColumns), onDevice).orElse(null);
     List<ColumnReduction.Aggregate> out = new ArrayList<>();
     for (FusedAggregate a : spec.aggregates()) {
-      if (a.kind() == FusedAggregate.Kind.COUNT && a.ordinals().length == 0) {
-        out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.COUNT, -1));
+      List<DeviceExpr> args = new ArrayList<>();
+      for (int o : a.ordinals()) {
+        DeviceExpr d = argument.apply(o);
+        if (d == null) {
+          return Optional.empty();
+        }
+        args.add(d);
+      }
+      if (a.kind() == FusedAggregate.Kind.COUNT) {
+        out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.COUNT, countable(args)));
         continue;
       }
-      if (a.ordinals().length != 1) {
+      if (args.size() != 1 || (a.kind() == FusedAggregate.Kind.SUM && a.integral() && a.ansi())) {
         return Optional.empty();
       }
-      int call = a.ordinals()[0] - childColumns;
-      if (call < 0 || call >= calls.size()) {
-        return Optional.empty(); // a column of the GPU node's child, not a UDF result
-      }
-      GpuUdfCall c = calls.get(call);
-      SqlType t = c.resultType();
-      if (c.guard() != null || !ColumnReduction.reducible(t)
-          || (a.kind() != FusedAggregate.Kind.COUNT && !sparkType(t).equals(a.input()))
-          || (a.kind() == FusedAggregate.Kind.SUM && a.integral() && a.ansi())) {
+      SqlType t;
+      try {
+        t = args.get(0).type(callTypes);
+      } catch (io.vkspark.gpu.GpuException ill) {
         return Optional.empty();
       }
-      out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), call));
+      if (!sparkType(t).equals(a.input())) {
+        return Optional.empty();
+      }
+      out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
+    }
+    try {
+      ColumnReduction.of(out, callTypes); // compiled once per JVM: the executors' shader is known to compile
+    } catch (io.vkspark.gpu.GpuException e) {
+      LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
+      return Optional.empty();
     }
     return Optional.of(new GpuReduction(out));
+  }
+
+  /**
+   * What {@code COUNT(args...)} counts the non-null values of: null for none ({@code COUNT(*)}), the
+   * one argument, or for several a boolean that is null unless every argument is non-null.
+   */
+  private static DeviceExpr countable(List<DeviceExpr> args) {
+    if (args.size() <= 1) {
+      return args.isEmpty() ? null : args.get(0);
+    }
+    DeviceExpr all = new DeviceExpr.IsNull(args.get(0), true);
+    for (int i = 1; i < args.size(); i++) {
+      all = new DeviceExpr.Logic(false, all, new DeviceExpr.IsNull(args.get(i), true));
+    }
+    return new DeviceExpr.If(all, new DeviceExpr.Literal(SqlType.BOOLEAN, true), DeviceExpr.Literal.nullOf(SqlType.BOOLEAN));
   }
 
   private static DataType sparkType(SqlType t) {

@@ -28,8 +28,9 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * each function's buffer in Spark's layout). Planned by {@link FuseGpuAggregates}; shown in plans as
  * {@code VkGpuAggregate}.
  *
- * <p>Where it can ({@link GpuReduction}: ungrouped, every function {@code COUNT(*)} or over a GPU
- * UDF's result column, no ANSI integral sum; {@code spark.vkspark.fuseAggregates.onGpu}, default
+ * <p>Where it can ({@link GpuReduction}: ungrouped, every function {@code COUNT(*)} or over GPU
+ * UDF result columns, as they are or through an expression the GPU computes exactly
+ * ({@link DeviceExprs}), no ANSI integral sum; {@code spark.vkspark.fuseAggregates.onGpu}, default
  * true), the aggregates are computed on the GPU in the same submission as the UDFs and only
  * per-workgroup partials come back: the per-row results never leave the device. Results then match
  * Spark's exactly for integer sums, counts, MIN and MAX, and within floating-point summation order

@@ -211,6 +211,66 @@ final class FusedAggregateSparkTest {
     assertAggregatesEqual(both.get(1), both.get(0));
   }
 
+  /** x: a GPU UDF result with NaN (every 7th row), null (every 11th or 13th) and -0.0 (every 97th) among doubles. */
+  private static final String NAN_CALLS = "SELECT d_add(p, b) AS x, int_poly(i, j) AS x_i, long_mix(l, id) AS x_l, a FROM"
+      + " (SELECT *, CASE WHEN id % 7 = 3 THEN double('NaN') WHEN id % 13 = 0 THEN NULL ELSE (id % 50) * 0.5 - 5 END AS p"
+      + " FROM fused_t)";
+
+  /**
+   * Aggregates of expressions over a UDF result, the benchmark's implied-volatility query among
+   * them ({@code sum(CASE WHEN isnan(x) THEN 0D ELSE x END), count_if(isnan(x))}): computed per row
+   * and reduced on the GPU, so only partials come back; equal to Spark's. Under the session's
+   * default ANSI setting (double arithmetic cannot fail), then with ANSI off for wrapping integer
+   * arithmetic and narrowing casts; with ANSI on those fold on the host.
+   */
+  @Test
+  void expressionArguments_nanToZeroAndCountIf_reducedOnTheGpu_matchesSpark() {
+    String iv = "SELECT sum(CASE WHEN isnan(x) THEN 0D ELSE x END), count_if(isnan(x)), sum(x * 2 + 1),"
+        + " max(coalesce(x, 0D)), min(nanvl(x, -1D)), count(x, x_i), avg(CASE WHEN x > 10 OR x IS NULL THEN x_i END),"
+        + " count(CASE WHEN isnan(x) AND x_i < 0 THEN 1 END), max(-x), sum(cast(x_i AS double) * x), count(*)"
+        + " FROM (" + NAN_CALLS + ")";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(iv));
+    assertFused(lastRun, 15_000, true);
+    Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+    long perRow = 15_000L * (8 + 4 + 8); // the three results' bytes, had they come back
+    assertTrue(eval.get("readbackBytes") > 0 && eval.get("readbackBytes") * 10 < perRow,
+        () -> "only partials read back: " + eval + " against " + perRow + " bytes of rows");
+    assertAggregatesEqual(both.get(1), both.get(0));
+    Row r = both.get(0).get(0);
+    assertTrue(r.getLong(1) > 1000 && !Double.isNaN(r.getDouble(0)) && Double.isNaN(r.getDouble(2)),
+        () -> "NaN rows counted and zeroed, NaN sums: " + r);
+
+    // the benchmark's form: the UDF written inside the expressions (DataPathBench NAN_TO_ZERO)
+    String bench = "SELECT sum(CASE WHEN isnan(d_add(p, b)) THEN 0D ELSE d_add(p, b) END), count_if(isnan(d_add(p, b)))"
+        + " FROM (SELECT *, CASE WHEN id % 7 = 3 THEN double('NaN') ELSE id * 0.5 END AS p FROM fused_t)";
+    List<List<Row>> benchRows = gpuAndCpu(() -> spark().sql(bench));
+    assertFused(lastRun, 15_000, true);
+    assertAggregatesEqual(benchRows.get(1), benchRows.get(0));
+    assertTrue(benchRows.get(0).get(0).getLong(1) > 1000, () -> "NaN rows counted: " + benchRows.get(0));
+
+    spark().conf().set("spark.sql.ansi.enabled", "false");
+    String ints = "SELECT sum(x_i * 3 + 1), max(cast(x_l AS int)), min(-x_l), sum(cast(x AS bigint)),"
+        + " max(cast(x_i AS bigint) * x_l), sum(CASE WHEN x_i > 0 THEN x_i ELSE -x_i END) FROM (" + NAN_CALLS + ")";
+    both = gpuAndCpu(() -> spark().sql(ints));
+    assertFused(lastRun, 15_000, true);
+    assertAggregatesEqual(both.get(1), both.get(0));
+
+    spark().conf().set("spark.sql.ansi.enabled", "true"); // x_i + 1 must fail on overflow: not on the GPU
+    String ansi = "SELECT max(x_i + 1), sum(CASE WHEN isnan(x) THEN 0D ELSE x END) FROM (" + NAN_CALLS + ")";
+    both = gpuAndCpu(() -> spark().sql(ansi));
+    assertFused(lastRun, 15_000, false);
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /** An argument over a column of the GPU node's child (not on the device): the host fold, same result. */
+  @Test
+  void expressionOverChildColumn_foldsOnTheHost_matchesSpark() {
+    String sql = "SELECT sum(CASE WHEN isnan(x) THEN a ELSE x END), count_if(isnan(x)) FROM (" + NAN_CALLS + ")";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, 15_000, false);
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
   /** Grouped by a computed key, with expressions over the UDF results as arguments (computed by the fused node). */
   @Test
   void grouped_byComputedIntKey_withNullKey_expressionArguments_matchesSpark_explainShowsTheNode_offByConf() {

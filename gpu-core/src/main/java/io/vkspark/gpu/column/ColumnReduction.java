@@ -43,18 +43,33 @@ public final class ColumnReduction {
   public enum Function { SUM, COUNT, MIN, MAX, AVG }
 
   /**
-   * One aggregate over one call's result.
+   * One aggregate over one call's result or over an expression of call results computed per row.
    *
    * @param function the function
-   * @param call the call (its index in the runner's calls) whose result it reads; -1 for {@code COUNT(*)}
+   * @param argument what it aggregates: a {@link DeviceExpr.Call} for a call's result, any other
+   *     {@link DeviceExpr} of int, bigint, float or double (of any type for {@code COUNT}, which
+   *     counts the rows where it is not null); null for {@code COUNT(*)}
    */
-  public record Aggregate(Function function, int call) implements java.io.Serializable {
+  public record Aggregate(Function function, DeviceExpr argument) implements java.io.Serializable {
     public Aggregate {
       java.util.Objects.requireNonNull(function, "function");
-      if (call < -1 || (call == -1 && function != Function.COUNT)) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, function + " over call " + call + ".",
-            "name the call whose result it reads (only COUNT(*) reads none: -1).");
+      if (argument == null && function != Function.COUNT) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, function + " of nothing.",
+            "name the call or expression it reads (only COUNT(*) reads none).");
       }
+    }
+
+    /**
+     * One aggregate over call {@code call}'s result (its index in the runner's calls); -1 for
+     * {@code COUNT(*)}.
+     */
+    public Aggregate(Function function, int call) {
+      this(function, call == -1 ? null : new DeviceExpr.Call(call));
+    }
+
+    /** The call whose result it reads as is, -1 when none (COUNT(*) or an expression over calls). */
+    public int call() {
+      return argument instanceof DeviceExpr.Call c ? c.call() : -1;
     }
   }
 
@@ -117,13 +132,13 @@ public final class ColumnReduction {
           "reduce on the host for this many calls.");
     }
     for (Aggregate a : aggs) {
-      if (a.call() >= types.size()) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, a + " reads call " + a.call() + " of " + types.size() + ".",
-            "name a call of the runner.");
+      if (a.argument() == null) {
+        continue;
       }
-      if (a.call() >= 0 && !reducible(types.get(a.call()))) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, a + " reads a " + types.get(a.call()).sqlName() + " result.",
-            "reduce int, bigint, float or double results on the device; others on the host.");
+      SqlType t = a.argument().type(types); // checks the calls it reads and its operands
+      if (a.function() != Function.COUNT && !reducible(t)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, a + " aggregates a " + t.sqlName() + " value.",
+            "aggregate int, bigint, float or double values on the device (COUNT counts any); others on the host.");
       }
     }
     String key = aggs + "|" + types;
@@ -136,7 +151,8 @@ public final class ColumnReduction {
   }
 
   private static ColumnReduction compile(List<Aggregate> aggs, List<SqlType> types) {
-    int[] reads = aggs.stream().mapToInt(Aggregate::call).filter(c -> c >= 0).distinct().sorted().toArray();
+    int[] reads = aggs.stream().filter(a -> a.argument() != null).flatMap(a -> a.argument().calls().stream())
+        .mapToInt(Integer::intValue).distinct().sorted().toArray();
     String source = generate(aggs, types, reads);
     byte[] spirv = GlslCompiler.compileOrThrow("vkspark-reduce.comp", source, null);
     return new ColumnReduction(aggs, types, reads, source, spirv);
@@ -144,15 +160,28 @@ public final class ColumnReduction {
 
   /** Whether the aggregate accumulates an int64 (else a double). */
   private static boolean integral(Aggregate a, List<SqlType> types) {
-    if (a.call() < 0 || a.function() == Function.COUNT || a.function() == Function.AVG) {
+    if (a.argument() == null || a.function() == Function.COUNT || a.function() == Function.AVG) {
       return true; // COUNT: the value is unused
     }
-    SqlType t = types.get(a.call());
+    SqlType t = a.argument().type(types);
     return t == SqlType.INT || t == SqlType.BIGINT;
   }
 
+  /** Whether {@code e} or an operand of it is a float or double. */
+  private static boolean floating(DeviceExpr e, List<SqlType> types) {
+    SqlType t = e.type(types);
+    return t == SqlType.FLOAT || t == SqlType.DOUBLE || e.children().stream().anyMatch(c -> floating(c, types));
+  }
+
+  /** Whether an argument is more than a call's result (computed per row by {@link DeviceExprGlsl}). */
+  private static boolean computed(Aggregate a) {
+    return a.argument() != null && !(a.argument() instanceof DeviceExpr.Call);
+  }
+
   static String generate(List<Aggregate> aggs, List<SqlType> types, int[] reads) {
-    boolean anyDouble = aggs.stream().anyMatch(a -> !integral(a, types) || a.function() == Function.AVG);
+    // the expression helpers compute in doubles: only where an expression has a float or double in it
+    boolean exprFloating = aggs.stream().anyMatch(a -> computed(a) && floating(a.argument(), types));
+    boolean anyDouble = exprFloating || aggs.stream().anyMatch(a -> !integral(a, types) || a.function() == Function.AVG);
     List<String> l = new ArrayList<>();
     l.add("#version 450");
     l.add("#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
@@ -176,6 +205,9 @@ public final class ColumnReduction {
       // Spark's order: NaN above everything, -0.0 == 0.0
       l.add("bool vk_gt(double x, double y) { return vk_isnan(x) ? !vk_isnan(y) : (!vk_isnan(y) && x > y); }");
     }
+    if (exprFloating) {
+      l.addAll(DeviceExprGlsl.HELPERS);
+    }
     l.add("void main() {");
     l.add("  uint vk_lid = gl_LocalInvocationID.x;");
     l.add("  uint vk_gid = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;");
@@ -189,16 +221,32 @@ public final class ColumnReduction {
       String arr = whole ? "vk_si" : "vk_sd";
       String ok;
       String load;
-      if (a.call() < 0) {
+      String zero = whole ? "int64_t(0)" : "0.0lf";
+      List<String> prologue = new ArrayList<>();
+      if (a.argument() == null) {
         ok = "vk_in";
         load = "0";
-      } else {
+      } else if (!computed(a)) {
         int c = a.call();
         ok = "vk_in && (((vk_nulls >> " + c + "u) & 1u) == 0u || ((vk_n" + c + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u)";
         load = (whole ? "int64_t" : "double") + "(vk_v" + c + "[vk_row])";
+      } else {
+        // the expression, per row in range: its value and null flag into vk_xv, vk_xz
+        prologue.add("    bool vk_xz = true;");
+        prologue.add("    " + (whole ? "int64_t" : "double") + " vk_xv = " + zero + ";");
+        prologue.add("    if (vk_in) {");
+        DeviceExprGlsl g = new DeviceExprGlsl(types, prologue, "      ", 0);
+        int k = g.emit(a.argument());
+        prologue.add("      vk_xz = vk_z" + k + ";");
+        if (a.function() != Function.COUNT) {
+          prologue.add("      vk_xv = " + (whole ? "int64_t" : "double") + "(vk_e" + k + ");");
+        }
+        prologue.add("    }");
+        ok = "!vk_xz";
+        load = "vk_xv";
       }
-      String zero = whole ? "int64_t(0)" : "0.0lf";
       l.add("  { // " + a);
+      l.addAll(prologue);
       l.add("    bool vk_ok = " + ok + ";");
       l.add("    vk_sc[vk_lid] = vk_ok ? 1u : 0u;");
       if (a.function() != Function.COUNT) {

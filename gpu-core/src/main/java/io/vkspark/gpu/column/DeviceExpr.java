@@ -1,0 +1,377 @@
+package io.vkspark.gpu.column;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.io.Serializable;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * A per-row expression over kernel results that a {@link ColumnReduction} computes on the device
+ * before it aggregates, so that an aggregate of, say, {@code CASE WHEN isnan(x) THEN 0 ELSE x END}
+ * over a UDF result {@code x} needs no row on the host. Each node has Spark SQL's (non-ANSI)
+ * semantics exactly, nulls included (three-valued {@code AND}/{@code OR}, {@code isnan(null)} is
+ * false, comparisons order NaN above everything and equal to itself, {@code -0.0 = 0.0}); integer
+ * arithmetic wraps. Only operations whose GPU result is bit-exact are offered: no division,
+ * remainder or transcendental, and no 32-bit float arithmetic or double-to-float cast (a device may
+ * flush 32-bit subnormals, see docs/GLSL-SEMANTICS.md); floats take part only as values, widened to
+ * double for comparisons and casts.
+ *
+ * <p>Types are the {@link SqlType}s {@code INT}, {@code BIGINT}, {@code FLOAT}, {@code DOUBLE} and
+ * {@code BOOLEAN}; operands of one node have one type (as Spark's analyzer makes them). {@link
+ * #type} checks a tree against the runner's call result types. Immutable, serializable, and its
+ * {@code toString} identifies it (a part of the reduction's cache key).
+ */
+public sealed interface DeviceExpr extends Serializable {
+  /** The value types an expression may have. */
+  Set<SqlType> TYPES = Set.of(SqlType.INT, SqlType.BIGINT, SqlType.FLOAT, SqlType.DOUBLE, SqlType.BOOLEAN);
+
+  /** The direct operands, in order. */
+  List<DeviceExpr> children();
+
+  /**
+   * The expression's type over calls whose results have {@code callTypes}.
+   *
+   * @throws GpuException INVALID_ARGUMENT for a call that does not exist or whose result is not
+   *     int, bigint, float or double, or operands of a type the node does not take
+   */
+  SqlType type(List<SqlType> callTypes);
+
+  /** The calls the expression reads, ascending. */
+  default Set<Integer> calls() {
+    Set<Integer> out = new TreeSet<>();
+    collectCalls(this, out);
+    return out;
+  }
+
+  private static void collectCalls(DeviceExpr e, Set<Integer> out) {
+    if (e instanceof Call c) {
+      out.add(c.call());
+    }
+    e.children().forEach(x -> collectCalls(x, out));
+  }
+
+  /** Comparison operators: Spark's {@code =}, {@code <=>}, {@code <}, {@code <=}, {@code >}, {@code >=}. */
+  enum CompareOp { EQ, EQ_NULL_SAFE, LT, LE, GT, GE }
+
+  /** Arithmetic operators: {@code +}, {@code -}, {@code *} (integers wrap, doubles IEEE round-to-nearest). */
+  enum ArithOp { ADD, SUBTRACT, MULTIPLY }
+
+  /** The result of call {@code call} (its index in the runner's calls); null where the kernel's result is. */
+  record Call(int call) implements DeviceExpr {
+    public Call {
+      if (call < 0) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "an expression reads call " + call + ".",
+            "name a call of the runner by its index (0 or more).");
+      }
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of();
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      if (call >= callTypes.size()) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, this + " reads call " + call + " of " + callTypes.size() + ".",
+            "name a call of the runner.");
+      }
+      SqlType t = callTypes.get(call);
+      if (!ColumnReduction.reducible(t)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, this + " reads a " + t.sqlName() + " result.",
+            "reduce int, bigint, float or double results on the device; others on the host.");
+      }
+      return t;
+    }
+  }
+
+  /**
+   * A constant: {@code value} an Integer, Long, Float, Double or Boolean as {@code type} says, or
+   * null for SQL NULL of that type.
+   */
+  record Literal(SqlType type, Object value) implements DeviceExpr {
+    public Literal {
+      Objects.requireNonNull(type, "type");
+      Class<?> want = switch (type) {
+        case INT -> Integer.class;
+        case BIGINT -> Long.class;
+        case FLOAT -> Float.class;
+        case DOUBLE -> Double.class;
+        case BOOLEAN -> Boolean.class;
+        default -> null;
+      };
+      if (want == null || (value != null && value.getClass() != want)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a " + type.sqlName() + " literal of "
+            + (value == null ? "null" : value.getClass().getSimpleName() + " " + value) + ".",
+            "pass an Integer, Long, Float, Double or Boolean of the literal's type, or null.");
+      }
+    }
+
+    /** SQL NULL of {@code type}. */
+    public static Literal nullOf(SqlType type) {
+      return new Literal(type, null);
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of();
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return type;
+    }
+  }
+
+  /** {@code isnan(child)}: a float or double; false for null (never null itself). */
+  record IsNaN(DeviceExpr child) implements DeviceExpr {
+    public IsNaN {
+      Objects.requireNonNull(child, "child");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType t = child.type(callTypes);
+      if (t != SqlType.FLOAT && t != SqlType.DOUBLE) {
+        throw wrong(this, "a float or double", t);
+      }
+      return SqlType.BOOLEAN;
+    }
+  }
+
+  /** {@code child IS NULL} ({@code negated}: {@code IS NOT NULL}); never null. */
+  record IsNull(DeviceExpr child, boolean negated) implements DeviceExpr {
+    public IsNull {
+      Objects.requireNonNull(child, "child");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      child.type(callTypes);
+      return SqlType.BOOLEAN;
+    }
+  }
+
+  /** {@code NOT child}: null for null. */
+  record Not(DeviceExpr child) implements DeviceExpr {
+    public Not {
+      Objects.requireNonNull(child, "child");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return same(this, SqlType.BOOLEAN, callTypes, child);
+    }
+  }
+
+  /** {@code left AND right} ({@code or}: {@code OR}), three-valued as in SQL. */
+  record Logic(boolean or, DeviceExpr left, DeviceExpr right) implements DeviceExpr {
+    public Logic {
+      Objects.requireNonNull(left, "left");
+      Objects.requireNonNull(right, "right");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(left, right);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return same(this, SqlType.BOOLEAN, callTypes, left, right);
+    }
+  }
+
+  /** {@code IF(condition, then, otherwise)}: {@code otherwise} where the condition is false or null. */
+  record If(DeviceExpr condition, DeviceExpr then, DeviceExpr otherwise) implements DeviceExpr {
+    public If {
+      Objects.requireNonNull(condition, "condition");
+      Objects.requireNonNull(then, "then");
+      Objects.requireNonNull(otherwise, "otherwise");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(condition, then, otherwise);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      same(this, SqlType.BOOLEAN, callTypes, condition);
+      return same(this, null, callTypes, then, otherwise);
+    }
+  }
+
+  /** {@code coalesce(children...)}: the first non-null, null when all are. */
+  record Coalesce(List<DeviceExpr> values) implements DeviceExpr {
+    public Coalesce {
+      values = List.copyOf(values);
+      if (values.isEmpty()) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "coalesce of nothing.", "pass one or more values.");
+      }
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return values;
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return same(this, null, callTypes, values.toArray(DeviceExpr[]::new));
+    }
+  }
+
+  /** {@code nanvl(left, right)}: null when left is, {@code right} when left is NaN, else left. */
+  record NaNvl(DeviceExpr left, DeviceExpr right) implements DeviceExpr {
+    public NaNvl {
+      Objects.requireNonNull(left, "left");
+      Objects.requireNonNull(right, "right");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(left, right);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType t = same(this, null, callTypes, left, right);
+      if (t != SqlType.FLOAT && t != SqlType.DOUBLE) {
+        throw wrong(this, "floats or doubles", t);
+      }
+      return t;
+    }
+  }
+
+  /**
+   * A comparison of two values of one type in Spark's order (NaN above everything and equal to
+   * NaN, {@code -0.0 = 0.0}, {@code false < true}); null when an operand is, except {@code <=>}.
+   */
+  record Compare(CompareOp op, DeviceExpr left, DeviceExpr right) implements DeviceExpr {
+    public Compare {
+      Objects.requireNonNull(op, "op");
+      Objects.requireNonNull(left, "left");
+      Objects.requireNonNull(right, "right");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(left, right);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      same(this, null, callTypes, left, right);
+      return SqlType.BOOLEAN;
+    }
+  }
+
+  /** {@code left op right} of two int, bigint or double values (wrapping integers); null when an operand is. */
+  record Arithmetic(ArithOp op, DeviceExpr left, DeviceExpr right) implements DeviceExpr {
+    public Arithmetic {
+      Objects.requireNonNull(op, "op");
+      Objects.requireNonNull(left, "left");
+      Objects.requireNonNull(right, "right");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(left, right);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType t = same(this, null, callTypes, left, right);
+      if (t != SqlType.INT && t != SqlType.BIGINT && t != SqlType.DOUBLE) {
+        throw wrong(this, "int, bigint or double operands (32-bit float arithmetic may flush subnormals on a GPU)", t);
+      }
+      return t;
+    }
+  }
+
+  /** {@code -child} of an int, bigint (wrapping: {@code -MIN = MIN}) or double; null for null. */
+  record Negate(DeviceExpr child) implements DeviceExpr {
+    public Negate {
+      Objects.requireNonNull(child, "child");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType t = child.type(callTypes);
+      if (t != SqlType.INT && t != SqlType.BIGINT && t != SqlType.DOUBLE) {
+        throw wrong(this, "an int, bigint or double", t);
+      }
+      return t;
+    }
+  }
+
+  /**
+   * {@code CAST(child AS to)} as Spark's non-ANSI cast: integer narrowing keeps the low bits,
+   * float/double to integer truncates toward zero, saturates and maps NaN to 0, numbers to boolean
+   * are {@code != 0} (NaN: true), booleans to numbers 1 and 0. Double to float is not offered.
+   */
+  record Cast(DeviceExpr child, SqlType to) implements DeviceExpr {
+    public Cast {
+      Objects.requireNonNull(child, "child");
+      Objects.requireNonNull(to, "to");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType from = child.type(callTypes);
+      if (!TYPES.contains(to) || (from == SqlType.DOUBLE && to == SqlType.FLOAT)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, this + " casts " + from.sqlName() + " to " + to.sqlName() + ".",
+            "cast between int, bigint, float, double and boolean on the device (not double to float).");
+      }
+      return to;
+    }
+  }
+
+  /** The one type of {@code operands} ({@code want} when not null), else INVALID_ARGUMENT naming {@code node}. */
+  private static SqlType same(DeviceExpr node, SqlType want, List<SqlType> callTypes, DeviceExpr... operands) {
+    SqlType t = want;
+    for (DeviceExpr o : operands) {
+      SqlType u = o.type(callTypes);
+      if (t == null) {
+        t = u;
+      } else if (u != t) {
+        throw wrong(node, t.sqlName() + " operands", u);
+      }
+    }
+    return t;
+  }
+
+  private static GpuException wrong(DeviceExpr node, String want, SqlType got) {
+    return GpuException.of(Code.INVALID_ARGUMENT, node + " takes " + want + ", not " + got.sqlName() + ".",
+        "cast operands to one supported type first, as Spark's analyzer does.");
+  }
+}
