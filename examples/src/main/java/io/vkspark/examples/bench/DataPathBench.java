@@ -314,7 +314,7 @@ public final class DataPathBench {
 
   /**
    * One {@code data_path_summary} JSON line per case (GPU UDF, built-in SQL and Java UDF medians,
-   * the ratios, the GPU's busy share, the largest relative difference of any variant's sum from the
+   * the GPU UDF being the fused variant where the case has one, as fusion is the default; the ratios, the GPU's busy share, the largest relative difference of any variant's sum from the
    * reference against the case's tolerance) and the same as a table on standard error.
    */
   static void summary(PrintStream json, List<Result> results, List<String> caseRows) {
@@ -340,10 +340,12 @@ public final class DataPathBench {
     List<String> lines = new ArrayList<>();
     for (String key : order) {
       Map<String, Result> v = byCase.get(key);
-      double gpu = v.containsKey("gpu_udf") ? v.get("gpu_udf").medianS() : Double.NaN;
+      // the GPU column is what a user gets by default: the fused variant where the case has one
+      String g = v.containsKey("gpu_udf_fused") ? "gpu_udf_fused" : "gpu_udf";
+      double gpu = v.containsKey(g) ? v.get(g).medianS() : Double.NaN;
       double sql = v.containsKey("spark_sql") ? v.get("spark_sql").medianS() : Double.NaN;
       double java = v.containsKey("java_udf") ? v.get("java_udf").medianS() : Double.NaN;
-      double busy = v.containsKey("gpu_udf") ? v.get("gpu_udf").deviceShare() : Double.NaN;
+      double busy = v.containsKey(g) ? v.get(g).deviceShare() : Double.NaN;
       double diff = v.values().stream().mapToDouble(Result::relDiff).max().orElse(0);
       double tol = v.values().iterator().next().tolerance();
       boolean agree = v.values().stream().allMatch(Result::agrees);
@@ -352,7 +354,11 @@ public final class DataPathBench {
       s.put("case", labelOf.get(key));
       String data = order.indexOf(key) < caseRows.size() ? caseRows.get(order.indexOf(key)) : "";
       s.put("data", data);
+      s.put("gpu_variant", g);
       s.put("gpu_udf_s", gpu);
+      if (!g.equals("gpu_udf") && v.containsKey("gpu_udf")) {
+        s.put("gpu_udf_unfused_s", v.get("gpu_udf").medianS());
+      }
       s.put("spark_sql_s", sql);
       s.put("java_udf_s", java);
       s.put("x_vs_spark_sql", sql / gpu);
@@ -361,7 +367,7 @@ public final class DataPathBench {
       s.put("max_rel_diff", diff);
       s.put("tolerance", tol);
       s.put("sums_agree", agree);
-      SparkBench.Steady steady = v.containsKey("gpu_udf") ? v.get("gpu_udf").steady() : null;
+      SparkBench.Steady steady = v.containsKey(g) ? v.get(g).steady() : null;
       if (steady != null) {
         // issue 13's steady-state target, over the GPU UDF's timed runs (after its warm-up)
         s.put("gpu_new_vulkan_objects", steady.newVulkanObjects());
@@ -371,11 +377,12 @@ public final class DataPathBench {
         s.put("gpu_arrow_growth_bytes", steady.after().hostGrowthSince(steady.before()).get("arrow_bytes"));
       }
       lines.add(Json.write(s));
-      t.append(String.format(Locale.ROOT, "  %-30s %-48s %9s %9s %9s %10s %10s %9s %12.2g (%.0g) %s %s%n", labelOf.get(key),
+      t.append(String.format(Locale.ROOT, "  %-30s %-48s %9s %9s %9s %10s %10s %9s %12.2g (%.0g) %s %s%n",
+          labelOf.get(key) + (g.equals("gpu_udf") ? "" : " (fused)"),
           data, secs(gpu), secs(sql), secs(java), ratio(sql / gpu), ratio(java / gpu),
           Double.isNaN(busy) ? "" : String.format(Locale.ROOT, "%.1f%%", 100 * busy), diff, tol, agree ? "" : "DISAGREE",
           steady == null ? "" : String.format(Locale.ROOT, " %d, %s, %+.1f MiB", steady.newVulkanObjects(),
-              steady.withinBudgets() ? "within" : "OVER", s.get("gpu_rss_growth_bytes") instanceof Long g ? g / 1048576.0 : 0)));
+              steady.withinBudgets() ? "within" : "OVER", s.get("gpu_rss_growth_bytes") instanceof Long grown ? grown / 1048576.0 : 0)));
     }
     SparkBench.emit(json, lines);
     System.err.print(t);
