@@ -82,6 +82,12 @@ public final class ColumnRuntime implements AutoCloseable {
             + " but the calls return " + results + ".", "make the reduction with ColumnReduction.of(aggregates, "
             + "the calls' result types in call order).");
       }
+      if (reduction.grouped() && (reduction.keyColumn() >= inputTypes.size()
+          || inputTypes.get(reduction.keyColumn()) != reduction.keyType())) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "the reduction groups by input column " + reduction.keyColumn()
+            + " of type " + reduction.keyType().sqlName() + " but the runner's inputs are " + inputTypes + ".",
+            "pass the key column among the runner's input columns, with its type.");
+      }
       reduction.unsupportedOn(device.info()).ifPresent(reason -> {
         throw GpuException.of(Code.UNSUPPORTED, reason + ".", "fold the results on the host on this device.");
       });
@@ -125,10 +131,16 @@ public final class ColumnRuntime implements AutoCloseable {
         id -> device.load(k.program(ColumnKernel.workgroupSize(device.info()))));
   }
 
-  Kernel reduction(ColumnReduction r) {
-    return kernels.computeIfAbsent(r.id() + "@" + ColumnKernel.workgroupSize(device.info()),
-        id -> device.load(r.program(ColumnKernel.workgroupSize(device.info()))));
+  /** The loaded passes of {@code r}: its one pass, or a grouped reduction's two. */
+  List<Kernel> reduction(ColumnReduction r) {
+    int wg = ColumnKernel.workgroupSize(device.info());
+    Kernel first = kernels.computeIfAbsent(r.id() + "@" + wg, id -> device.load(r.program(wg)));
+    if (!r.grouped()) {
+      return List.of(first);
+    }
+    return List.of(first, kernels.computeIfAbsent(r.secondId() + "@" + wg, id -> device.load(r.secondProgram(wg))));
   }
+
 
   /** Buffer sets recorded so far. */
   public long bufferSetsCreated() {
