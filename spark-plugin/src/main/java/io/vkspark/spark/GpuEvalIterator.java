@@ -78,6 +78,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private BatchRunner runner;
   private ExecutorGpu gpu;
   private BatchStats reported = BatchStats.ZERO;
+  /** What {@link #rowRunner}'s stats were when last reported (its totals are separate from the runner's). */
+  private BatchStats rowReported = BatchStats.ZERO;
   private long taskBufferBytes;
   private boolean closed;
   /** spark.vkspark.verify: re-checks a sample of GPU rows with call() (see GpuVerifier). */
@@ -91,6 +93,12 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final GpuReduction reduction;
   /** Whether this task reduces on the GPU: decided on its first batch (null before). */
   private Boolean reducing;
+  /** A grouped reduction's key: its type as a runner input (null when ungrouped). */
+  private final SqlType keyType;
+  /** Evaluates, with the rows read back, the batches whose keys are too wide for a grouped reduction. */
+  private BatchRunner rowRunner;
+  /** Whether the last {@link #reduce} found the batch's keys too wide for the slots. */
+  private boolean wide;
   private long reportedRead;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
@@ -129,6 +137,15 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           }
         }
       }
+    }
+    if (reduction != null && reduction.grouped() && !gpuCalls.isEmpty()) {
+      // the key is a runner input whether or not a call reads it: the device reduces per key value
+      this.keyType = SparkTypes.of(childTypes.get(reduction.keyOrdinal())).orElseThrow();
+      if (!gpuColumns.contains(reduction.keyOrdinal())) {
+        gpuColumns.add(reduction.keyOrdinal());
+      }
+    } else {
+      this.keyType = null;
     }
     // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
     this.coalescer = conf.coalesce() && !gpuCalls.isEmpty()
@@ -177,10 +194,13 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /** One input batch evaluated for a fused aggregate: its aggregates reduced on the GPU, or its rows with the results. */
-  sealed interface Step permits Reduced, Rows {}
+  sealed interface Step permits Reduced, ReducedByKey, Rows {}
 
   /** The batch's aggregates, reduced on the GPU; {@code readbackBytes} of partials came back for it. */
   record Reduced(ColumnReduction.Result result, long readbackBytes) implements Step {}
+
+  /** The batch's aggregates per key value, reduced on the GPU; {@code readbackBytes} of partials came back for it. */
+  record ReducedByKey(ColumnReduction.Grouped result, long readbackBytes) implements Step {}
 
   /** The batch with the calls' results, for the host fold. */
   record Rows(ColumnarBatch batch) implements Step {}
@@ -188,15 +208,20 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /**
    * The next input batch (coalesced as for {@link #next()}) for a fused aggregate: reduced on the
    * GPU when this task can (every call on its GPU, a device with the features, verify off), else
-   * evaluated as {@link #next()} does, as is a batch whose GPU run fell back to the CPU.
+   * evaluated as {@link #next()} does, as is a batch whose GPU run fell back to the CPU and, for
+   * a grouped reduction, a batch whose keys span more values than its slots (its UDFs still run
+   * on the GPU, their results read back).
    */
   Step nextStep() {
     ColumnarBatch in = gather();
     if (!reducing()) {
       return new Rows(evaluate(in));
     }
-    Reduced r = reduce(in, in.numRows());
-    return r != null ? r : new Rows(fallback(in, in.numRows()));
+    Step r = reduce(in, in.numRows());
+    if (r != null) {
+      return r;
+    }
+    return new Rows(wide ? evaluate(in) : fallback(in, in.numRows()));
   }
 
   /** Whether this task reduces on the GPU (decided once). */
@@ -216,14 +241,21 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   private ColumnReduction reductionFor() {
-    return ColumnReduction.of(reduction.aggregates(), gpuCalls.stream().map(GpuUdfCall::resultType).toList());
+    List<SqlType> types = gpuCalls.stream().map(GpuUdfCall::resultType).toList();
+    if (reduction.grouped()) {
+      return ColumnReduction.grouped(reduction.aggregates(), types, gpuColumns.indexOf(reduction.keyOrdinal()), keyType,
+          reduction.slots());
+    }
+    return ColumnReduction.of(reduction.aggregates(), types);
   }
 
   /**
    * Runs the calls and the reduction over {@code in} on the GPU; null when the GPU run failed in a
-   * way that lets the batch be recomputed on the CPU (loop limit with fallback on).
+   * way that lets the batch be recomputed on the CPU (loop limit with fallback on), or when a
+   * grouped batch's keys are too wide for the slots ({@link #wide}: nothing ran).
    */
-  private Reduced reduce(ColumnarBatch in, int rows) {
+  private Step reduce(ColumnarBatch in, int rows) {
+    wide = false;
     List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
     for (int o : gpuColumns) {
       SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
@@ -234,29 +266,36 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       try {
         BatchRunner r = runner();
         long before = gpu.runtime().bufferSetsCreated();
-        ColumnReduction.Result result;
+        ColumnReduction.Result result = null;
+        ColumnReduction.Grouped grouped = null;
+        boolean failed = false;
         try {
-          result = r.runReduced(inputs, rows);
+          if (reduction.grouped()) {
+            grouped = r.runGrouped(inputs, rows).orElse(null);
+            wide = grouped == null;
+          } else {
+            result = r.runReduced(inputs, rows);
+          }
         } catch (GpuException e) {
           if (!onGpuFailure(e)) {
             throw e;
           }
-          result = null;
+          failed = true;
         }
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-        report(r.stats());
+        report(r);
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
           taskBufferBytes = r.bufferBytes();
         }
         long read = r.stats().bytesRead() - reportedRead;
         reportedRead = r.stats().bytesRead();
-        if (result == null) {
+        if (failed || wide) {
           return null;
         }
         metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
         metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
-        return new Reduced(result, read);
+        return grouped != null ? new ReducedByKey(grouped, read) : new Reduced(result, read);
       } finally {
         if (runner != null) {
           runner.releaseBuffers();
@@ -343,8 +382,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     boolean recompute = false;
     try (GpuLease lease = gpu.lease()) {
       metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
+      BatchRunner r = null;
       try {
-        BatchRunner r = runner();
+        r = Boolean.TRUE.equals(reducing) ? rowRunner() : runner();
         long before = gpu.runtime().bufferSetsCreated();
         List<FieldVector> out = null;
         try {
@@ -367,14 +407,14 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
             results[i] = gpuResults[i];
           }
         }
-        report(r.stats());
+        report(r);
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
           taskBufferBytes = r.bufferBytes();
         }
       } finally {
-        if (runner != null) {
-          runner.releaseBuffers(); // before the permit: the next task may take this buffer set
+        if (r != null) {
+          r.releaseBuffers(); // before the permit: the next task may take this buffer set
         }
       }
     }
@@ -438,6 +478,23 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /**
+   * The plain runner of a task that reduces on the GPU, for its batches whose keys are too wide
+   * for the grouped reduction: made on the first such batch.
+   */
+  private BatchRunner rowRunner() {
+    if (rowRunner == null) {
+      long before = gpu.runtime().bufferSetsCreated();
+      rowRunner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
+          conf.batchRows(), allocator, null);
+      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+      TaskContext task = TaskContext.get();
+      rowRunner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
+      rowRunner.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+    }
+    return rowRunner;
+  }
+
+  /**
    * What a failed dispatch means for this task. LOOP_LIMIT: the device cut loops short and the
    * batch's GPU results were discarded; with fallback on, the batch's GPU calls are recomputed with
    * call() (true), otherwise the task fails with the error. CANCELLED: the task was killed; Spark's
@@ -484,6 +541,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
     }
+    if (keyType != null && ordinal == reduction.keyOrdinal()) {
+      return keyType; // a grouped reduction's key that no call reads
+    }
     throw new IllegalStateException("column " + ordinal);
   }
 
@@ -499,7 +559,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return out;
   }
 
-  private void report(BatchStats s) {
+  private void report(BatchRunner runner) {
+    BatchStats s = runner.stats();
+    BatchStats reported = runner == rowRunner ? rowReported : this.reported;
     BatchStats d = new BatchStats(s.batches() - reported.batches(), s.rows() - reported.rows(),
         s.dispatches() - reported.dispatches(), s.bytesUploaded() - reported.bytesUploaded(),
         s.bytesRead() - reported.bytesRead(), s.deviceNs() - reported.deviceNs(), s.waitNs() - reported.waitNs(),
@@ -514,7 +576,11 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     metrics.add(VkMetric.REUSED_SLOTS, s.slots().slots().reusedSlots() - reported.slots().slots().reusedSlots());
     metrics.add(VkMetric.MOVED_SLOTS, s.slots().slots().movedSlots() - reported.slots().slots().movedSlots());
     metrics.add(VkMetric.APPENDED_SLOTS, s.slots().slots().appendedSlots() - reported.slots().slots().appendedSlots());
-    reported = s;
+    if (runner == rowRunner) {
+      rowReported = s;
+    } else {
+      this.reported = s;
+    }
   }
 
   /**
@@ -582,6 +648,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     try {
       if (runner != null) {
         runner.close();
+      }
+      if (rowRunner != null) {
+        rowRunner.close();
       }
       if (cpuVulkan != null) {
         cpuVulkan.close();

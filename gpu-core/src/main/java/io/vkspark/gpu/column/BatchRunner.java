@@ -315,8 +315,8 @@ public final class BatchRunner implements AutoCloseable {
   /**
    * Evaluates every call over {@code rows} rows of {@code inputs} and reduces the results per value
    * of the reduction's key ({@link ColumnReduction#grouped}) on the device, in the same submission:
-   * the per-row results stay on the device and only one partial per key slot and aggregate comes
-   * back per dispatch. The key's range is found on the host first (one pass over the key column);
+   * the per-row results stay on the device and only one partial per aggregate and key slot the
+   * batch's range spans comes back per dispatch. The key's range is found on the host first (one pass over the key column);
    * when its values, plus one slot for null keys, do not fit the reduction's slots, nothing is
    * staged or dispatched and the result is empty: the caller evaluates the batch another way
    * (e.g. with a plain runner, folding the rows on the host).
@@ -759,7 +759,8 @@ public final class BatchRunner implements AutoCloseable {
   /** Reads the partials of the {@code n} rows just dispatched and folds them, in row order, into {@link #reduced}. */
   private void foldPartials(int n) {
     if (reduction.grouped()) {
-      long bytes = reduction.keyedResultBytes();
+      int used = keyNullSlot + (keyNulls ? 1 : 0); // the slots the batch's key range spans: only they are read
+      long bytes = reduction.keyedResultBytes(used);
       ArrowBuf s = scratch(bytes);
       set.keyed.read(0, s.memoryAddress(), bytes);
       batchRead += bytes;
@@ -769,7 +770,7 @@ public final class BatchRunner implements AutoCloseable {
           reducedByKey[k] = reduction.empty();
         }
       }
-      reduction.foldKeyed(s.memoryAddress(), reducedByKey);
+      reduction.foldKeyed(s.memoryAddress(), used, reducedByKey);
       return;
     }
     int groups = (int) ((n + (long) workgroupSize - 1) / workgroupSize);

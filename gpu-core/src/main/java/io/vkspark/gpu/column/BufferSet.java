@@ -180,7 +180,7 @@ final class BufferSet implements AutoCloseable {
           long groups = (key.capacity() + (long) r.rowsPerGroup(wg) - 1) / r.rowsPerGroup(wg);
           partials = track(made, device.createBuffer(r.keyedPartialBytes(groups), BufferRole.SCRATCH));
           steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
-          keyed = track(made, device.createBuffer(r.keyedResultBytes(), BufferRole.OUTPUT));
+          keyed = track(made, device.createBuffer(r.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
           int invocations = r.slots() * (r.aggregates().size() + 1);
           steps.add(new DispatchStep(reductionKernels.get(1), List.of(keyParams, partials), List.of(keyed), null,
               Groups.of((invocations + wg - 1) / wg)));

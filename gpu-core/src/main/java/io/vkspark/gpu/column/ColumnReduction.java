@@ -628,9 +628,9 @@ public final class ColumnReduction {
         (long) all.size() * PARTIAL_BYTES, "bytes of the keyed partials");
   }
 
-  /** Grouped: bytes of the per-key partials that come back (slots x aggregates). */
-  long keyedResultBytes() {
-    return (long) slots * all.size() * PARTIAL_BYTES;
+  /** Grouped: bytes of the per-key partials of the first {@code used} slots (all slots: the output buffer's size). */
+  long keyedResultBytes(int used) {
+    return (long) used * all.size() * PARTIAL_BYTES;
   }
 
   /** Name and SHA-256 of the second pass's source; null when ungrouped. */
@@ -723,12 +723,13 @@ public final class ColumnReduction {
   }
 
   /**
-   * Grouped: folds the per-key partials at {@code address} (one dispatch's, {@code slots x (aggregates
-   * + 1)}) into {@code acc[slot]}, in place; dispatches of a batch are folded in order.
+   * Grouped: folds the per-key partials at {@code address} (one dispatch's first {@code used}
+   * slots, {@code aggregates + 1} each) into {@code acc[slot]}, in place; dispatches of a batch are
+   * folded in order.
    */
-  void foldKeyed(long address, Value[][] acc) {
+  void foldKeyed(long address, int used, Value[][] acc) {
     int n = all.size();
-    for (int s = 0; s < slots; s++) {
+    for (int s = 0; s < used; s++) {
       for (int i = 0; i < n; i++) {
         long at = address + ((long) s * n + i) * PARTIAL_BYTES;
         acc[s][i] = combine(i, acc[s][i], RawMemory.memGetLong(at + 8) & 0xffffffffL, RawMemory.memGetLong(at));
