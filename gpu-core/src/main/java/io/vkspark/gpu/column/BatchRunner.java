@@ -746,6 +746,9 @@ public final class BatchRunner implements AutoCloseable {
     keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET + 4, g.y());
     keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET + 8, g.z());
     keyParams.setInt(28, (int) ((n + perGroup - 1) / perGroup));
+    keyParams.setInt(32, keyNullSlot + (keyNulls ? 1 : 0)); // the slots in use
+    keyParams.setInt(36, 0);
+    keyParams.setLong(40, 0);
     set.keyParams.write(0, keyParams.memoryAddress(), ColumnReduction.KEY_PARAMS_BYTES);
     if (keyNulls) {
       long bytes = SqlType.BOOLEAN.bytesFor(n);

@@ -108,8 +108,11 @@ public final class ColumnReduction {
   public static final int MAX_SLOTS = 256;
   /** Most aggregates of a grouped reduction (bounds the loop iterations of one invocation). */
   public static final int MAX_GROUPED_AGGREGATES = 32;
-  /** Bytes of a grouped reduction's parameters: key base, null slot, key-null flag, first-pass groups (x, y, z), their total. */
-  static final int KEY_PARAMS_BYTES = 32;
+  /**
+   * Bytes of a grouped reduction's parameters: key base (int64), null slot, key-null flag, first-pass
+   * groups (x, y, z), their total, the slots in use (the batch's key range, and null), padding.
+   */
+  static final int KEY_PARAMS_BYTES = 48;
   /** Offset of the first pass's indirect group counts in the key parameters. */
   static final int KEY_GROUPS_OFFSET = 16;
   private static final Map<String, ColumnReduction> CACHE = new ConcurrentHashMap<>();
@@ -412,6 +415,7 @@ public final class ColumnReduction {
     l.add("  int64_t vk_base = int64_t(uint64_t(vk_kp[0]) | (uint64_t(vk_kp[1]) << 32u));");
     l.add("  uint vk_nullslot = vk_kp[2];");
     l.add("  bool vk_knulls = vk_kp[3] != 0u;");
+    l.add("  uint vk_used = vk_kp[8]; // slots of the batch's key range: the others have no rows");
     for (int i = 0; i < n; i++) {
       Aggregate a = aggs.get(i);
       boolean whole = integral(a, types) && a.function() != Function.AVG;
@@ -430,7 +434,7 @@ public final class ColumnReduction {
         load = t + "(vk_v" + c + "[vk_row])";
       }
       l.add("  { // " + a);
-      l.add("    for (uint s = vk_lid; s < VK_SLOTS; s += vk_wg) { vk_ac[s] = 0u; " + acc + "[s] = " + zero + "; }");
+      l.add("    for (uint s = vk_lid; s < vk_used; s += vk_wg) { vk_ac[s] = 0u; " + acc + "[s] = " + zero + "; }");
       l.add("    for (uint c = 0u; c < vk_chunks; c++) {");
       l.add("      uint vk_row = vk_first + c * vk_wg + vk_lid;");
       l.add("      bool vk_in = vk_row < vk_rows;");
@@ -445,7 +449,7 @@ public final class ColumnReduction {
         l.add("      " + sh + "[vk_lid] = vk_ok ? " + load + " : " + zero + ";");
       }
       l.add("      barrier();");
-      l.add("      for (uint s = vk_lid; s < VK_SLOTS; s += vk_wg) {");
+      l.add("      for (uint s = vk_lid; s < vk_used; s += vk_wg) {");
       l.add("        uint k = vk_ac[s];");
       l.add("        " + t + " v = " + acc + "[s];");
       l.add("        for (uint j = 0u; j < vk_wg; j++) {");
@@ -468,7 +472,7 @@ public final class ColumnReduction {
       l.add("      }");
       l.add("      barrier(); // the chunk's shared rows are reused by the next chunk");
       l.add("    }");
-      l.add("    for (uint s = vk_lid; s < VK_SLOTS; s += vk_wg) {");
+      l.add("    for (uint s = vk_lid; s < vk_used; s += vk_wg) {");
       l.add("      uint p = ((vk_gid * VK_SLOTS + s) * " + n + "u + " + i + "u) * 4u;");
       if (a.function() == Function.COUNT) {
         l.add("      vk_p[p] = 0u; vk_p[p + 1u] = 0u;");
@@ -514,6 +518,7 @@ public final class ColumnReduction {
     l.add("  if (q >= VK_SLOTS * " + n + "u) { return; }");
     l.add("  uint s = q / " + n + "u;");
     l.add("  uint i = q % " + n + "u;");
+    l.add("  if (s >= vk_kp[8]) { return; } // a slot outside the batch's key range: never read");
     l.add("  uint groups = vk_kp[7];");
     l.add("  uint k = 0u;");
     l.add("  uvec2 bits = uvec2(0u);");
