@@ -737,7 +737,7 @@ public final class BatchRunner implements AutoCloseable {
     if (keyParams == null) {
       keyParams = allocator.buffer(ColumnReduction.KEY_PARAMS_BYTES);
     }
-    long perGroup = reduction.rowsPerGroup(workgroupSize);
+    long perGroup = (long) set.keyChunks * workgroupSize;
     Groups g = Groups.covering(n, (int) perGroup, maxGroupsX);
     keyParams.setLong(0, keyBase);
     keyParams.setInt(8, keyNullSlot);
@@ -747,7 +747,7 @@ public final class BatchRunner implements AutoCloseable {
     keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET + 8, g.z());
     keyParams.setInt(28, (int) ((n + perGroup - 1) / perGroup));
     keyParams.setInt(32, keyNullSlot + (keyNulls ? 1 : 0)); // the slots in use
-    keyParams.setInt(36, 0);
+    keyParams.setInt(36, set.keyChunks);
     keyParams.setLong(40, 0);
     set.keyParams.write(0, keyParams.memoryAddress(), ColumnReduction.KEY_PARAMS_BYTES);
     if (keyNulls) {

@@ -43,6 +43,8 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer keyValid;
   /** Grouped: one partial per key slot and aggregate, the only output the host reads; else null. */
   final GpuBuffer keyed;
+  /** Grouped: workgroup-sized chunks of rows per first-pass workgroup ({@link ColumnReduction#chunks}); else 0. */
+  final int keyChunks;
   final PrerecordedDispatch dispatch;
   final long deviceBytes;
 
@@ -67,7 +69,7 @@ final class BufferSet implements AutoCloseable {
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
                     GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] valid, GpuBuffer partials,
-                    GpuBuffer keyParams, GpuBuffer keyValid, GpuBuffer keyed, PrerecordedDispatch dispatch) {
+                    GpuBuffer keyParams, GpuBuffer keyValid, GpuBuffer keyed, int keyChunks, PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
@@ -80,6 +82,7 @@ final class BufferSet implements AutoCloseable {
     this.keyParams = keyParams;
     this.keyValid = keyValid;
     this.keyed = keyed;
+    this.keyChunks = keyChunks;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
@@ -161,6 +164,7 @@ final class BufferSet implements AutoCloseable {
       GpuBuffer keyParams = null;
       GpuBuffer keyValid = null;
       GpuBuffer keyed = null;
+      int keyChunks = 0;
       if (r != null) {
         List<GpuBuffer> in = new ArrayList<>();
         if (r.grouped()) {
@@ -177,7 +181,9 @@ final class BufferSet implements AutoCloseable {
         }
         if (r.grouped()) {
           int wg = ColumnKernel.workgroupSize(device.info());
-          long groups = (key.capacity() + (long) r.rowsPerGroup(wg) - 1) / r.rowsPerGroup(wg);
+          keyChunks = r.chunks(key.capacity(), wg, device.loopLimit());
+          long perGroup = (long) keyChunks * wg;
+          long groups = (key.capacity() + perGroup - 1) / perGroup;
           partials = track(made, device.createBuffer(r.keyedPartialBytes(groups), BufferRole.SCRATCH));
           steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
           keyed = track(made, device.createBuffer(r.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
@@ -192,7 +198,7 @@ final class BufferSet implements AutoCloseable {
       }
       PrerecordedDispatch dispatch = device.prerecord(steps);
       return new BufferSet(key, params, control, inputs, outputs, varData, varValid, valid, partials, keyParams, keyValid,
-          keyed, dispatch);
+          keyed, keyChunks, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);

@@ -106,11 +106,14 @@ public final class ColumnReduction {
   public static final int DEFAULT_SLOTS = 64;
   /** Most key slots of a grouped reduction (its first pass scans its rows once per slot). */
   public static final int MAX_SLOTS = 256;
+  /** First-pass workgroups of a grouped reduction per dispatch, at most, where the loop limit allows. */
+  static final int FIRST_PASS_GROUPS = 1024;
   /** Most aggregates of a grouped reduction (bounds the loop iterations of one invocation). */
   public static final int MAX_GROUPED_AGGREGATES = 32;
   /**
    * Bytes of a grouped reduction's parameters: key base (int64), null slot, key-null flag, first-pass
-   * groups (x, y, z), their total, the slots in use (the batch's key range, and null), padding.
+   * groups (x, y, z), their total, the slots in use (the batch's key range, and null), the chunks
+   * per first-pass workgroup, padding.
    */
   static final int KEY_PARAMS_BYTES = 48;
   /** Offset of the first pass's indirect group counts in the key parameters. */
@@ -125,8 +128,6 @@ public final class ColumnReduction {
   private final int keyColumn;
   private final SqlType keyType;
   private final int slots;
-  /** Grouped: workgroup-sized chunks of rows each first-pass workgroup reduces. */
-  private final int chunks;
   /** Grouped: the second pass (per-workgroup partials to one per key slot and aggregate). */
   private final byte[] secondSpirv;
   private final String secondId;
@@ -138,7 +139,7 @@ public final class ColumnReduction {
   private final Set<ShaderFeature> requirements;
 
   private ColumnReduction(List<Aggregate> aggregates, List<Aggregate> all, List<SqlType> callTypes, int[] reads,
-                          int keyColumn, SqlType keyType, int slots, int chunks, String source, byte[] spirv,
+                          int keyColumn, SqlType keyType, int slots, String source, byte[] spirv,
                           String secondSource, byte[] secondSpirv) {
     this.aggregates = aggregates;
     this.all = all;
@@ -147,7 +148,6 @@ public final class ColumnReduction {
     this.keyColumn = keyColumn;
     this.keyType = keyType;
     this.slots = slots;
-    this.chunks = chunks;
     this.source = source;
     this.spirv = spirv;
     this.id = "reduce-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
@@ -245,7 +245,7 @@ public final class ColumnReduction {
     int[] reads = aggs.stream().mapToInt(Aggregate::call).filter(c -> c >= 0).distinct().sorted().toArray();
     String source = generate(aggs, types, reads);
     byte[] spirv = GlslCompiler.compileOrThrow("vkspark-reduce.comp", source, null);
-    return new ColumnReduction(aggs, aggs, types, reads, -1, null, 0, 0, source, spirv, null, null);
+    return new ColumnReduction(aggs, aggs, types, reads, -1, null, 0, source, spirv, null, null);
   }
 
   private static ColumnReduction compileGrouped(List<Aggregate> aggs, List<SqlType> types, int keyColumn, SqlType keyType,
@@ -253,13 +253,11 @@ public final class ColumnReduction {
     List<Aggregate> all = new ArrayList<>(aggs);
     all.add(new Aggregate(Function.COUNT, -1)); // each key's rows, so a key whose values are all null still has a group
     int[] reads = all.stream().mapToInt(Aggregate::call).filter(c -> c >= 0).distinct().sorted().toArray();
-    // Each invocation loops over slots x rows per chunk per aggregate: keep it far below lavapipe's loop limit.
-    int chunks = Math.max(1, Math.min(16, 8192 / (all.size() * Math.max(slots, 256))));
-    String first = generateGrouped(all, types, reads, keyType, slots, chunks);
+    String first = generateGrouped(all, types, reads, keyType, slots);
     String second = generateSecondPass(all, types, slots);
     byte[] spirv = GlslCompiler.compileOrThrow("vkspark-reduce-keyed.comp", first, null);
     byte[] spirv2 = GlslCompiler.compileOrThrow("vkspark-reduce-keys.comp", second, null);
-    return new ColumnReduction(aggs, List.copyOf(all), types, reads, keyColumn, keyType, slots, chunks, first, spirv,
+    return new ColumnReduction(aggs, List.copyOf(all), types, reads, keyColumn, keyType, slots, first, spirv,
         second, spirv2);
   }
 
@@ -366,13 +364,12 @@ public final class ColumnReduction {
   }
 
   /**
-   * The first pass of a grouped reduction: each workgroup reduces {@code chunks} workgroup-sized
-   * chunks of rows into one partial per key slot and aggregate. A chunk's slots and values go to
+   * The first pass of a grouped reduction: each workgroup reduces a few workgroup-sized chunks of
+   * rows (key parameter word 9, {@link #chunks}) into one partial per key slot and aggregate. A chunk's slots and values go to
    * shared memory; the invocation owning a slot then scans the chunk in row order, so sums add in
    * row order within a workgroup and MIN/MAX keep the first of equals without any atomics.
    */
-  static String generateGrouped(List<Aggregate> aggs, List<SqlType> types, int[] reads, SqlType keyType, int slots,
-                                int chunks) {
+  static String generateGrouped(List<Aggregate> aggs, List<SqlType> types, int[] reads, SqlType keyType, int slots) {
     boolean anyDouble = aggs.stream().anyMatch(a -> !integral(a, types) || a.function() == Function.AVG);
     int n = aggs.size();
     List<String> l = new ArrayList<>();
@@ -381,7 +378,6 @@ public final class ColumnReduction {
     l.add("// generated by vkspark: " + aggs + " over " + types + " per " + keyType.sqlName() + " key, " + slots + " slots");
     l.add("layout(local_size_x_id = 0) in;");
     l.add("const uint VK_SLOTS = " + slots + "u;");
-    l.add("const uint VK_CHUNKS = " + chunks + "u;");
     l.add("layout(std140, set = 0, binding = 0) uniform VkParams { uint vk_rows; uint vk_nulls; uint vk_pad1;"
         + " uint vk_pad2; uvec4 vk_groups; };");
     l.add("layout(std430, set = 0, binding = 1) readonly buffer VkKeyParams { uint vk_kp[]; };");
@@ -409,9 +405,10 @@ public final class ColumnReduction {
     l.add("  uint vk_lid = gl_LocalInvocationID.x;");
     l.add("  uint vk_wg = gl_WorkGroupSize.x;");
     l.add("  uint vk_gid = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;");
-    l.add("  uint vk_first = vk_gid * vk_wg * VK_CHUNKS;");
+    l.add("  uint vk_per = vk_kp[9]; // chunks per workgroup");
+    l.add("  uint vk_first = vk_gid * vk_wg * vk_per;");
     l.add("  if (vk_first >= vk_rows) { return; } // the whole workgroup: no rows");
-    l.add("  uint vk_chunks = min(VK_CHUNKS, (vk_rows - vk_first + vk_wg - 1u) / vk_wg);");
+    l.add("  uint vk_chunks = min(vk_per, (vk_rows - vk_first + vk_wg - 1u) / vk_wg);");
     l.add("  int64_t vk_base = int64_t(uint64_t(vk_kp[0]) | (uint64_t(vk_kp[1]) << 32u));");
     l.add("  uint vk_nullslot = vk_kp[2];");
     l.add("  bool vk_knulls = vk_kp[3] != 0u;");
@@ -622,9 +619,20 @@ public final class ColumnReduction {
     return slots;
   }
 
-  /** Grouped: rows each first-pass workgroup reduces. */
-  int rowsPerGroup(int workgroupSize) {
-    return chunks * workgroupSize;
+  /**
+   * Grouped: workgroup-sized chunks of rows each first-pass workgroup reduces, for buffers of
+   * {@code capacity} rows: enough for at most {@link #FIRST_PASS_GROUPS} workgroups, which bounds the
+   * device-only partials ({@code groups x slots x (aggregates + 1) x 16} bytes); on a device whose
+   * driver cuts loops short ({@code loopLimit > 0}, lavapipe) no more than keeps an invocation's
+   * loop iterations (chunks x slots or workgroup size x aggregates) within half the limit.
+   */
+  int chunks(int capacity, int workgroupSize, int loopLimit) {
+    long want = Math.max(1, (capacity + (long) workgroupSize * FIRST_PASS_GROUPS - 1) / ((long) workgroupSize * FIRST_PASS_GROUPS));
+    if (loopLimit > 0) {
+      long cap = Math.max(1, (loopLimit / 2L) / ((long) all.size() * Math.max(slots, workgroupSize)));
+      want = Math.min(want, cap);
+    }
+    return (int) Math.min(want, 1 << 16);
   }
 
   /** Grouped: bytes of the first pass's partials for {@code groups} first-pass workgroups. */

@@ -104,8 +104,15 @@ public final class ColumnRuntime implements AutoCloseable {
         throw GpuException.of(Code.UNSUPPORTED, reason + ".", "run it on a device with that feature, or let it fall back to the CPU.");
       });
     }
-    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows),
-        allocator, reduction);
+    int capacity = capacity(calls, inputTypes, capacityRows);
+    if (reduction != null && reduction.grouped()) {
+      // the first pass's partials (at least one workgroup per 256 rows' worth of slots) within one storage buffer
+      long perGroup = reduction.keyedPartialBytes(1);
+      long groups = Math.max(1, (device.info().maxStorageBufferRange() - 64) / perGroup);
+      long rows = groups * ColumnKernel.workgroupSize(device.info());
+      capacity = (int) Math.max(64, Math.min(capacity, rows / 64 * 64));
+    }
+    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity, allocator, reduction);
   }
 
   /** Rows per buffer: the request rounded up to 64, within maxStorageBufferRange for the widest column. */

@@ -302,7 +302,7 @@ final class ColumnGroupedReductionTest {
   }
 
   @Test
-  void keyReadByACall_andOnlyPerKeyPartialsComeBack() {
+  void keyReadByACall_severalChunksPerWorkgroup_andOnlyPerKeyPartialsComeBack() {
     GpuDevice d = open(TransferMode.AUTO);
     // the key (an int column) is also the argument of the second call
     ColumnKernel twice = ColumnKernel.compile(KernelSignature.of("twice", SqlType.DOUBLE, arg("x", SqlType.DOUBLE)), "2.0 * x");
@@ -311,7 +311,7 @@ final class ColumnGroupedReductionTest {
     List<SqlType> callTypes = List.of(SqlType.DOUBLE, SqlType.BIGINT);
     List<Aggregate> aggs = List.of(new Aggregate(Function.SUM, 0), new Aggregate(Function.MAX, 0),
         new Aggregate(Function.SUM, 1), new Aggregate(Function.COUNT, -1));
-    int rows = 100_000;
+    int rows = 300_001; // over 1,024 workgroups' rows: each first-pass workgroup reduces two chunks
     int slots = ColumnReduction.DEFAULT_SLOTS;
     try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d);
          BatchRunner runner = rt.runner(calls, List.of(SqlType.DOUBLE, SqlType.INT), rows, a,
@@ -339,6 +339,8 @@ final class ColumnGroupedReductionTest {
       Grouped got = runner.runGrouped(List.of(ArrowInputs.of(x, SqlType.DOUBLE), ArrowInputs.of(k, SqlType.INT)), rows)
           .orElseThrow();
       assertEquals(11, got.groups().size(), "keys -5..4 and null");
+      assertEquals(2, runner.reduction().chunks(runner.currentCapacity(), ColumnKernel.workgroupSize(d.info()), d.loopLimit()),
+          "two chunks per first-pass workgroup");
       for (int i = 0; i < 10; i++) {
         Group g = got.groups().get(i);
         assertEquals(i - 5, g.key());
