@@ -227,7 +227,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** Whether this task reduces on the GPU (decided once). */
   private boolean reducing() {
     if (reducing == null) {
-      boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size();
+      boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size()
+          && (!reduction.grouped() || ColumnReduction.groupable(inputType(reduction.keyOrdinal())));
       if (can) {
         Optional<String> why = reductionFor().unsupportedOn(gpu.device().info());
         if (why.isPresent()) {
@@ -243,8 +244,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private ColumnReduction reductionFor() {
     List<SqlType> types = gpuCalls.stream().map(GpuUdfCall::resultType).toList();
     if (reduction.grouped()) {
-      return ColumnReduction.grouped(reduction.aggregates(), types, gpuColumns.indexOf(reduction.keyOrdinal()), keyType,
-          reduction.slots());
+      // the key's type as the runner takes it (a UDF's declared argument type where one reads it)
+      return ColumnReduction.grouped(reduction.aggregates(), types, gpuColumns.indexOf(reduction.keyOrdinal()),
+          inputType(reduction.keyOrdinal()), reduction.slots());
     }
     return ColumnReduction.of(reduction.aggregates(), types);
   }
