@@ -78,6 +78,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private BatchRunner runner;
   private ExecutorGpu gpu;
   private BatchStats reported = BatchStats.ZERO;
+  /** What {@link #rowRunner}'s stats were when last reported (its totals are separate from the runner's). */
+  private BatchStats rowReported = BatchStats.ZERO;
   private long taskBufferBytes;
   private boolean closed;
   /** spark.vkspark.verify: re-checks a sample of GPU rows with call() (see GpuVerifier). */
@@ -91,6 +93,12 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final GpuReduction reduction;
   /** Whether this task reduces on the GPU: decided on its first batch (null before). */
   private Boolean reducing;
+  /** A grouped reduction's key: its type as a runner input (null when ungrouped). */
+  private final SqlType keyType;
+  /** Evaluates, with the rows read back, the batches whose keys are too wide for a grouped reduction. */
+  private BatchRunner rowRunner;
+  /** Whether the last {@link #reduce} found the batch's keys too wide for the slots. */
+  private boolean wide;
   private long reportedRead;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
@@ -129,6 +137,15 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           }
         }
       }
+    }
+    if (reduction != null && reduction.grouped() && !gpuCalls.isEmpty()) {
+      // the key is a runner input whether or not a call reads it: the device reduces per key value
+      this.keyType = SparkTypes.of(childTypes.get(reduction.keyOrdinal())).orElseThrow();
+      if (!gpuColumns.contains(reduction.keyOrdinal())) {
+        gpuColumns.add(reduction.keyOrdinal());
+      }
+    } else {
+      this.keyType = null;
     }
     // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
     this.coalescer = conf.coalesce() && !gpuCalls.isEmpty()
@@ -177,10 +194,13 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /** One input batch evaluated for a fused aggregate: its aggregates reduced on the GPU, or its rows with the results. */
-  sealed interface Step permits Reduced, Rows {}
+  sealed interface Step permits Reduced, ReducedByKey, Rows {}
 
   /** The batch's aggregates, reduced on the GPU; {@code readbackBytes} of partials came back for it. */
   record Reduced(ColumnReduction.Result result, long readbackBytes) implements Step {}
+
+  /** The batch's aggregates per key value, reduced on the GPU; {@code readbackBytes} of partials came back for it. */
+  record ReducedByKey(ColumnReduction.Grouped result, long readbackBytes) implements Step {}
 
   /** The batch with the calls' results, for the host fold. */
   record Rows(ColumnarBatch batch) implements Step {}
@@ -188,21 +208,27 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /**
    * The next input batch (coalesced as for {@link #next()}) for a fused aggregate: reduced on the
    * GPU when this task can (every call on its GPU, a device with the features, verify off), else
-   * evaluated as {@link #next()} does, as is a batch whose GPU run fell back to the CPU.
+   * evaluated as {@link #next()} does, as is a batch whose GPU run fell back to the CPU and, for
+   * a grouped reduction, a batch whose keys span more values than its slots (its UDFs still run
+   * on the GPU, their results read back).
    */
   Step nextStep() {
     ColumnarBatch in = gather();
     if (!reducing()) {
       return new Rows(evaluate(in));
     }
-    Reduced r = reduce(in, in.numRows());
-    return r != null ? r : new Rows(fallback(in, in.numRows()));
+    Step r = reduce(in, in.numRows());
+    if (r != null) {
+      return r;
+    }
+    return new Rows(wide ? evaluate(in) : fallback(in, in.numRows()));
   }
 
   /** Whether this task reduces on the GPU (decided once). */
   private boolean reducing() {
     if (reducing == null) {
-      boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size();
+      boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size()
+          && (!reduction.grouped() || ColumnReduction.groupable(inputType(reduction.keyOrdinal())));
       if (can) {
         Optional<String> why = reductionFor().unsupportedOn(gpu.device().info());
         if (why.isPresent()) {
@@ -216,17 +242,32 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   private ColumnReduction reductionFor() {
-    return ColumnReduction.of(reduction.aggregates(), gpuCalls.stream().map(GpuUdfCall::resultType).toList());
+    List<SqlType> types = gpuCalls.stream().map(GpuUdfCall::resultType).toList();
+    if (reduction.grouped()) {
+      // the key's type as the runner takes it (a UDF's declared argument type where one reads it)
+      return ColumnReduction.grouped(reduction.aggregates(), types, gpuColumns.indexOf(reduction.keyOrdinal()),
+          inputType(reduction.keyOrdinal()), reduction.slots());
+    }
+    return ColumnReduction.of(reduction.aggregates(), types);
   }
 
   /**
    * Runs the calls and the reduction over {@code in} on the GPU; null when the GPU run failed in a
-   * way that lets the batch be recomputed on the CPU (loop limit with fallback on).
+   * way that lets the batch be recomputed on the CPU (loop limit with fallback on), or when a
+   * grouped batch's keys are too wide for the slots ({@link #wide}: nothing ran).
    */
-  private Reduced reduce(ColumnarBatch in, int rows) {
-    ColumnReduction.Result result = underLease(in, rows, (r, inputs) -> {
+  private Step reduce(ColumnarBatch in, int rows) {
+    wide = false;
+    BatchRunner[] used = new BatchRunner[1];
+    Step step = underLease(in, rows, this::runner, (r, inputs) -> {
+      used[0] = r;
       try {
-        return r.runReduced(inputs, rows);
+        if (reduction.grouped()) {
+          ColumnReduction.Grouped grouped = r.runGrouped(inputs, rows).orElse(null);
+          wide = grouped == null;
+          return grouped == null ? null : new ReducedByKey(grouped, 0);
+        }
+        return new Reduced(r.runReduced(inputs, rows), 0);
       } catch (GpuException e) {
         if (!onGpuFailure(e)) {
           throw e;
@@ -234,30 +275,33 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         return null;
       }
     });
-    long read = runner.stats().bytesRead() - reportedRead;
-    reportedRead = runner.stats().bytesRead();
-    if (result == null) {
+    long read = used[0] == null ? 0 : used[0].stats().bytesRead() - reportedRead;
+    if (used[0] != null) {
+      reportedRead = used[0].stats().bytesRead();
+    }
+    if (step == null) {
       return null;
     }
     metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
     metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
-    return new Reduced(result, read);
+    return step instanceof ReducedByKey k ? new ReducedByKey(k.result(), read)
+        : new Reduced(((Reduced) step).result(), read);
   }
 
-  /** One GPU run of this task's runner over a batch's input columns (its result, or null to recompute on the CPU). */
+  /** One GPU run of a runner over a batch's input columns (its result, or null to recompute on the CPU). */
   @FunctionalInterface
   private interface GpuRun<T> {
     T run(BatchRunner runner, List<InputColumn> inputs);
   }
 
   /**
-   * Runs {@code run} over {@code in}'s GPU input columns while holding the GPU permit, with what
-   * every GPU batch shares: the permit's wait, the buffer sets recorded, the batch's statistics and
-   * the task's peak device memory go to the metrics, and the runner's buffer set is released before
-   * the permit (the next task may take it), also when {@code run} throws. The metrics are added
-   * only when {@code run} returns.
+   * Runs {@code run} on the runner {@code which} gives, over {@code in}'s GPU input columns, while
+   * holding the GPU permit, with what every GPU batch shares: the permit's wait, the buffer sets
+   * recorded, the batch's statistics and the task's peak device memory go to the metrics, and the
+   * runner's buffer set is released before the permit (the next task may take it), also when
+   * {@code run} throws. The metrics are added only when {@code run} returns.
    */
-  private <T> T underLease(ColumnarBatch in, int rows, GpuRun<T> run) {
+  private <T> T underLease(ColumnarBatch in, int rows, java.util.function.Supplier<BatchRunner> which, GpuRun<T> run) {
     List<InputColumn> inputs = new ArrayList<>(gpuColumns.size());
     for (int o : gpuColumns) {
       SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
@@ -265,20 +309,21 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     }
     try (GpuLease lease = gpu.lease()) {
       metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
+      BatchRunner r = null;
       try {
-        BatchRunner r = runner();
+        r = which.get();
         long before = gpu.runtime().bufferSetsCreated();
         T out = run.run(r, inputs);
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-        report(r.stats());
+        report(r);
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
           taskBufferBytes = r.bufferBytes();
         }
         return out;
       } finally {
-        if (runner != null) {
-          runner.releaseBuffers(); // before the permit: the next task may take this buffer set
+        if (r != null) {
+          r.releaseBuffers(); // before the permit: the next task may take this buffer set
         }
       }
     }
@@ -354,7 +399,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   private void runOnGpu(ColumnarBatch in, int rows) {
     overflow = null;
-    List<FieldVector> out = underLease(in, rows, (r, inputs) -> {
+    // a task that reduces on the GPU evaluates its too-wide batches with a plain runner
+    java.util.function.Supplier<BatchRunner> which = Boolean.TRUE.equals(reducing) ? this::rowRunner : this::runner;
+    List<FieldVector> out = underLease(in, rows, which, (r, inputs) -> {
       try {
         return r.run(inputs, rows);
       } catch (GpuException e) {
@@ -436,6 +483,23 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /**
+   * The plain runner of a task that reduces on the GPU, for its batches whose keys are too wide
+   * for the grouped reduction: made on the first such batch.
+   */
+  private BatchRunner rowRunner() {
+    if (rowRunner == null) {
+      long before = gpu.runtime().bufferSetsCreated();
+      rowRunner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
+          conf.batchRows(), allocator, null);
+      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+      TaskContext task = TaskContext.get();
+      rowRunner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
+      rowRunner.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+    }
+    return rowRunner;
+  }
+
+  /**
    * What a failed dispatch means for this task. LOOP_LIMIT: the device cut loops short and the
    * batch's GPU results were discarded; with fallback on, the batch's GPU calls are recomputed with
    * call() (true), otherwise the task fails with the error. CANCELLED: the task was killed; Spark's
@@ -482,6 +546,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
       }
     }
+    if (keyType != null && ordinal == reduction.keyOrdinal()) {
+      return keyType; // a grouped reduction's key that no call reads
+    }
     throw new IllegalStateException("column " + ordinal);
   }
 
@@ -497,7 +564,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return out;
   }
 
-  private void report(BatchStats s) {
+  private void report(BatchRunner runner) {
+    BatchStats s = runner.stats();
+    BatchStats reported = runner == rowRunner ? rowReported : this.reported;
     BatchStats d = new BatchStats(s.batches() - reported.batches(), s.rows() - reported.rows(),
         s.dispatches() - reported.dispatches(), s.bytesUploaded() - reported.bytesUploaded(),
         s.bytesRead() - reported.bytesRead(), s.deviceNs() - reported.deviceNs(), s.waitNs() - reported.waitNs(),
@@ -512,7 +581,11 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     metrics.add(VkMetric.REUSED_SLOTS, s.slots().slots().reusedSlots() - reported.slots().slots().reusedSlots());
     metrics.add(VkMetric.MOVED_SLOTS, s.slots().slots().movedSlots() - reported.slots().slots().movedSlots());
     metrics.add(VkMetric.APPENDED_SLOTS, s.slots().slots().appendedSlots() - reported.slots().slots().appendedSlots());
-    reported = s;
+    if (runner == rowRunner) {
+      rowReported = s;
+    } else {
+      this.reported = s;
+    }
   }
 
   /**
@@ -580,6 +653,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     try {
       if (runner != null) {
         runner.close();
+      }
+      if (rowRunner != null) {
+        rowRunner.close();
       }
       if (cpuVulkan != null) {
         cpuVulkan.close();

@@ -29,7 +29,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * non-null.
  *
  * <p>Fed by a {@link GpuEvalIterator} with a {@link GpuReduction}, it takes each batch's aggregates
- * as the GPU reduced them ({@link State#fold}) instead of its rows: integer results, counts and
+ * as the GPU reduced them ({@link State#fold}; grouped, per key, into each key's group whether its
+ * earlier batches were reduced or folded row by row) instead of its rows: integer results, counts and
  * MIN/MAX are the same, double sums differ from the row-by-row sum only by summation order
  * (see {@link io.vkspark.gpu.column.ColumnReduction}).
  *
@@ -72,7 +73,7 @@ final class PartialAggregator implements Iterator<InternalRow> {
 
   /**
    * Over the steps of {@code steps}: batches the GPU reduced are folded as values, the others row by
-   * row. Ungrouped only (a {@link GpuReduction} is).
+   * row; grouped, the GPU's values per key go into the key's group.
    */
   PartialAggregator(GpuEvalIterator steps, VkGpuAggregateExec.Spec spec, SQLMetric outputRows, SQLMetric aggregatedRows,
                     SQLMetric gpuReducedRows, SQLMetric gpuReadbackBytes) {
@@ -115,6 +116,8 @@ final class PartialAggregator implements Iterator<InternalRow> {
         } else {
           GpuEvalIterator.Step step = steps.nextStep();
           if (step instanceof GpuEvalIterator.Reduced r) {
+            fold(r);
+          } else if (step instanceof GpuEvalIterator.ReducedByKey r) {
             fold(r);
           } else {
             add(((GpuEvalIterator.Rows) step).batch());
@@ -163,7 +166,22 @@ final class PartialAggregator implements Iterator<InternalRow> {
   private void fold(GpuEvalIterator.Reduced r) {
     List<io.vkspark.gpu.column.ColumnReduction.Value> values = r.result().values();
     for (int i = 0; i < states.length; i++) {
-      states[i].fold(values.get(i));
+      states[i].fold(0, values.get(i));
+    }
+    gpuReducedRows.add(r.result().rows());
+    gpuReadbackBytes.add(r.readbackBytes());
+  }
+
+  /**
+   * One batch's aggregates per key as the GPU reduced them, each into its key's group (made on the
+   * key's first batch, reduced or folded row by row), after the batches before it.
+   */
+  private void fold(GpuEvalIterator.ReducedByKey r) {
+    for (io.vkspark.gpu.column.ColumnReduction.Group g : r.result().groups()) {
+      int slot = g.nullKey() ? nullSlot() : slot(g.key());
+      for (int i = 0; i < states.length; i++) {
+        states[i].fold(slot, g.values().get(i));
+      }
     }
     gpuReducedRows.add(r.result().rows());
     gpuReadbackBytes.add(r.readbackBytes());
@@ -315,8 +333,8 @@ final class PartialAggregator implements Iterator<InternalRow> {
 
     abstract void update(ColumnarBatch batch, int rows, int[] slot);
 
-    /** Adds a batch's value reduced on the GPU (its rows in order) to group 0's buffer, as {@link #update} would. */
-    abstract void fold(io.vkspark.gpu.column.ColumnReduction.Value v);
+    /** Adds a batch's value reduced on the GPU (its rows in order) to group {@code g}'s buffer, as {@link #update} would. */
+    abstract void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v);
 
     /** Writes group {@code g}'s buffer at {@code at}; returns the next position. */
     abstract int write(int g, Object[] values, int at);
@@ -379,10 +397,10 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
       if (!v.isNull()) {
-        sum[0] += v.integral(); // wraps: a GPU reduction is never planned for an ANSI integral sum
-        has[0] = true;
+        sum[g] += v.integral(); // wraps: a GPU reduction is never planned for an ANSI integral sum
+        has[g] = true;
       }
     }
 
@@ -424,10 +442,10 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
       if (!v.isNull()) {
-        sum[0] = sum[0] + v.floating();
-        has[0] = true;
+        sum[g] = sum[g] + v.floating();
+        has[g] = true;
       }
     }
 
@@ -472,10 +490,10 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
       if (!v.isNull()) {
-        sum[0] += v.floating();
-        count[0] += v.count();
+        sum[g] += v.floating();
+        count[g] += v.count();
       }
     }
 
@@ -526,8 +544,8 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
-      count[0] += v.count();
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+      count[g] += v.count();
     }
 
     @Override
@@ -571,11 +589,11 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
       long x = v.integral();
-      if (!v.isNull() && (!has[0] || (max ? x > value[0] : x < value[0]))) {
-        value[0] = x;
-        has[0] = true;
+      if (!v.isNull() && (!has[g] || (max ? x > value[g] : x < value[g]))) {
+        value[g] = x;
+        has[g] = true;
       }
     }
 
@@ -627,11 +645,11 @@ final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
       double x = v.floating();
-      if (!v.isNull() && (!has[0] || (max ? compare(x, value[0]) > 0 : compare(x, value[0]) < 0))) {
-        value[0] = x;
-        has[0] = true;
+      if (!v.isNull() && (!has[g] || (max ? compare(x, value[g]) > 0 : compare(x, value[g]) < 0))) {
+        value[g] = x;
+        has[g] = true;
       }
     }
 

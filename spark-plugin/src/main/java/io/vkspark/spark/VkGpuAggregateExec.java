@@ -28,10 +28,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * each function's buffer in Spark's layout). Planned by {@link FuseGpuAggregates}; shown in plans as
  * {@code VkGpuAggregate}.
  *
- * <p>Where it can ({@link GpuReduction}: ungrouped, every function {@code COUNT(*)} or over GPU
- * UDF result columns, as they are or through an expression the GPU computes exactly
- * ({@link DeviceExprs}), no ANSI integral sum; {@code spark.vkspark.fuseAggregates.onGpu}, default
- * true), the aggregates are computed on the GPU in the same submission as the UDFs and only
+ * <p>Where it can ({@link GpuReduction}: ungrouped or grouped by an int, bigint or date column of
+ * the GPU node's child, every function {@code COUNT(*)} or over GPU UDF result columns, as they are
+ * or through an expression the GPU computes exactly ({@link DeviceExprs}), no ANSI integral sum;
+ * {@code spark.vkspark.fuseAggregates.onGpu}, default true), the aggregates are computed on the GPU
+ * in the same submission as the UDFs and only
  * per-workgroup partials come back: the per-row results never leave the device. Results then match
  * Spark's exactly for integer sums, counts, MIN and MAX, and within floating-point summation order
  * for double sums and averages (a pairwise sum per workgroup, then workgroups and batches in
@@ -121,7 +122,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
     SQLMetric aggregatedRows = m.get("aggregatedRows");
     SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
     if (source instanceof VkGpuEvalExec eval && onGpu(eval)) {
-      java.util.Optional<GpuReduction> reduction = GpuReduction.plan(s, eval);
+      java.util.Optional<GpuReduction> reduction = GpuReduction.plan(s, eval, keySlots(eval));
       if (reduction.isPresent()) {
         return reduced(eval, reduction.get(), s, m);
       }
@@ -135,6 +136,25 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   private boolean onGpu(VkGpuEvalExec eval) {
     org.apache.spark.sql.SparkSession session = eval.session();
     return session == null || Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim());
+  }
+
+  /** {@link GpuReduction#SLOTS_CONF}: key values one batch may span for a grouped aggregate to reduce on the GPU. */
+  private static int keySlots(VkGpuEvalExec eval) {
+    org.apache.spark.sql.SparkSession session = eval.session();
+    String v = session == null || !session.conf().contains(GpuReduction.SLOTS_CONF) ? null
+        : session.conf().get(GpuReduction.SLOTS_CONF);
+    int slots;
+    try {
+      slots = v == null ? io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS : Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      slots = -1;
+    }
+    if (slots < 1 || slots > io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS) {
+      throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, GpuReduction.SLOTS_CONF
+          + " is '" + v + "', not a number of key slots from 1 to " + io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS + ".",
+          "set it to e.g. " + io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS + ", or leave it unset.");
+    }
+    return slots;
   }
 
   /** The GPU node's UDFs and this node's aggregates, computed together on the GPU ({@link GpuReduction}). */

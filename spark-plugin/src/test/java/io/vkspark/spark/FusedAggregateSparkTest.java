@@ -78,7 +78,8 @@ final class FusedAggregateSparkTest {
   @AfterEach
   void defaults() {
     for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled",
-        GpuReduction.CONF, "spark.sql.ansi.enabled")) {
+        GpuReduction.CONF, GpuReduction.SLOTS_CONF, "spark.sql.ansi.enabled", VkConf.COALESCE,
+        "spark.sql.inMemoryColumnarStorage.batchSize")) {
       spark().conf().unset(k);
     }
   }
@@ -296,6 +297,76 @@ final class FusedAggregateSparkTest {
   }
 
   /**
+   * Grouped by an int column of the GPU node's child (10 values and null): every function of every
+   * type reduced per key on the GPU, in the UDFs' submission; only per-key partials came back, far
+   * fewer bytes than the 15,000 rows' results; equal to Spark's (doubles within summation order).
+   */
+  @Test
+  void groupedByIntColumn_everyFunctionOfEveryType_reducedPerKeyOnTheGpu_matchesSpark_perRowResultsNotReadBack() {
+    spark().conf().set("spark.sql.ansi.enabled", "false");
+    String sql = "SELECT k, " + everyFunction() + " FROM (" + CALLS + " FROM fused_t) GROUP BY k";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, 15_000, true);
+    assertEquals(11, both.get(0).size(), "10 keys and null");
+    Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+    long perRow = 15_000L * (8 + 4 + 4 + 8 + 8); // the five results' bytes, had they come back
+    assertTrue(eval.get("readbackBytes") > 0 && eval.get("readbackBytes") * 10 < perRow,
+        () -> "only per-key partials read back: " + eval + " against " + perRow + " bytes of rows");
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /**
+   * Grouped by a date, a bigint beyond the int range, and an int key that is also a UDF argument;
+   * small batches, so keys repeat across the batches of a partition; a key spanning too many
+   * values for the slots in some batches only: those fold on the host (their UDFs still on the
+   * GPU), merged with the GPU-reduced batches' groups of the same keys; all equal to Spark's.
+   */
+  @Test
+  void groupedByDateBigintAndUdfArgumentKeys_smallBatches_wideBatchesFoldOnTheHost_matchSpark() {
+    spark().conf().set("spark.sql.ansi.enabled", "false");
+    spark().conf().set(VkConf.COALESCE, "false");
+    spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", "1000");
+    spark().range(0, 20_000, 1, 4).selectExpr("id",
+            "CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 1000) * 0.37 - 100 END AS a",
+            "CASE WHEN id % 11 = 0 THEN NULL WHEN id % 97 = 0 THEN -0.0D ELSE id * 0.001 END AS b",
+            "CASE WHEN id % 19 = 0 THEN NULL ELSE cast(id % 10 AS int) - 4 END AS k",
+            "date_add(DATE'2024-02-27', cast(id % 7 AS int)) AS kd",
+            "cast(id % 5 AS bigint) - 5000000000 AS kl",
+            // narrow (10 values) below id 12,500, wide in every batch above it, with the narrow keys mixed in
+            "CASE WHEN id >= 12500 AND id % 2 = 1 THEN cast(id AS int) ELSE cast(id % 10 AS int) END AS kw")
+        .createOrReplaceTempView("grouped_t");
+    String udfs = "sum(d_add(a, b)), count(*), min(d_add(a, b)), max(d_add(b, a)), avg(d_add(a, b))";
+    for (String key : List.of("kd", "kl")) {
+      String sql = "SELECT " + key + ", " + udfs + " FROM grouped_t GROUP BY " + key;
+      List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+      assertFused(lastRun, 20_000, true);
+      assertAggregatesEqual(both.get(1), both.get(0));
+    }
+    // the key k is a UDF's argument too: the runner's input is shared
+    String byArg = "SELECT k, sum(int_poly(k, k)), " + udfs + " FROM grouped_t GROUP BY k";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(byArg));
+    assertFused(lastRun, 20_000, true);
+    assertEquals(11, both.get(0).size());
+    assertAggregatesEqual(both.get(1), both.get(0));
+
+    String wide = "SELECT kw, " + udfs + " FROM grouped_t GROUP BY kw";
+    both = gpuAndCpu(() -> spark().sql(wide));
+    assertAggregatesEqual(both.get(1), both.get(0));
+    Map<String, Long> m = GpuEvalIterator.snapshot(fusedNodes(lastRun).get(0).metricsMap());
+    assertEquals(20_000L, m.get("gpuReducedRows") + m.get("aggregatedRows"), m.toString());
+    assertTrue(m.get("gpuReducedRows") >= 10_000 && m.get("aggregatedRows") >= 5_000, () -> "the batches below id "
+        + "10,000 reduced on the GPU, those above 15,000 (wide) folded on the host: " + m);
+    Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+    assertEquals(20_000L, eval.get("gpuRows"), "the wide batches' UDFs ran on the GPU too");
+    assertTrue(eval.get("numOutputBatches") >= 8, () -> "several batches per partition, keys repeated across them: " + eval);
+
+    spark().conf().set(GpuReduction.SLOTS_CONF, "4"); // 10 keys: every batch too wide
+    both = gpuAndCpu(() -> spark().sql(byArg));
+    assertFused(lastRun, 20_000, false);
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /**
    * min/max keep the first of -0.0 and 0.0, as Spark does; a sum of -0.0 alone is 0.0; one
    * partition, so the order is fixed. Without adaptive execution (the rule after the transitions).
    */
@@ -312,7 +383,7 @@ final class FusedAggregateSparkTest {
     String sql = "SELECT g, min(d_add(z0, -0.0D)), max(d_add(z0, -0.0D)), sum(d_add(z0, -0.0D)), avg(d_add(z0, -0.0D)),"
         + " min(f_add(w0, float('-0.0'))), max(f_add(w0, float('-0.0'))), sum(f_add(w0, float('-0.0'))) FROM zeros_t GROUP BY g";
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
-    assertFused(lastRun, 12);
+    assertFused(lastRun, 12, true); // grouped by a column of the GPU node's child: reduced per key on the GPU
     List<Row> cpu = both.get(1);
     List<Row> gpu = both.get(0);
     assertEquals(cpu.toString(), gpu.toString());

@@ -96,7 +96,7 @@ final class SteadyStateSparkTest {
   @AfterEach
   void defaults() {
     for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, FuseGpuAggregates.CONF)) {
+        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, FuseGpuAggregates.CONF, "spark.sql.ansi.enabled")) {
       s.conf().unset(k);
     }
     SAMPLES.clear();
@@ -181,11 +181,34 @@ final class SteadyStateSparkTest {
   }
 
   /**
+   * Grouped by j (7 values) and reduced per key on the GPU (ANSI off: an integral sum may wrap, as
+   * the GPU's does), every batch: its buffer set and both passes recorded once, nothing after.
+   */
+  @Test
+  void fusedGroupedAggregate_reducedOnTheGpu_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+    smallBatches();
+    s.conf().set(FuseGpuAggregates.CONF, "true");
+    s.conf().set("spark.sql.ansi.enabled", "false");
+    Dataset<Row> ran = steady(() -> s.sql("SELECT sum(p) FROM (SELECT j, sum(int_poly(i, j)) AS p FROM parquet.`" + table
+        + "` GROUP BY j)"), false, BATCHES);
+    List<VkGpuAggregateExec> fused = new java.util.ArrayList<>();
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
+        fused.add(g);
+      }
+    });
+    assertEquals(1, fused.size(), () -> explain(ran));
+    Map<String, Long> m = GpuEvalIterator.snapshot(fused.get(0).metricsMap());
+    assertEquals((long) ROWS, m.get("gpuReducedRows"), m.toString());
+    assertEquals(0L, m.get("aggregatedRows"), m.toString());
+  }
+
+  /**
    * Runs {@code query} once to warm up and once measured; asserts the result (against the sum
    * computed here), every row and batch on the GPU, and the steady state (with the probe's samples
    * when {@code probed}); the GPU node reads {@code childBatches} and makes one dispatch of 64 rows per 64 rows.
    */
-  private static void steady(Supplier<Dataset<Row>> query, boolean probed, int childBatches) {
+  private static Dataset<Row> steady(Supplier<Dataset<Row>> query, boolean probed, int childBatches) {
     long expected = expectedSum();
     Row warm = query.get().collectAsList().get(0); // kernels built, buffer sets recorded, code JIT-compiled
     assertEquals(expected, warm.getLong(warm.size() - 1));
@@ -238,6 +261,7 @@ final class SteadyStateSparkTest {
       assertTrue(mid.get("direct_bytes") <= 64 * 1024, () -> "direct buffers grew between batch 100 and 1,000: " + mid);
       assertTrue(mid.get("native_rss_bytes") < RSS_BOUND, () -> "resident set grew between batch 100 and 1,000: " + mid);
     }
+    return measured;
   }
 
   /** Device memory within spark.vkspark.deviceMemoryLimit, and idle buffer sets within the pool's budget. */

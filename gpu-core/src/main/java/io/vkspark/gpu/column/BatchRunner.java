@@ -92,6 +92,18 @@ public final class BatchRunner implements AutoCloseable {
   private final ColumnReduction reduction;
   /** The staged batch's reduced values so far (one per aggregate); null before its first dispatch. */
   private ColumnReduction.Value[] reduced;
+  /** Grouped: the staged batch's values so far per key slot; null before its first dispatch. */
+  private ColumnReduction.Value[][] reducedByKey;
+  /** Grouped: the staged batch's key range (slot s is key keyBase + s) and null keys' slot, if it has any. */
+  private long keyBase;
+  private int keyNullSlot;
+  private boolean keyNulls;
+  /** Grouped: host copy of the staged batch's key validity (uploaded per dispatch when it has null keys). */
+  private ArrowBuf keyValidHost;
+  /** Grouped: host side of the key parameters written before each dispatch. */
+  private ArrowBuf keyParams;
+  /** Grouped: batches whose key range did not fit the slots (left to the caller). */
+  private long wideBatches;
 
   // The batch being staged: rows [0, dispatched) are read back into the slots, rows
   // [dispatched, staged) wait in the buffer set's inputs (at device rows [0, staged - dispatched)).
@@ -287,6 +299,10 @@ public final class BatchRunner implements AutoCloseable {
       throw GpuException.of(Code.INVALID_ARGUMENT, "runReduced() on a runner without a reduction.",
           "make the runner with ColumnRuntime.runner(..., reduction).");
     }
+    if (reduction.grouped()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "runReduced() on a runner that groups by a key.",
+          "call runGrouped(), or make the runner with an ungrouped reduction (ColumnReduction.of).");
+    }
     append(inputs, rows);
     finishDispatches();
     ColumnReduction.Result r = new ColumnReduction.Result(staged,
@@ -294,6 +310,120 @@ public final class BatchRunner implements AutoCloseable {
     recordStats();
     discard();
     return r;
+  }
+
+  /**
+   * Evaluates every call over {@code rows} rows of {@code inputs} and reduces the results per value
+   * of the reduction's key ({@link ColumnReduction#grouped}) on the device, in the same submission:
+   * the per-row results stay on the device and only one partial per aggregate and key slot the
+   * batch's range spans comes back per dispatch. The key's range is found on the host first (one pass over the key column);
+   * when its values, plus one slot for null keys, do not fit the reduction's slots, nothing is
+   * staged or dispatched and the result is empty: the caller evaluates the batch another way
+   * (e.g. with a plain runner, folding the rows on the host).
+   *
+   * @return the batch's groups, or empty when its key range is too wide for the slots
+   * @throws GpuException INVALID_ARGUMENT on a runner without a grouped reduction, or with rows
+   *     staged by {@link #append} (a grouped batch is taken in one call)
+   */
+  public java.util.Optional<ColumnReduction.Grouped> runGrouped(List<InputColumn> inputs, int rows) {
+    ensureOpen();
+    if (reduction == null || !reduction.grouped()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "runGrouped() on a runner without a grouped reduction.",
+          "make the runner with ColumnRuntime.runner(..., ColumnReduction.grouped(...)).");
+    }
+    if (staged > 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "runGrouped() with " + staged + " rows staged by append().",
+          "pass the whole batch to runGrouped(); a grouped batch's key range is found before it is staged.");
+    }
+    check(inputs, rows);
+    long h = System.nanoTime();
+    boolean fits = keyRange(inputs.get(reduction.keyColumn()), rows);
+    batchHostNs += System.nanoTime() - h;
+    if (!fits) {
+      wideBatches++;
+      batchHostNs = 0;
+      return java.util.Optional.empty();
+    }
+    append(inputs, rows);
+    finishDispatches();
+    ColumnReduction.Value[][] acc = reducedByKey;
+    if (acc == null) {
+      acc = new ColumnReduction.Value[reduction.slots()][];
+      for (int s = 0; s < acc.length; s++) {
+        acc[s] = reduction.empty();
+      }
+    }
+    ColumnReduction.Grouped g = reduction.groups(staged, acc, keyBase, keyNullSlot, keyNulls);
+    recordStats();
+    discard();
+    return java.util.Optional.of(g);
+  }
+
+  /** Grouped batches whose key range was too wide for the slots (runGrouped gave empty). */
+  public long wideBatches() {
+    return wideBatches;
+  }
+
+  /**
+   * Finds the key's range over {@code rows} rows (sets keyBase, keyNullSlot, keyNulls and the host
+   * copy of the key validity); whether its values, plus a slot for null keys, fit the slots.
+   */
+  private boolean keyRange(InputColumn key, int rows) {
+    long vbytes = SqlType.BOOLEAN.bytesFor(rows);
+    if (keyValidHost == null || keyValidHost.capacity() < vbytes) {
+      if (keyValidHost != null) {
+        keyValidHost.close();
+      }
+      keyValidHost = allocator.buffer(Math.max(vbytes, 64));
+    }
+    long valid = keyValidHost.memoryAddress();
+    RawMemory.memSet(valid, 0xff, vbytes);
+    boolean nulls = false;
+    if (key.hasNulls() && rows > 0) {
+      key.andValidity(valid, rows);
+      int tail = rows & 63;
+      if (tail != 0) {
+        long last = valid + 8L * (rows >>> 6);
+        RawMemory.memPutLong(last, RawMemory.memGetLong(last) & ((1L << tail) - 1));
+      }
+      long count = 0;
+      for (long w = 0; w < vbytes; w += 8) {
+        count += Long.bitCount(RawMemory.memGetLong(valid + w));
+      }
+      nulls = count < rows;
+    }
+    boolean wide = reduction.keyType() == SqlType.BIGINT;
+    int width = wide ? 8 : 4;
+    ArrowBuf s = scratch((long) rows * width);
+    long at = s.memoryAddress();
+    if (rows > 0) {
+      key.copyValues(0, rows, at);
+    }
+    long min = Long.MAX_VALUE;
+    long max = Long.MIN_VALUE;
+    for (int r = 0; r < rows; r++) {
+      if (nulls && (RawMemory.memGetLong(valid + 8L * (r >>> 6)) & (1L << (r & 63))) == 0) {
+        continue;
+      }
+      long v = wide ? RawMemory.memGetLong(at + 8L * r) : RawMemory.memGetInt(at + 4L * r);
+      min = Math.min(min, v);
+      max = Math.max(max, v);
+    }
+    long values = 0;
+    if (min <= max) {
+      long span = max - min; // may overflow for bigints far apart: then the range is too wide
+      if (span < 0 || span >= reduction.slots()) {
+        return false;
+      }
+      values = span + 1;
+    }
+    if (values + (nulls ? 1 : 0) > reduction.slots()) {
+      return false;
+    }
+    keyBase = min <= max ? min : 0;
+    keyNullSlot = (int) values;
+    keyNulls = nulls;
+    return true;
   }
 
   /** Dispatches what is pending for the batch being taken (slots sized even for no rows); discards the batch on failure. */
@@ -542,6 +672,9 @@ public final class BatchRunner implements AutoCloseable {
     params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
     set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
+    if (reduction != null && reduction.grouped()) {
+      writeKeyParams(n);
+    }
     int loopLimit = device.loopLimit();
     control.clear();
     control.putInt(LoopGuard.ABORT_OFFSET, 0)
@@ -595,8 +728,54 @@ public final class BatchRunner implements AutoCloseable {
     return mask;
   }
 
+  /**
+   * Grouped: writes the key parameters (base, null slot, whether keys are null, the first pass's
+   * group counts and their total) and, when the batch has null keys, the key validity of the
+   * {@code n} rows being dispatched.
+   */
+  private void writeKeyParams(int n) {
+    if (keyParams == null) {
+      keyParams = allocator.buffer(ColumnReduction.KEY_PARAMS_BYTES);
+    }
+    long perGroup = (long) set.keyChunks * workgroupSize;
+    Groups g = Groups.covering(n, (int) perGroup, maxGroupsX);
+    keyParams.setLong(0, keyBase);
+    keyParams.setInt(8, keyNullSlot);
+    keyParams.setInt(12, keyNulls ? 1 : 0);
+    keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET, g.x());
+    keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET + 4, g.y());
+    keyParams.setInt(ColumnReduction.KEY_GROUPS_OFFSET + 8, g.z());
+    keyParams.setInt(28, (int) ((n + perGroup - 1) / perGroup));
+    keyParams.setInt(32, keyNullSlot + (keyNulls ? 1 : 0)); // the slots in use
+    keyParams.setInt(36, set.keyChunks);
+    keyParams.setLong(40, 0);
+    set.keyParams.write(0, keyParams.memoryAddress(), ColumnReduction.KEY_PARAMS_BYTES);
+    if (keyNulls) {
+      long bytes = SqlType.BOOLEAN.bytesFor(n);
+      ArrowBuf s = scratch(bytes);
+      Bits.copy(keyValidHost.memoryAddress(), dispatched, s.memoryAddress(), 0, n);
+      set.keyValid.write(0, s.memoryAddress(), bytes);
+      batchUploaded += bytes;
+    }
+  }
+
   /** Reads the partials of the {@code n} rows just dispatched and folds them, in row order, into {@link #reduced}. */
   private void foldPartials(int n) {
+    if (reduction.grouped()) {
+      int used = keyNullSlot + (keyNulls ? 1 : 0); // the slots the batch's key range spans: only they are read
+      long bytes = reduction.keyedResultBytes(used);
+      ArrowBuf s = scratch(bytes);
+      set.keyed.read(0, s.memoryAddress(), bytes);
+      batchRead += bytes;
+      if (reducedByKey == null) {
+        reducedByKey = new ColumnReduction.Value[reduction.slots()][];
+        for (int k = 0; k < reducedByKey.length; k++) {
+          reducedByKey[k] = reduction.empty();
+        }
+      }
+      reduction.foldKeyed(s.memoryAddress(), used, reducedByKey);
+      return;
+    }
     int groups = (int) ((n + (long) workgroupSize - 1) / workgroupSize);
     long bytes = reduction.partialBytes(groups);
     ArrowBuf s = scratch(bytes);
@@ -690,6 +869,7 @@ public final class BatchRunner implements AutoCloseable {
     java.util.Arrays.fill(nullCounts, 0);
     java.util.Arrays.fill(varUsed, 0L);
     reduced = null;
+    reducedByKey = null;
     batchSlots = ReplacementStats.ZERO;
     batchUploaded = 0;
     batchRead = 0;
@@ -943,6 +1123,12 @@ public final class BatchRunner implements AutoCloseable {
     params.close();
     if (scratch != null) {
       scratch.close();
+    }
+    if (keyValidHost != null) {
+      keyValidHost.close();
+    }
+    if (keyParams != null) {
+      keyParams.close();
     }
     for (ArrowBuf b : varValidHost) {
       if (b != null) {

@@ -36,7 +36,7 @@ final class BufferPool implements AutoCloseable {
   /** Idle sets kept whatever their bytes: as many as may be in use at once (the GPU permits). */
   private final int keepSets;
   private final Function<ColumnKernel, Kernel> kernels;
-  private final Function<ColumnReduction, Kernel> reductions;
+  private final Function<ColumnReduction, List<Kernel>> reductions;
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
   /** Idle sets in the order they were released, oldest first. */
   private final LinkedHashSet<BufferSet> idleOrder = new LinkedHashSet<>();
@@ -57,7 +57,7 @@ final class BufferPool implements AutoCloseable {
    * @param kernels the loaded kernel of each column kernel (the runtime's cache)
    */
   BufferPool(GpuDevice device, long maxIdleBytes, int keepSets, Function<ColumnKernel, Kernel> kernels,
-             Function<ColumnReduction, Kernel> reductions) {
+             Function<ColumnReduction, List<Kernel>> reductions) {
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;
     this.keepSets = Math.max(1, keepSets);
@@ -110,7 +110,7 @@ final class BufferPool implements AutoCloseable {
     for (KernelCall c : key.calls()) {
       loaded.put(c.kernel(), kernels.apply(c.kernel()));
     }
-    Kernel reduction = key.reduction() == null ? null : reductions.apply(key.reduction());
+    List<Kernel> reduction = key.reduction() == null ? List.of() : reductions.apply(key.reduction());
     BufferSet set;
     try {
       set = BufferSet.create(device, key, loaded, reduction);

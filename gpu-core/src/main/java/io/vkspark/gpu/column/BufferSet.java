@@ -32,8 +32,19 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer[] varValid;
   /** With a reduction ({@code key.reduction()}): each reduced call's result validity (host-written when it has nulls). */
   final GpuBuffer[] valid;
-  /** With a reduction: each workgroup's partial per aggregate, the only output the host reads; else null. */
+  /**
+   * With a reduction: each workgroup's partial per aggregate, the only output the host reads; else
+   * null. Grouped: each first-pass workgroup's partial per key slot and aggregate, device-only.
+   */
   final GpuBuffer partials;
+  /** Grouped: the key base, null slot and first-pass group counts the host writes per dispatch; else null. */
+  final GpuBuffer keyParams;
+  /** Grouped: the key column's validity (host-written when the batch has null keys); else null. */
+  final GpuBuffer keyValid;
+  /** Grouped: one partial per key slot and aggregate, the only output the host reads; else null. */
+  final GpuBuffer keyed;
+  /** Grouped: workgroup-sized chunks of rows per first-pass workgroup ({@link ColumnReduction#chunks}); else 0. */
+  final int keyChunks;
   final PrerecordedDispatch dispatch;
   final long deviceBytes;
 
@@ -58,7 +69,7 @@ final class BufferSet implements AutoCloseable {
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
                     GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] valid, GpuBuffer partials,
-                    PrerecordedDispatch dispatch) {
+                    GpuBuffer keyParams, GpuBuffer keyValid, GpuBuffer keyed, int keyChunks, PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
@@ -68,6 +79,10 @@ final class BufferSet implements AutoCloseable {
     this.varValid = varValid;
     this.valid = valid;
     this.partials = partials;
+    this.keyParams = keyParams;
+    this.keyValid = keyValid;
+    this.keyed = keyed;
+    this.keyChunks = keyChunks;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
@@ -82,15 +97,19 @@ final class BufferSet implements AutoCloseable {
     for (GpuBuffer b : valid) {
       bytes += b == null ? 0 : b.byteLength();
     }
-    this.deviceBytes = bytes + (partials == null ? 0 : partials.byteLength());
+    for (GpuBuffer b : new GpuBuffer[] {partials, keyParams, keyValid, keyed}) {
+      bytes += b == null ? 0 : b.byteLength();
+    }
+    this.deviceBytes = bytes;
   }
 
   /**
    * Creates the buffers and records the dispatch: each call's kernel, then, with a reduction, the
-   * reduction over their results ({@code reductionKernel}), whose per-row outputs are then
-   * device-only ({@link BufferRole#SCRATCH}).
+   * reduction over their results ({@code reductionKernels}: its pass, or a grouped reduction's
+   * two), whose per-row outputs are then device-only ({@link BufferRole#SCRATCH}). A grouped
+   * reduction's key column gets an input buffer even when no call reads it.
    */
-  static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, Kernel reductionKernel) {
+  static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, List<Kernel> reductionKernels) {
     List<AutoCloseable> made = new ArrayList<>();
     try {
       GpuBuffer params = track(made, device.createBuffer(ColumnKernel.PARAMS_BYTES, BufferRole.PARAMS));
@@ -115,6 +134,10 @@ final class BufferSet implements AutoCloseable {
           }
         }
       }
+      ColumnReduction r = key.reduction();
+      if (r != null && r.grouped() && inputs[r.keyColumn()] == null) {
+        inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
+      }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
       List<DispatchStep> steps = new ArrayList<>();
       for (int i = 0; i < outputs.length; i++) {
@@ -138,20 +161,44 @@ final class BufferSet implements AutoCloseable {
       }
       GpuBuffer[] valid = new GpuBuffer[outputs.length];
       GpuBuffer partials = null;
-      ColumnReduction r = key.reduction();
+      GpuBuffer keyParams = null;
+      GpuBuffer keyValid = null;
+      GpuBuffer keyed = null;
+      int keyChunks = 0;
       if (r != null) {
         List<GpuBuffer> in = new ArrayList<>();
+        if (r.grouped()) {
+          keyParams = track(made, device.createBuffer(ColumnReduction.KEY_PARAMS_BYTES, BufferRole.PARAMS));
+          keyValid = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
+          in.add(keyParams);
+          in.add(inputs[r.keyColumn()]);
+          in.add(keyValid);
+        }
         for (int c : r.reads()) {
           valid[c] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
           in.add(outputs[c]);
           in.add(valid[c]);
         }
-        long groups = groups(device, key.capacity());
-        partials = track(made, device.createBuffer(r.partialBytes(groups), BufferRole.OUTPUT));
-        steps.add(new DispatchStep(reductionKernel, in, List.of(partials), params, Groups.of(0)));
+        if (r.grouped()) {
+          int wg = ColumnKernel.workgroupSize(device.info());
+          keyChunks = r.chunks(key.capacity(), wg, device.loopLimit());
+          long perGroup = (long) keyChunks * wg;
+          long groups = (key.capacity() + perGroup - 1) / perGroup;
+          partials = track(made, device.createBuffer(r.keyedPartialBytes(groups), BufferRole.SCRATCH));
+          steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
+          keyed = track(made, device.createBuffer(r.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
+          int invocations = r.slots() * (r.aggregates().size() + 1);
+          steps.add(new DispatchStep(reductionKernels.get(1), List.of(keyParams, partials), List.of(keyed), null,
+              Groups.of((invocations + wg - 1) / wg)));
+        } else {
+          long groups = groups(device, key.capacity());
+          partials = track(made, device.createBuffer(r.partialBytes(groups), BufferRole.OUTPUT));
+          steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
+        }
       }
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, valid, partials, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, valid, partials, keyParams, keyValid,
+          keyed, keyChunks, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
@@ -188,8 +235,10 @@ final class BufferSet implements AutoCloseable {
         parts.add(b);
       }
     }
-    if (partials != null) {
-      parts.add(partials);
+    for (GpuBuffer b : new GpuBuffer[] {partials, keyParams, keyValid, keyed}) {
+      if (b != null) {
+        parts.add(b);
+      }
     }
     for (int c = 0; c < varData.length; c++) {
       if (varData[c] != null) {

@@ -82,6 +82,12 @@ public final class ColumnRuntime implements AutoCloseable {
             + " but the calls return " + results + ".", "make the reduction with ColumnReduction.of(aggregates, "
             + "the calls' result types in call order).");
       }
+      if (reduction.grouped() && (reduction.keyColumn() >= inputTypes.size()
+          || inputTypes.get(reduction.keyColumn()) != reduction.keyType())) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "the reduction groups by input column " + reduction.keyColumn()
+            + " of type " + reduction.keyType().sqlName() + " but the runner's inputs are " + inputTypes + ".",
+            "pass the key column among the runner's input columns, with its type.");
+      }
       reduction.unsupportedOn(device.info()).ifPresent(reason -> {
         throw GpuException.of(Code.UNSUPPORTED, reason + ".", "fold the results on the host on this device.");
       });
@@ -98,8 +104,15 @@ public final class ColumnRuntime implements AutoCloseable {
         throw GpuException.of(Code.UNSUPPORTED, reason + ".", "run it on a device with that feature, or let it fall back to the CPU.");
       });
     }
-    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity(calls, inputTypes, capacityRows),
-        allocator, reduction);
+    int capacity = capacity(calls, inputTypes, capacityRows);
+    if (reduction != null && reduction.grouped()) {
+      // the first pass's partials (at least one workgroup per 256 rows' worth of slots) within one storage buffer
+      long perGroup = reduction.keyedPartialBytes(1);
+      long groups = Math.max(1, (device.info().maxStorageBufferRange() - 64) / perGroup);
+      long rows = groups * ColumnKernel.workgroupSize(device.info());
+      capacity = (int) Math.max(64, Math.min(capacity, rows / 64 * 64));
+    }
+    return new BatchRunner(pool, device, List.copyOf(calls), List.copyOf(inputTypes), capacity, allocator, reduction);
   }
 
   /** Rows per buffer: the request rounded up to 64, within maxStorageBufferRange for the widest column. */
@@ -125,10 +138,16 @@ public final class ColumnRuntime implements AutoCloseable {
         id -> device.load(k.program(ColumnKernel.workgroupSize(device.info()))));
   }
 
-  Kernel reduction(ColumnReduction r) {
-    return kernels.computeIfAbsent(r.id() + "@" + ColumnKernel.workgroupSize(device.info()),
-        id -> device.load(r.program(ColumnKernel.workgroupSize(device.info()))));
+  /** The loaded passes of {@code r}: its one pass, or a grouped reduction's two. */
+  List<Kernel> reduction(ColumnReduction r) {
+    int wg = ColumnKernel.workgroupSize(device.info());
+    Kernel first = kernels.computeIfAbsent(r.id() + "@" + wg, id -> device.load(r.program(wg)));
+    if (!r.grouped()) {
+      return List.of(first);
+    }
+    return List.of(first, kernels.computeIfAbsent(r.secondId() + "@" + wg, id -> device.load(r.secondProgram(wg))));
   }
+
 
   /** Buffer sets recorded so far. */
   public long bufferSetsCreated() {

@@ -36,6 +36,10 @@ final class RawMemory {
     MemoryUtil.memSet(address, value, bytes);
   }
 
+  static int memGetInt(long address) {
+    return MemoryUtil.memGetInt(address);
+  }
+
   static void memPutInt(long address, int value) {
     MemoryUtil.memPutInt(address, value);
   }
