@@ -316,6 +316,26 @@ final class FusedAggregateSparkTest {
   }
 
   /**
+   * Grouped by an int column of the GPU node's child (j, also a UDF argument: the optimizer computes
+   * k from id inside the fused node here, which would fold on the host), with arguments computed
+   * over the UDF results (the implied-volatility benchmark's NaN-to-zero sum and count_if, coalesce,
+   * wrapping integer arithmetic): each key's aggregates computed per row and reduced on the GPU;
+   * equal to Spark's.
+   */
+  @Test
+  void groupedByIntColumn_expressionArguments_reducedPerKeyOnTheGpu_matchesSpark() {
+    spark().conf().set("spark.sql.ansi.enabled", "false");
+    String sql = "SELECT j, sum(CASE WHEN isnan(x) THEN 0D ELSE x END), count_if(isnan(x)), max(coalesce(x, 0D)),"
+        + " sum(x_i * 2 + 1), min(-x), count(x, x_i), count(*) FROM (SELECT d_add(p, b) AS x, int_poly(i, j) AS x_i, j FROM"
+        + " (SELECT *, CASE WHEN id % 7 = 3 THEN double('NaN') WHEN id % 13 = 0 THEN NULL ELSE (id % 50) * 0.5 - 5 END AS p"
+        + " FROM fused_t)) GROUP BY j";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, 15_000, true);
+    assertEquals(3, both.get(0).size(), "keys 0, 1, 2");
+    assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /**
    * Grouped by a date, a bigint beyond the int range, and an int key that is also a UDF argument;
    * small batches, so keys repeat across the batches of a partition; a key spanning too many
    * values for the slots in some batches only: those fold on the host (their UDFs still on the

@@ -36,13 +36,14 @@ import org.apache.spark.sql.types.DataTypes;
  *       how far the sums are apart against the tolerance they must meet.
  *   <li>{@code cache}: the scan floor and Black-Scholes (GPU UDF and built-in SQL), and with
  *       {@code --cache-cases bs,iv} implied volatility over all {@code --rows} (GPU UDF, built-in SQL,
- *       Java UDF; {@code --iv-runs} timed runs), over the cache of
+ *       Java UDF; {@code --iv-runs} timed runs), with {@code grouped} Black-Scholes summed per one of
+ *       16 int buckets (a column added to the cached table; fused per key on the GPU), over the cache of
  *       each class of {@code --cache-serializer} ({@code spark.sql.cache.serializer}; Spark's own by
  *       default), each in a fresh session, since Spark reads that static setting once per JVM.
  * </ul>
  *
  * <pre>
- * DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] [--cases bs,iv,poly] [--cache-cases bs[,iv]]
+ * DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] [--cases bs,iv,poly] [--cache-cases bs[,iv][,grouped]]
  *               [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R]
  *               [--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,spark_sql]
  *               [--cache-serializer CLASS[,CLASS...]] [--parquet-dir DIR] [--partitions P]
@@ -228,7 +229,10 @@ public final class DataPathBench {
     int partitions = Integer.parseInt(a.getOrDefault("partitions", String.valueOf(cores)));
     String cacheBatch = a.getOrDefault("cache-batch", "1000000");
     long t0 = System.nanoTime();
-    Dataset<Row> data = SparkBench.options(spark, rows, partitions).drop("x", "y").cache();
+    boolean grouped = list(a.getOrDefault("cache-cases", "bs")).contains("grouped");
+    Dataset<Row> options = SparkBench.options(spark, rows, partitions).drop("x", "y");
+    // the grouped case's key: 16 buckets, a low-cardinality int column (only when that case runs)
+    Dataset<Row> data = (grouped ? options.selectExpr("*", "cast(id % 16 AS int) AS bucket") : options).cache();
     data.count();
     double cacheS = (System.nanoTime() - t0) / 1e9;
     data.createOrReplaceTempView("bench_cache");
@@ -256,6 +260,19 @@ public final class DataPathBench {
         SparkBench.emit(json, SparkBench.run(spark, "cache_implied_volatility", impliedVolatility(spark, a, "bench_cache"),
             Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), common, 1e-7, results));
         caseRows.add(rows + " rows, cache " + shortName);
+      }
+      if (grouped) {
+        // per-bucket sums, checked through one weighted checksum row (a wrong or swapped bucket changes it)
+        String perBucket = "SELECT bucket, sum(black_scholes(s, k, t, r, v)) AS bs FROM bench_cache GROUP BY bucket";
+        String check = "SELECT sum(bs * (bucket + 1)), count(*) FROM (%s)";
+        SparkBench.emit(json, SparkBench.run(spark, "cache_black_scholes_grouped", List.of(
+            new Variant("gpu_udf", () -> spark.sql(String.format(check, perBucket)), UNFUSED),
+            new Variant("gpu_udf_fused", () -> spark.sql(String.format(check, perBucket)), FUSED),
+            new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache")).groupBy("bucket")
+                .agg(org.apache.spark.sql.functions.sum("bs").as("bs"))
+                .selectExpr("sum(bs * (bucket + 1))", "count(*)"))),
+            runs, common, 1e-9, results));
+        caseRows.add(rows + " rows, cache " + shortName + ", 16 groups");
       }
     }
     data.unpersist(true);
@@ -410,7 +427,7 @@ public final class DataPathBench {
       String key = args[i].startsWith("--") ? args[i].substring(2) : "";
       if (!FLAGS.contains(key) || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: DataPathBench [--parts breakdown,parquet,cache] [--rows N] [--runs K] "
-            + "[--cases bs,iv,poly] [--cache-cases bs[,iv]] [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R] "
+            + "[--cases bs,iv,poly] [--cache-cases bs[,iv][,grouped]] [--iv-rows N] [--iv-runs K] [--iv-sql true|false] [--reader-batch R] [--cache-batch R] "
             + "[--breakdown-sources parquet,cache] [--breakdown-variants gpu_udf,gpu_udf_fused,spark_sql,java_udf] "
             + "[--cache-serializer CLASS[,CLASS...]] [--parquet-dir DIR] [--partitions P] [--concurrent C] "
             + "[--batch-rows B] [--master M] [--out FILE]; got " + args[i]);
