@@ -268,7 +268,7 @@ public final class DataPathBench {
         SparkBench.emit(json, SparkBench.run(spark, "cache_black_scholes_grouped", List.of(
             new Variant("gpu_udf", () -> spark.sql(String.format(check, perBucket)), UNFUSED),
             new Variant("gpu_udf_fused", () -> spark.sql(String.format(check, perBucket)), FUSED),
-            new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache")).groupBy("bucket")
+            new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_cache"), "bucket").groupBy("bucket")
                 .agg(org.apache.spark.sql.functions.sum("bs").as("bs"))
                 .selectExpr("sum(bs * (bucket + 1))", "count(*)"))),
             runs, common, 1e-9, results));
