@@ -381,16 +381,7 @@ public final class BatchRunner implements AutoCloseable {
     boolean nulls = false;
     if (key.hasNulls() && rows > 0) {
       key.andValidity(valid, rows);
-      int tail = rows & 63;
-      if (tail != 0) {
-        long last = valid + 8L * (rows >>> 6);
-        RawMemory.memPutLong(last, RawMemory.memGetLong(last) & ((1L << tail) - 1));
-      }
-      long count = 0;
-      for (long w = 0; w < vbytes; w += 8) {
-        count += Long.bitCount(RawMemory.memGetLong(valid + w));
-      }
-      nulls = count < rows;
+      nulls = nullCount(valid, vbytes, rows) > 0;
     }
     boolean wide = reduction.keyType() == SqlType.BIGINT;
     int width = wide ? 8 : 4;
@@ -1046,10 +1037,13 @@ public final class BatchRunner implements AutoCloseable {
         any = true;
       }
     }
-    if (!any) {
-      return 0;
-    }
-    // Clear the bits past the last row so the count (and Arrow) see only real rows.
+    return any ? nullCount(address, bytes, rows) : 0;
+  }
+  /**
+   * The null count of a validity bitmap of {@code rows} rows ({@code bytes}, whole 64-bit words) at
+   * {@code address}; clears the bits past the last row first, so the count (and Arrow) see only real rows.
+   */
+  private static long nullCount(long address, long bytes, int rows) {
     int tail = rows & 63;
     if (tail != 0) {
       long last = address + 8L * (rows >>> 6);
@@ -1061,6 +1055,7 @@ public final class BatchRunner implements AutoCloseable {
     }
     return rows - valid;
   }
+
 
   private static int indexOf(int[] a, int v) {
     for (int i = 0; i < a.length; i++) {
