@@ -104,37 +104,8 @@ final class ColumnReductionTest {
 
   /** Spark's partial aggregate of one function, sequentially in row order. */
   private static Value reference(Aggregate a, Batch b) {
-    long count = 0;
-    long integral = 0;
-    double floating = 0.0;
-    SqlType t = a.call() < 0 ? null : TYPES[a.call()];
-    boolean whole = (t == SqlType.INT || t == SqlType.BIGINT) && a.function() != Function.AVG;
-    for (int r = 0; r < b.rows(); r++) {
-      Object x = a.call() < 0 ? Boolean.TRUE : b.values()[a.call()][r];
-      if (x == null) {
-        continue;
-      }
-      long lx = x instanceof Integer n ? n : x instanceof Long n ? n : 0;
-      double dx = x instanceof Number n ? n.doubleValue() : 0;
-      switch (a.function()) {
-        case COUNT -> { }
-        case SUM, AVG -> {
-          integral += lx;
-          floating += whole ? 0 : dx;
-        }
-        case MIN, MAX -> {
-          boolean max = a.function() == Function.MAX;
-          boolean better = count == 0 || (whole ? (max ? lx > integral : lx < integral)
-              : (max ? ColumnReduction.greater(dx, floating) : ColumnReduction.greater(floating, dx)));
-          if (better) {
-            integral = lx;
-            floating = dx;
-          }
-        }
-      }
-      count++;
-    }
-    return new Value(count, whole ? integral : 0, whole ? 0.0 : floating);
+    return SparkFold.of(a.function(), a.call() < 0 ? null : TYPES[a.call()], a.call() < 0
+        ? java.util.Collections.nCopies(b.rows(), Boolean.TRUE) : java.util.Arrays.asList(b.values()[a.call()]));
   }
 
   private static double magnitude(Aggregate a, Batch b) {

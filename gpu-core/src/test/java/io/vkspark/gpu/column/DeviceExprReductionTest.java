@@ -271,35 +271,7 @@ final class DeviceExprReductionTest {
 
   /** Spark's partial aggregate of one function over {@code xs} (null for null), in order. */
   private static Value reference(Function f, SqlType t, Object[] xs) {
-    long count = 0;
-    long integral = 0;
-    double floating = 0.0;
-    boolean whole = (t == SqlType.INT || t == SqlType.BIGINT) && f != Function.AVG;
-    for (Object x : xs) {
-      if (x == null) {
-        continue;
-      }
-      long lx = x instanceof Integer n ? n : x instanceof Long n ? n : 0;
-      double dx = x instanceof Number n ? n.doubleValue() : 0;
-      switch (f) {
-        case COUNT -> { }
-        case SUM, AVG -> {
-          integral += lx;
-          floating += whole ? 0 : dx;
-        }
-        case MIN, MAX -> {
-          boolean max = f == Function.MAX;
-          boolean better = count == 0 || (whole ? (max ? lx > integral : lx < integral)
-              : (max ? ColumnReduction.greater(dx, floating) : ColumnReduction.greater(floating, dx)));
-          if (better) {
-            integral = lx;
-            floating = dx;
-          }
-        }
-      }
-      count++;
-    }
-    return new Value(count, whole ? integral : 0, whole ? 0.0 : floating);
+    return SparkFold.of(f, t, java.util.Arrays.asList(xs));
   }
 
   // ---- batches ---------------------------------------------------------------------------------
