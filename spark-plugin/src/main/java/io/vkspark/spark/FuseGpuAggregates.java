@@ -135,9 +135,12 @@ final class FuseGpuAggregates extends Rule<SparkPlan> {
    * driver knows: {@link GpuReduction#plan} accepts it, {@code fuseAggregates.onGpu} and verify are
    * off, every call is placed on the GPU, and (in local mode, where the planner sees the device)
    * the device has the reduction's features. An executor that finds otherwise folds on the host.
+   * Ungrouped only: whether a grouped one reduces depends on how many key values each batch spans,
+   * which the planner cannot know, and a high-cardinality key would replace Spark's generated hash
+   * aggregate with the host fold ({@code fuseAggregates=true} fuses grouped aggregates too).
    */
   static boolean reducedOnGpu(SparkSession session, VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    if (!Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim())
+    if (spec.keyOrdinal() >= 0 || !Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim())
         || GpuPlanner.conf(session).verify().on() || eval.calls().isEmpty()
         || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
       return false;

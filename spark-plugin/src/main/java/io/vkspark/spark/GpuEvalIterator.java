@@ -99,6 +99,12 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private BatchRunner rowRunner;
   /** Whether the last {@link #reduce} found the batch's keys too wide for the slots. */
   private boolean wide;
+  /** Consecutive batches of this task whose keys were too wide; at {@link #WIDE_LIMIT} it stops trying. */
+  private int wideRun;
+  /** Whether this task's keys proved too many for the slots: its batches fold on the host without trying. */
+  private boolean keysTooWide;
+  /** Consecutive too-wide batches after which a task stops reducing by key on the GPU. */
+  static final int WIDE_LIMIT = 8;
   private long reportedRead;
 
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
@@ -214,10 +220,16 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    */
   Step nextStep() {
     ColumnarBatch in = gather();
-    if (!reducing()) {
+    if (!reducing() || keysTooWide) {
       return new Rows(evaluate(in));
     }
     Step r = reduce(in, in.numRows());
+    wideRun = wide ? wideRun + 1 : 0;
+    if (wideRun >= WIDE_LIMIT) {
+      keysTooWide = true; // a high-cardinality key: finding each batch's range only to fold it on the host
+      LOG.info("vkspark: {} consecutive batches' keys spanned more than {} values; this task folds the rest on the host",
+          wideRun, reduction.slots());
+    }
     if (r != null) {
       return r;
     }
@@ -230,7 +242,12 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       boolean can = reduction != null && !verifier.on() && !calls.isEmpty() && gpuCalls.size() == calls.size()
           && (!reduction.grouped() || ColumnReduction.groupable(inputType(reduction.keyOrdinal())));
       if (can) {
-        Optional<String> why = reductionFor().unsupportedOn(gpu.device().info());
+        Optional<String> why;
+        try {
+          why = reductionFor().unsupportedOn(gpu.device().info());
+        } catch (GpuException e) { // e.g. a grouped shader past the compiler's size limit
+          why = Optional.of(e.getMessage());
+        }
         if (why.isPresent()) {
           LOG.info("vkspark: fused aggregate folds on the host: {}", why.get());
           can = false;
@@ -470,14 +487,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** This task's batch runner, made on its first GPU batch (while it holds the GPU permit). */
   private BatchRunner runner() {
     if (runner == null) {
-      long before = gpu.runtime().bufferSetsCreated();
-      runner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
-          conf.batchRows(), allocator, Boolean.TRUE.equals(reducing) ? reductionFor() : null);
-      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-      TaskContext task = TaskContext.get();
-      runner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
-      // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
-      runner.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+      runner = newRunner(Boolean.TRUE.equals(reducing) ? reductionFor() : null);
     }
     return runner;
   }
@@ -488,15 +498,22 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    */
   private BatchRunner rowRunner() {
     if (rowRunner == null) {
-      long before = gpu.runtime().bufferSetsCreated();
-      rowRunner = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
-          conf.batchRows(), allocator, null);
-      metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
-      TaskContext task = TaskContext.get();
-      rowRunner.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
-      rowRunner.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+      rowRunner = newRunner(null);
     }
     return rowRunner;
+  }
+
+  /** A runner of this task's GPU calls (reducing with {@code reduction} when not null), bounded as the task is. */
+  private BatchRunner newRunner(ColumnReduction reduction) {
+    long before = gpu.runtime().bufferSetsCreated();
+    BatchRunner r = gpu.runtime().runner(kernelCalls(), gpuColumns.stream().map(o -> inputType(o)).toList(),
+        conf.batchRows(), allocator, reduction);
+    metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+    TaskContext task = TaskContext.get();
+    r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
+    // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
+    r.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+    return r;
   }
 
   /**
@@ -651,14 +668,20 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     }
     closed = true;
     try {
-      if (runner != null) {
-        runner.close();
-      }
-      if (rowRunner != null) {
-        rowRunner.close();
-      }
-      if (cpuVulkan != null) {
-        cpuVulkan.close();
+      try {
+        if (runner != null) {
+          runner.close();
+        }
+      } finally {
+        try {
+          if (rowRunner != null) {
+            rowRunner.close();
+          }
+        } finally {
+          if (cpuVulkan != null) {
+            cpuVulkan.close();
+          }
+        }
       }
     } finally {
       try {

@@ -121,7 +121,12 @@ record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, 
       out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
     }
     try {
-      ColumnReduction.of(out, callTypes); // compiled once per JVM: the executors' shader is known to compile
+      // compiled once per JVM: the executors' shaders are known to compile (a grouped one's source
+      // does not depend on which runner input holds the key)
+      ColumnReduction.of(out, callTypes);
+      if (key >= 0) {
+        ColumnReduction.grouped(out, callTypes, 0, SparkTypes.of(spec.keyType()).orElseThrow(), slots);
+      }
     } catch (io.vkspark.gpu.GpuException e) {
       LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
       return Optional.empty();

@@ -221,6 +221,19 @@ public final class BatchRunner implements AutoCloseable {
    */
   public void append(List<InputColumn> inputs, int rows) {
     ensureOpen();
+    refuseGrouped("append()");
+    stage(inputs, rows);
+  }
+
+  /** A grouped runner stages and dispatches only within {@link #runGrouped} (the key range is set there). */
+  private void refuseGrouped(String what) {
+    if (reduction != null && reduction.grouped()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, what + " on a runner with a grouped reduction.",
+          "pass each whole batch to runGrouped(), which finds its key range first.");
+    }
+  }
+
+  private void stage(List<InputColumn> inputs, int rows) {
     check(inputs, rows);
     if (rows > Integer.MAX_VALUE - staged) {
       throw GpuException.of(Code.SIZE, "appending " + rows + " rows to " + staged + " staged rows exceeds "
@@ -251,6 +264,7 @@ public final class BatchRunner implements AutoCloseable {
    */
   public void dispatch() {
     ensureOpen();
+    refuseGrouped("dispatch()");
     try {
       dispatchPending();
     } catch (RuntimeException e) {
@@ -344,7 +358,7 @@ public final class BatchRunner implements AutoCloseable {
       batchHostNs = 0;
       return java.util.Optional.empty();
     }
-    append(inputs, rows);
+    stage(inputs, rows);
     finishDispatches();
     ColumnReduction.Value[][] acc = reducedByKey;
     if (acc == null) {
@@ -1039,6 +1053,7 @@ public final class BatchRunner implements AutoCloseable {
     }
     return any ? nullCount(address, bytes, rows) : 0;
   }
+
   /**
    * The null count of a validity bitmap of {@code rows} rows ({@code bytes}, whole 64-bit words) at
    * {@code address}; clears the bits past the last row first, so the count (and Arrow) see only real rows.
@@ -1055,7 +1070,6 @@ public final class BatchRunner implements AutoCloseable {
     }
     return rows - valid;
   }
-
 
   private static int indexOf(int[] a, int v) {
     for (int i = 0; i < a.length; i++) {

@@ -106,9 +106,14 @@ public final class ColumnRuntime implements AutoCloseable {
     }
     int capacity = capacity(calls, inputTypes, capacityRows);
     if (reduction != null && reduction.grouped()) {
-      // the first pass's partials (at least one workgroup per 256 rows' worth of slots) within one storage buffer
+      // the first pass's partials within one storage buffer, counted as if each first-pass workgroup
+      // took one chunk of rows (it takes at least one); on a device with a loop limit, the second
+      // pass's loop over those workgroups stays within half of it
       long perGroup = reduction.keyedPartialBytes(1);
       long groups = Math.max(1, (device.info().maxStorageBufferRange() - 64) / perGroup);
+      if (device.loopLimit() > 0) {
+        groups = Math.min(groups, Math.max(1, device.loopLimit() / 2));
+      }
       long rows = groups * ColumnKernel.workgroupSize(device.info());
       capacity = (int) Math.max(64, Math.min(capacity, rows / 64 * 64));
     }

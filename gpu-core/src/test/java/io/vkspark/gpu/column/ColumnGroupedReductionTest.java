@@ -331,6 +331,10 @@ final class ColumnGroupedReductionTest {
           "one partial per aggregate and key slot in use (10 keys and null) comes back, not " + 16L * rows + " bytes of rows");
       assertThrows(GpuException.class, () -> runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
           ArrowInputs.of(k, SqlType.INT)), rows));
+      // staging outside runGrouped would dispatch with the previous batch's key range
+      assertThrows(GpuException.class, () -> runner.append(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
+          ArrowInputs.of(k, SqlType.INT)), rows));
+      assertThrows(GpuException.class, runner::dispatch);
     } finally {
       d.close();
       assertEquals(0, d.validationErrors(), d.validationMessages().toString());
