@@ -275,9 +275,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    */
   private Step reduce(ColumnarBatch in, int rows) {
     wide = false;
-    BatchRunner[] used = new BatchRunner[1];
     Step step = underLease(in, rows, this::runner, (r, inputs) -> {
-      used[0] = r;
       try {
         if (reduction.grouped()) {
           ColumnReduction.Grouped grouped = r.runGrouped(inputs, rows).orElse(null);
@@ -292,10 +290,8 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         return null;
       }
     });
-    long read = used[0] == null ? 0 : used[0].stats().bytesRead() - reportedRead;
-    if (used[0] != null) {
-      reportedRead = used[0].stats().bytesRead();
-    }
+    long read = runner.stats().bytesRead() - reportedRead; // underLease made the runner before it ran
+    reportedRead = runner.stats().bytesRead();
     if (step == null) {
       return null;
     }
