@@ -229,8 +229,24 @@ final class CallSites {
     return new Coalesce(Scala.seq(List.of(p, Literal.create(ifNull, DataTypes.BooleanType))));
   }
 
+  /**
+   * Whether {@code e} reads a lambda variable bound outside it: then it can only be evaluated inside
+   * that lambda. A variable bound by a lambda within {@code e} does not count: the argument of
+   * {@code asum(transform(v, x -> x * 2))} is computed by a projection like any other.
+   */
   static boolean usesLambdaVariable(Expression e) {
-    return e.find(x -> x instanceof NamedLambdaVariable).isDefined();
+    Set<Object> bound = new java.util.HashSet<>();
+    e.foreach(x -> {
+      if (x instanceof LambdaFunction f) {
+        for (Object a : Scala.list(f.arguments())) {
+          if (a instanceof NamedLambdaVariable v) {
+            bound.add(v.exprId());
+          }
+        }
+      }
+      return scala.runtime.BoxedUnit.UNIT;
+    });
+    return e.find(x -> x instanceof NamedLambdaVariable v && !bound.contains(v.exprId())).isDefined();
   }
 
   /** Whether every argument is a column or a literal: nothing to compute for rows a condition skips. */

@@ -1,7 +1,6 @@
 package io.vkspark.spark;
 
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.Placement.Cause;
 import io.vkspark.spark.Placement.DecidedBy;
 import java.util.List;
@@ -54,14 +53,16 @@ final class GpuPlanner {
     GpuKernel k = udf.kernel();
     DataType declared = SparkTypes.result(k.signature());
     if (!u.dataType().equals(declared)) {
-      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, u.dataType().simpleString(), k.signature().resultSqlName()), null);
+      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, SparkTypes.describe(u.dataType(), declared),
+          SparkTypes.describe(declared, u.dataType())), null);
     }
     List<Expression> args = Scala.list(u.children());
     for (int i = 0; i < args.size(); i++) {
-      Optional<SqlType> t = SparkTypes.of(args.get(i).dataType());
-      if (t.isEmpty() || !args.get(i).dataType().equals(SparkTypes.of(k.args().get(i)))) {
+      DataType actual = args.get(i).dataType();
+      if (!SparkTypes.accepts(k.args().get(i), actual)) { // an array of elements that cannot be null is accepted
+        DataType want = SparkTypes.of(k.args().get(i));
         return new Decision(cpu(name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
-            args.get(i).dataType().simpleString(), k.args().get(i).sqlName()), null);
+            SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null);
       }
     }
     ColumnKernel kernel = compile(name, k, conf);

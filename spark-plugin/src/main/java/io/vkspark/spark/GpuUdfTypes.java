@@ -150,8 +150,8 @@ final class GpuUdfTypes {
       if (!SparkTypes.accepts(k.args().get(i), a.dataType())) {
         throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_ARGUMENT_TYPE, name,
             GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
-            + name + "' must be " + k.args().get(i).sqlName() + " but " + a.sql() + " is "
-            + a.dataType().simpleString() + ", which Spark cannot cast implicitly.",
+            + name + "' must be " + SparkTypes.describe(want, a.dataType()) + " but " + a.sql() + " is "
+            + SparkTypes.describe(a.dataType(), want) + ", which Spark cannot cast implicitly.",
             "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.args().get(i).sqlName()
                 + " column."));
       }

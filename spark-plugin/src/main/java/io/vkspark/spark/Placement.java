@@ -51,7 +51,7 @@ record Placement(Where where, Cause cause, List<String> details, DecidedBy by) i
     RESULT_TYPE_DIFFERS(false, "it is registered as returning %s but its kernel returns %s",
         "register it with the kernel's result type"),
     ARGUMENT_TYPE_DIFFERS(false, "argument %s (%s) is %s, not %s", "cast the argument to the kernel's type"),
-    LAMBDA(false, "it is inside a lambda function or a try_* function (its arguments are lambda variables, "
+    LAMBDA(false, "it is inside a lambda function or a try_* function (its arguments read the lambda's variables, "
         + "or its errors are caught)", IN_A_SUBQUERY),
     CONDITIONAL(false, "it sits in a branch of CASE, IF, COALESCE, AND or OR with computed arguments or a condition "
         + "that cannot be re-evaluated (non-deterministic), which must not run for rows the condition skips", IN_A_SUBQUERY),

@@ -8,6 +8,9 @@ import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * Spark SQL types for the GPU column types, and back. Arrays map to Spark arrays that may hold
@@ -77,5 +80,50 @@ public final class SparkTypes {
    */
   public static boolean accepts(KernelSignature.Arg a, DataType t) {
     return a.type() == SqlType.DECIMAL ? of(a).equals(t) : of(t).filter(s -> s == a.type()).isPresent();
+  }
+
+  /**
+   * {@code t} as a refusal names it next to {@code other}: its SQL name, and where both names read
+   * the same ({@code array<int>} may or may not hold nulls), the nullability that sets it apart,
+   * e.g. {@code array<int> (containsNull=false)}. Without this a reason could read "is array<int>,
+   * not array<int>".
+   */
+  static String describe(DataType t, DataType other) {
+    String name = t.simpleString();
+    if (!name.equals(other.simpleString()) || t.equals(other)) {
+      return name;
+    }
+    String why = nullability(t, other);
+    return name + " (" + (why != null ? why : t.json()) + ")";
+  }
+
+  /** The first nullability flag of {@code t} that differs from {@code other}'s (same shape), or null. */
+  private static String nullability(DataType t, DataType other) {
+    if (t instanceof ArrayType a && other instanceof ArrayType b) {
+      return a.containsNull() != b.containsNull() ? "containsNull=" + a.containsNull()
+          : inner("element", nullability(a.elementType(), b.elementType()));
+    }
+    if (t instanceof MapType a && other instanceof MapType b) {
+      if (a.valueContainsNull() != b.valueContainsNull()) {
+        return "valueContainsNull=" + a.valueContainsNull();
+      }
+      String key = inner("key", nullability(a.keyType(), b.keyType()));
+      return key != null ? key : inner("value", nullability(a.valueType(), b.valueType()));
+    }
+    if (t instanceof StructType a && other instanceof StructType b && a.fields().length == b.fields().length) {
+      for (int i = 0; i < a.fields().length; i++) {
+        StructField x = a.fields()[i];
+        StructField y = b.fields()[i];
+        String why = x.nullable() != y.nullable() ? "nullable=" + x.nullable() : nullability(x.dataType(), y.dataType());
+        if (why != null) {
+          return "field " + x.name() + ": " + why;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static String inner(String where, String why) {
+    return why == null ? null : where + ": " + why;
   }
 }

@@ -10,6 +10,9 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.types.ArrayType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -144,12 +147,36 @@ final class VarTypesSparkTest {
     }
   }
 
+  /** The sum of an array<int>'s elements as a bigint, nulls skipped. */
+  public static final class ArraySum implements UDF1<scala.collection.Seq<Integer>, Long>, GpuUdf {
+    @Override
+    public Long call(scala.collection.Seq<Integer> v) {
+      if (v == null) {
+        return null;
+      }
+      long s = 0;
+      for (Integer x : Scala.list(v)) {
+        s += x == null ? 0 : x;
+      }
+      return s;
+    }
+
+    @Override
+    public GpuKernel kernel() {
+      return GpuKernel.returns("bigint").arg("v", "array<int>").body("""
+          int64_t s = 0l;
+          for (int i = 0; i < v_length(); i++) { s += int64_t(v_at(i)); }
+          return s;""");
+    }
+  }
+
   @BeforeAll
   static void data() throws Exception {
     GpuUdfs.register(spark(), "fnv1a", new Fnv1a());
     GpuUdfs.register(spark(), "parse_int", new ParseInt());
     GpuUdfs.register(spark(), "binary_sum", new BinarySum());
     GpuUdfs.register(spark(), "cosine", new Cosine());
+    GpuUdfs.register(spark(), "asum", new ArraySum());
     table = Files.createTempDirectory("vkspark-vartypes").resolve("t.parquet").toString();
     spark().range(0, 6000, 1, 4).selectExpr("id",
         "CASE WHEN id % 10 = 3 THEN NULL WHEN id % 10 = 4 THEN '' WHEN id % 3 = 0 THEN cast(id * 7919 - 20000000 as string)"
@@ -157,7 +184,9 @@ final class VarTypesSparkTest {
         "CASE WHEN id % 11 = 5 THEN NULL ELSE encode(concat('b', id), 'UTF-8') END AS bin",
         "CASE WHEN id % 13 = 1 THEN NULL WHEN id % 17 = 2 THEN cast(array() AS array<float>)"
             + " ELSE transform(sequence(1, 8), k -> CASE WHEN (id * 7 + k) % 23 = 0 THEN NULL"
-            + " ELSE cast(sin(id * k) AS float) END) END AS emb")
+            + " ELSE cast(sin(id * k) AS float) END) END AS emb",
+        "CASE WHEN id % 19 = 7 THEN NULL ELSE transform(sequence(0, cast(id % 9 AS int)), k -> CASE WHEN (id + k) % 5 = 0"
+            + " THEN NULL ELSE cast(id * k - 300 AS int) END) END AS ints")
         .write().parquet(table);
   }
 
@@ -214,5 +243,58 @@ final class VarTypesSparkTest {
     assertTrue(rows.stream().anyMatch(r -> r.isNullAt(1)), "null arrays give null");
     assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1) && r.getFloat(1) == 0f), "empty arrays give 0");
     assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1) && Math.abs(r.getFloat(1)) > 0.5f));
+  }
+
+  @Test
+  void arraysWhoseElementsCannotBeNull_everyRowOnGpu_equalCall() {
+    String[] cols = {"id", "asum(array(1, 2, coalesce(cast(id AS int), 0))) AS a", "asum(sequence(1, cast(id % 20 AS int))) AS q"};
+    Dataset<Row> gpu = select(cols);
+    for (int c = 1; c < 3; c++) { // what the test is about: Spark types these arguments array<int> with containsNull=false
+      ArrayType t = argType(gpu, c);
+      assertFalse(t.containsNull(), t::toString);
+    }
+    String plan = explain(gpu);
+    assertFalse(plan.contains("runs on CPU"), plan);
+    assertEquals(1, gpuNodes(gpu).size(), plan);
+    assertGpuEqualsCpu(() -> select(cols));
+    List<Row> rows = gpu.collectAsList();
+    assertAllRowsOnGpu(gpu);
+    assertEquals(6000L, metrics(gpuNodes(gpu).get(0)).get("gpuRows"));
+    assertTrue(rows.stream().anyMatch(r -> r.getLong(1) == 3 + r.getLong(0) && r.getLong(2) > 100), "sums of the literal and the sequence");
+  }
+
+  @Test
+  void argumentsComputedWithLambdas_areStaged_everyRowOnGpu_equalCall() {
+    String[] cols = {"id", "asum(transform(ints, x -> x * 2)) AS t", "asum(filter(ints, x -> x > 0)) AS f",
+        "asum(array(aggregate(ints, 0, (acc, x) -> acc + coalesce(x, 0)))) AS g"};
+    Dataset<Row> gpu = select(cols);
+    String plan = explain(gpu);
+    assertFalse(plan.contains("runs on CPU"), plan);
+    assertEquals(1, gpuNodes(gpu).size(), plan);
+    assertGpuEqualsCpu(() -> select(cols));
+    List<Row> rows = gpu.collectAsList();
+    assertAllRowsOnGpu(gpu);
+    assertEquals(6000L, metrics(gpuNodes(gpu).get(0)).get("gpuRows"));
+    assertTrue(rows.stream().anyMatch(r -> r.isNullAt(1)), "null arrays give null");
+    assertTrue(rows.stream().anyMatch(r -> !r.isNullAt(1) && r.getLong(1) != 0 && r.getLong(2) != r.getLong(1) / 2),
+        "filter dropped elements");
+  }
+
+  @Test
+  void callReadingAnOuterLambdaVariable_staysInItsLambda() {
+    // The inner lambda binds x, the outer one y: asum(...) reads y, so it can only run inside the outer lambda.
+    String col = "transform(ints, y -> asum(transform(ints, x -> x + coalesce(y, 0)))) AS t";
+    withFallback(() -> {
+      Dataset<Row> df = select("id", col);
+      assertTrue(explain(df).contains("asum runs on CPU because it is inside a lambda function"), explain(df));
+      assertVksparkEqualsCpu(() -> select("id", col), ran -> assertTrue(gpuNodes(ran).isEmpty(), explain(ran)));
+    });
+  }
+
+  /** The type Spark gives argument 1 of the GPU UDF call in column {@code c} of a query. */
+  private static ArrayType argType(Dataset<Row> df, int c) {
+    Expression e = df.queryExecution().analyzed().expressions().apply(c);
+    ScalaUDF u = (ScalaUDF) e.find(x -> x instanceof ScalaUDF).get();
+    return (ArrayType) u.children().apply(0).dataType();
   }
 }

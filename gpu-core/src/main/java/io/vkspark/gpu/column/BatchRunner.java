@@ -233,14 +233,15 @@ public final class BatchRunner implements AutoCloseable {
     }
   }
 
-  private void stage(List<InputColumn> inputs, int rows) {
-    check(inputs, rows);
+  private void stage(List<InputColumn> given, int rows) {
+    check(given, rows);
     if (rows > Integer.MAX_VALUE - staged) {
       throw GpuException.of(Code.SIZE, "appending " + rows + " rows to " + staged + " staged rows exceeds "
           + Integer.MAX_VALUE + " rows.", "take the results() of the staged rows first.");
     }
     try {
       long t0 = System.nanoTime();
+      List<InputColumn> inputs = DecodedStrings.of(given, rows); // the body sees the string call() gets
       int base = staged;
       int total = staged + rows;
       sizeSlots(base, total);
