@@ -250,6 +250,29 @@ final class ExampleUdfsTest {
     assertTrue(seen.nulls > 1000 && seen.values > 12_000 && negative > 5000);
   }
 
+  /** Before year 1 (1 BC is year 0 to Spark, and 0000-02-29 exists): call(), the GPU and datediff agree. */
+  @Test
+  void daysToExpiry_beforeYearOne_equalsCallAndDatediff() {
+    int rows = 3000;
+    Dataset<Row> df = spark().range(0, rows, 1, 2)
+        .selectExpr("id", "date_add(DATE'0001-03-01', CAST(-id * 11 AS INT)) AS trade",
+            "date_add(DATE'0001-01-01', CAST(id * 7 - 4000 AS INT)) AS expiry")
+        .selectExpr("id", "trade", "expiry", "days_to_expiry(trade, expiry)", "datediff(expiry, trade)",
+            "year(trade) < 1 AS bc");
+    List<Row> result = df.collectAsList();
+    assertAllOnGpu(df, rows);
+    DaysToExpiry udf = new DaysToExpiry();
+    int bc = 0;
+    for (Row r : result) {
+      Integer cpu = udf.call((Date) r.get(1), (Date) r.get(2));
+      assertEquals(r.getInt(4), r.getInt(3), () -> "GPU vs datediff, row " + r);
+      assertEquals(r.getInt(4), cpu, () -> "call() vs datediff, row " + r);
+      bc += r.getBoolean(5) ? 1 : 0;
+    }
+    assertTrue(bc > 2500, "rows before year 1: " + bc);
+    assertEquals(59, udf.call(Date.valueOf("0001-01-01"), Date.valueOf("0001-03-01")));
+  }
+
   @Test
   void secondsSinceMidnight_equalsCallAndUtcTimeOfDay() {
     assertEquals("UTC", spark().conf().get("spark.sql.session.timeZone"));

@@ -100,6 +100,15 @@ public final class GpuException extends RuntimeException {
     return fix;
   }
 
+  /**
+   * {@code io.vkspark.gpu.GpuException [TIMEOUT]: ...}: the stable code in every stack trace, and so
+   * in the task failure a Spark user reads ("Lost task ...: io.vkspark.gpu.GpuException [TIMEOUT]: ...").
+   */
+  @Override
+  public String toString() {
+    return getClass().getName() + " [" + code + "]: " + getLocalizedMessage();
+  }
+
   private static String checked(String message) {
     Objects.requireNonNull(message, "message");
     if (!message.contains(FIX)) {

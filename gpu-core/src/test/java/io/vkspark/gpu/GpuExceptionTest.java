@@ -36,6 +36,16 @@ final class GpuExceptionTest {
   }
 
   @Test
+  void toString_startsWithTheCode_asStackTracesAndSparkTaskFailuresShowIt() {
+    GpuException e = GpuException.of(Code.TIMEOUT, "'k' ran longer than 500 ms", "raise the timeout.");
+    assertEquals("io.vkspark.gpu.GpuException [TIMEOUT]: 'k' ran longer than 500 ms. Fix: raise the timeout.", e.toString());
+    java.io.StringWriter trace = new java.io.StringWriter();
+    e.printStackTrace(new java.io.PrintWriter(trace));
+    assertTrue(trace.toString().startsWith("io.vkspark.gpu.GpuException [TIMEOUT]: 'k' ran"), trace::toString);
+    assertEquals("'k' ran longer than 500 ms. Fix: raise the timeout.", e.getMessage());
+  }
+
+  @Test
   void messageWithoutFix_isRejected() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> new GpuException(Code.VULKAN, "something failed"));

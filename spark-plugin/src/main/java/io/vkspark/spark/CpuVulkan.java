@@ -46,7 +46,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Two ways in: {@link Task} evaluates a whole batch for the GPU node when it places a GLSL-only
  * call on the CPU, and {@link #evalRow} evaluates one row for {@code call()} (calls Spark keeps in
- * its own operators, driver-side evaluation of local relations, verify mode).
+ * its own operators, driver-side evaluation of local relations, verify mode). A row Spark evaluates
+ * itself (in a join condition, a window, a grouping) runs on the JVM's own device when it has one
+ * ({@link #rowDevice}): a GPU host needs no lavapipe for those. Verify mode's rows stay on the CPU
+ * device ({@link #onCpuDevice}): checking the GPU against itself would prove nothing.
  */
 final class CpuVulkan {
   private static final Logger LOG = LoggerFactory.getLogger(CpuVulkan.class);
@@ -54,6 +57,10 @@ final class CpuVulkan {
   private static GpuException unavailable;
   /** Rows this JVM computed on the CPU Vulkan device (batches and single rows). */
   private static final AtomicLong ROWS = new AtomicLong();
+  /** Rows of {@code call()} this JVM computed on its own device ({@link ExecutorGpu}). */
+  private static final AtomicLong OWN_DEVICE_ROWS = new AtomicLong();
+  /** Set while verify mode runs {@code call()}: its rows must run on the CPU device. */
+  private static final ThreadLocal<Boolean> CPU_ONLY = ThreadLocal.withInitial(() -> false);
   private static final Map<KernelSpec, Scalar> SCALARS = new HashMap<>();
 
   private CpuVulkan() {}
@@ -72,7 +79,7 @@ final class CpuVulkan {
     }
     if (unavailable == null) {
       try {
-        DeviceInfo cpu = devices().stream().filter(d -> d.type() == DeviceType.CPU).findFirst().orElseThrow(() ->
+        DeviceInfo cpu = rowDevice(java.util.Optional.empty(), devices(), d -> true).orElseThrow(() ->
             GpuException.of(Code.NO_DEVICE, "Vulkan has no CPU device (only " + devices().stream()
                 .map(DeviceInfo::name).toList() + ")", FIX));
         device = ExecutorGpu.open(conf, String.valueOf(cpu.index()), executorId() + " (CPU Vulkan)");
@@ -106,9 +113,61 @@ final class CpuVulkan {
     return ROWS.get();
   }
 
+  /** Rows of {@code call()} computed on this JVM's own device so far (for tests and logs). */
+  static long ownDeviceRows() {
+    return OWN_DEVICE_ROWS.get();
+  }
+
+  /** {@code body}, with any GLSL-only {@code call()} in it on the CPU Vulkan device (verify mode's reference). */
+  static <T> T onCpuDevice(java.util.function.Supplier<T> body) {
+    boolean was = CPU_ONLY.get();
+    CPU_ONLY.set(true);
+    try {
+      return body.get();
+    } finally {
+      CPU_ONLY.set(was);
+    }
+  }
+
+  /**
+   * Which device runs a row of {@code call()}: {@code own}, the JVM's own device (its GPU, or
+   * lavapipe where that is the best it has), when it is open and has the kernel's features; else the
+   * first CPU device of {@code devices}; empty when neither (the caller's error says to install lavapipe).
+   */
+  static java.util.Optional<DeviceInfo> rowDevice(java.util.Optional<DeviceInfo> own, List<DeviceInfo> devices,
+                                                   java.util.function.Predicate<DeviceInfo> runs) {
+    if (own.isPresent() && runs.test(own.get())) {
+      return own;
+    }
+    return devices.stream().filter(d -> d.type() == DeviceType.CPU && runs.test(d)).findFirst();
+  }
+
+  /** The device for one row of {@code udf}'s {@code call()} ({@link #rowDevice}, or the CPU device in verify mode). */
+  private static ExecutorGpu rowDevice(VkConf conf, GlslUdf udf) {
+    if (!CPU_ONLY.get()) {
+      java.util.Optional<ExecutorGpu> own = ExecutorGpu.get(conf, executorId()).filter(g -> !g.isClosed());
+      io.vkspark.gpu.column.ColumnKernel kernel = GpuPlanner.compile(udf.name(), udf.kernel(), conf);
+      java.util.Optional<DeviceInfo> ownInfo = own.map(g -> g.device().info());
+      // The device list is read only when the own device cannot run the row (rowDevice then picks the CPU one).
+      if (ownInfo.isPresent() && rowDevice(ownInfo, List.of(), d -> kernel.unsupportedOn(d).isEmpty()).isPresent()) {
+        return own.get();
+      }
+    }
+    return device(conf, udf.name());
+  }
+
+  /** Closes the row runners on {@code dev} before it closes (its owner holds every permit, so none is running). */
+  static void beforeClose(ExecutorGpu dev) {
+    List<Scalar> scalars;
+    synchronized (SCALARS) {
+      scalars = new ArrayList<>(SCALARS.values());
+    }
+    scalars.forEach(s -> s.closeRunnerOn(dev));
+  }
+
   /** Closes the CPU Vulkan device (executor shutdown); the next use opens it again. */
   static void shutdown() {
-    // Scalars first, without the class lock: a row being evaluated holds its Scalar's lock and then takes the class lock.
+    // Scalars first, without the class lock: their runners go before the device they run on.
     List<Scalar> scalars;
     synchronized (SCALARS) {
       scalars = new ArrayList<>(SCALARS.values());
@@ -170,23 +229,40 @@ final class CpuVulkan {
       }
     }
 
-    synchronized Object eval(Object[] args) {
-      ExecutorGpu dev = device(conf, udf.name());
+    /** Device and permit first, then this runner's lock: a device closing holds every permit and then takes it. */
+    Object eval(Object[] args) {
+      ExecutorGpu dev = rowDevice(conf, udf);
+      AtomicLong counted = current().orElse(null) == dev ? ROWS : OWN_DEVICE_ROWS;
+      try (GpuLease lease = dev.lease()) {
+        synchronized (this) {
+          Object result = evalLeased(dev, args);
+          counted.incrementAndGet();
+          return result;
+        }
+      }
+    }
+
+    private Object evalLeased(ExecutorGpu dev, Object[] args) {
       List<SqlType> types = udf.kernel().argTypes();
       List<InputColumn> in = new ArrayList<>();
       for (int i = 0; i < args.length; i++) {
         set(inputs.get(i), types.get(i), args[i], udf.name());
         in.add(ArrowInputs.of(inputs.get(i), types.get(i)));
       }
-      try (GpuLease lease = dev.lease()) {
-        BatchRunner r = runner(dev);
-        try {
-          FieldVector out = r.run(in, 1).get(0);
-          ROWS.incrementAndGet();
-          return out.isNull(0) ? null : get(out, udf.kernel().result());
-        } finally {
-          r.releaseBuffers();
-        }
+      BatchRunner r = runner(dev);
+      try {
+        FieldVector out = r.run(in, 1).get(0);
+        return out.isNull(0) ? null : get(out, udf.kernel().result());
+      } finally {
+        r.releaseBuffers();
+      }
+    }
+
+    synchronized void closeRunnerOn(ExecutorGpu dev) {
+      if (runner != null && runnerDevice == dev) {
+        runner.close();
+        runner = null;
+        runnerDevice = null;
       }
     }
 

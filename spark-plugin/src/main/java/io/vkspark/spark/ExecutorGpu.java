@@ -128,9 +128,10 @@ public final class ExecutorGpu {
     initialized = false;
   }
 
-  /** Closes the column runtime, then the device (even when the runtime fails to close). */
+  /** Closes the row runners on it, the column runtime, then the device (even when the runtime fails to close). */
   private void closeRuntimeAndDevice() {
     try {
+      CpuVulkan.beforeClose(this); // row runners of GLSL-only call()s made on this device
       runtime.close();
     } catch (RuntimeException e) {
       LOG.warn("vkspark executor {}: closing the column runtime failed: {}", executorId, e.toString());

@@ -15,9 +15,10 @@ import org.apache.spark.sql.api.java.UDF9;
  * A GPU UDF defined in GLSL only, with no Java: a signature and a body, from
  * {@code spark.vkspark.glsl} or {@code SELECT vkspark_define(...)} ({@link GlslFunctions}). It has no
  * CPU implementation of its own, so wherever vkspark would run {@code call()} (an executor without a
- * usable GPU, a call Spark keeps in its own operator, verify mode), the same SPIR-V runs on a CPU
- * Vulkan device, Mesa's lavapipe ({@link CpuVulkan}). It is a Spark {@code UDF1} .. {@code UDF10} so
- * that it registers like any Java UDF; {@code call()} evaluates one row that way.
+ * usable GPU, verify mode), the same SPIR-V runs on a CPU Vulkan device, Mesa's lavapipe
+ * ({@link CpuVulkan}). It is a Spark {@code UDF1} .. {@code UDF10} so that it registers like any Java
+ * UDF; {@code call()} evaluates one row that way, on the JVM's own GPU when it has one (a call Spark
+ * keeps in its own operator: a join condition, a window, a grouping), else on lavapipe.
  */
 @SuppressWarnings("rawtypes")
 public final class GlslUdf implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, UDF6, UDF7, UDF8, UDF9, UDF10 {

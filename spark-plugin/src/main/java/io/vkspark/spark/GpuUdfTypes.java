@@ -2,6 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -13,7 +14,10 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
+import org.apache.spark.sql.types.StructType;
 import scala.Option;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractPartialFunction;
@@ -152,9 +156,41 @@ final class GpuUdfTypes {
             GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " (" + k.argNames().get(i) + ") of GPU UDF '"
             + name + "' must be " + SparkTypes.describe(want, a.dataType()) + " but " + a.sql() + " is "
             + SparkTypes.describe(a.dataType(), want) + ", which Spark cannot cast implicitly.",
-            "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or pass a " + k.args().get(i).sqlName()
-                + " column."));
+            typeFix(a, want, k.args().get(i).sqlName())));
       }
     }
+  }
+
+  /**
+   * The Fix of an argument of the wrong type: the CAST to write where Spark can cast it, else what
+   * to pass instead (an element of an array, a field of a struct, a value of a map: no CAST turns
+   * those into a scalar), or an array where the UDF takes one.
+   */
+  static String typeFix(Expression a, DataType want, String wantSql) {
+    DataType got = a.dataType();
+    String column = "pass a " + wantSql + " column";
+    if (org.apache.spark.sql.catalyst.expressions.Cast.canCast(got, want)) {
+      return "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or " + column + ".";
+    }
+    if (got instanceof ArrayType at && !(want instanceof ArrayType)) {
+      String element = a.sql() + "[0]";
+      if (!at.elementType().equals(want) && org.apache.spark.sql.catalyst.expressions.Cast.canCast(at.elementType(), want)) {
+        element = "CAST(" + element + " AS " + want.sql() + ")";
+      }
+      boolean arrayOfWant = at.elementType().equals(want)
+          && java.util.Arrays.stream(SqlType.values()).anyMatch(t -> t.sqlName().equals("array<" + wantSql + ">"));
+      return "pass one element, e.g. " + element + (arrayOfWant ? ", or declare the argument as array<" + wantSql
+          + "> and loop over it in the body." : ".");
+    }
+    if (got instanceof StructType st && st.fields().length > 0) {
+      return "pass one field, e.g. " + a.sql() + "." + st.fields()[0].name() + ", or " + column + ".";
+    }
+    if (got instanceof MapType) {
+      return "pass one value, e.g. element_at(" + a.sql() + ", key), or " + column + ".";
+    }
+    if (want instanceof ArrayType && !(got instanceof ArrayType)) {
+      return "pass an array, e.g. array(" + a.sql() + "), or declare the argument as " + got.simpleString() + ".";
+    }
+    return column + " (Spark cannot cast " + got.simpleString() + " to " + want.simpleString() + ").";
   }
 }

@@ -87,7 +87,8 @@ final class GpuVerifier {
       cpuValue = null;
     } else {
       try {
-        cpuValue = c.boundCpu().eval(row);
+        // A GLSL-only call() runs on the CPU Vulkan device here: on the GPU it would check the GPU against itself.
+        cpuValue = c.glslOnly() ? CpuVulkan.onCpuDevice(() -> c.boundCpu().eval(row)) : c.boundCpu().eval(row);
       } catch (RuntimeException e) {
         return "GPU gave " + gpuValue + ", call() threw " + e;
       }

@@ -149,6 +149,8 @@ final class BoundedTimeSparkTest {
       Exception e = assertThrows(Exception.class, () -> table().selectExpr("id", "loop_sum(j, j * 50) AS s").collectAsList());
       String all = messages(e);
       assertTrue(all.contains("loop limit") && all.contains("'loop_sum'") && all.contains("spark.vkspark.fallback=true"), all);
+      // The stable code word the README documents, in the message the Spark user reads.
+      assertTrue(e.getMessage().contains("io.vkspark.gpu.GpuException [LOOP_LIMIT]: "), e::getMessage);
     }
     Dataset<Row> df = table().selectExpr("id", "loop_sum(j, j) AS s"); // at most 2,000 iterations a row
     assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j) AS s"));
@@ -170,6 +172,7 @@ final class BoundedTimeSparkTest {
     String all = messages(e);
     assertTrue(all.contains("kernel timeout of 500 ms") && all.contains("'heavy_loop'")
         && all.contains("spark.vkspark.kernelTimeout"), all);
+    assertTrue(e.getMessage().contains("io.vkspark.gpu.GpuException [TIMEOUT]: "), e::getMessage);
     // Spark tries the task 3 times (local[4,3]); each attempt is aborted 0.5 s in.
     assertTrue(ms < 3 * 500 + 10_000, "failed after " + ms + " ms");
     assertNextQueryRunsOnGpu();

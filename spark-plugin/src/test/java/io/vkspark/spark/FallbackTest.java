@@ -184,6 +184,27 @@ final class FallbackTest {
     assertFalse(a.isInternalError());
   }
 
+  /** No CAST turns an array, a struct or a map into a double: the Fix says what to pass instead. */
+  @Test
+  void wrongArgumentType_arrayStructOrMap_fixPassesAnElement() {
+    String[][] cases = {
+        {"gpu_hypot(a, array(a))", "Fix: pass one element, e.g. array(a)[0], or declare the argument as array<double>"},
+        {"gpu_hypot(a, array(p))", "Fix: pass one element, e.g. CAST(array(p)[0] AS DOUBLE)."},
+        {"gpu_hypot(a, named_struct('x', a))", "Fix: pass one field, e.g. named_struct('x', a).x, or pass a double column."},
+        {"gpu_hypot(a, map('k', a))", "Fix: pass one value, e.g. element_at(map('k', a), key), or pass a double column."}};
+    for (String[] c : cases) {
+      Throwable t = assertThrows(Throwable.class, () -> table().selectExpr("id", c[0]));
+      Throwable a = t;
+      while (a != null && !(a instanceof AnalysisException)) {
+        a = a.getCause();
+      }
+      String message = assertInstanceOf(AnalysisException.class, a, () -> messages(t)).getMessage();
+      assertTrue(message.contains("argument 2 (b) of GPU UDF 'gpu_hypot' must be double"), message);
+      assertTrue(message.contains(c[1]), () -> "'" + c[1] + "' in: " + message);
+      assertFalse(message.contains("CAST(" + c[0].substring(c[0].indexOf(", ") + 2, c[0].length() - 1) + " AS"), message);
+    }
+  }
+
   /** A body with a typo on its third line. */
   public static final class Broken implements UDF1<Double, Double>, GpuUdf {
     @Override

@@ -21,10 +21,9 @@ final class GlslUdfSqlTest {
   @AfterAll
   static void validation() {
     assertNoValidationErrors();
-    if (LAVAPIPE) {
-      ExecutorGpu cpu = CpuVulkan.current().orElseThrow(() -> new AssertionError("the CPU Vulkan device was never opened"));
-      assertEquals(0, cpu.device().validationErrors(), () -> "validation errors: " + cpu.device().validationMessages());
-    }
+    // Opened by the fallback and verify cases (a test run alone may never need it).
+    CpuVulkan.current().ifPresent(cpu ->
+        assertEquals(0, cpu.device().validationErrors(), () -> "validation errors: " + cpu.device().validationMessages()));
   }
 
   /** Whether this host has a CPU Vulkan device (lavapipe: always under `make test`; not on the H200 machine). */
@@ -77,11 +76,23 @@ final class GlslUdfSqlTest {
     assertPoly(poly.collectAsList());
     assertAllRowsOnGpu(poly);
 
+    // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on
+    // this JVM's own device, the GPU where there is one: a GPU host needs no lavapipe for it.
+    long ownBefore = CpuVulkan.ownDeviceRows();
+    long lavapipeBefore = CpuVulkan.rows();
+    List<Row> local = spark.sql("SELECT glsl_mix(i, j), glsl_poly(x) FROM VALUES (1, 2, 0.5D), (7, NULL, 3.0D), "
+        + "(2147483647, 0, -1.0D) AS t(i, j, x) ORDER BY 1").collectAsList();
+    assertEquals("[[null,16.0], [1,2.25], [2147483645,0.0]]", local.toString());
+    assertEquals(5, CpuVulkan.ownDeviceRows() - ownBefore); // the row with a null argument never reaches Vulkan
+    assertEquals(0, CpuVulkan.rows() - lavapipeBefore);
+
     if (!LAVAPIPE) {
-      // No CPU Vulkan device (a GPU host without Mesa): call() and the CPU fallback say how to get one.
-      Exception e = assertThrows(Exception.class, () -> spark.sql(
-          "SELECT glsl_mix(i, j) FROM VALUES (1, 2) AS t(i, j)").collectAsList());
-      assertTrue(messages(e).contains("Fix: install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1)"), () -> messages(e));
+      // No usable GPU and no CPU Vulkan device (a GPU host without Mesa): call() says how to get one.
+      withoutDevice(() -> {
+        Exception e = assertThrows(Exception.class, () -> spark.sql(
+            "SELECT glsl_mix(i, j) FROM VALUES (1, 2) AS t(i, j)").collectAsList());
+        assertTrue(messages(e).contains("Fix: install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1)"), () -> messages(e));
+      });
       return;
     }
     // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.
@@ -120,12 +131,56 @@ final class GlslUdfSqlTest {
       assertEquals(20_000, CpuVulkan.rows() - before);
     }));
 
-    // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on lavapipe.
-    long before = CpuVulkan.rows();
-    List<Row> local = spark.sql("SELECT glsl_mix(i, j), glsl_poly(x) FROM VALUES (1, 2, 0.5D), (7, NULL, 3.0D), "
-        + "(2147483647, 0, -1.0D) AS t(i, j, x) ORDER BY 1").collectAsList();
-    assertEquals("[[null,16.0], [1,2.25], [2147483645,0.0]]", local.toString());
-    assertEquals(5, CpuVulkan.rows() - before); // the row with a null argument never reaches Vulkan
+    // Without a usable GPU, call() runs on lavapipe.
+    withoutDevice(() -> {
+      long before = CpuVulkan.rows();
+      assertEquals("[[1]]", spark.sql("SELECT glsl_mix(i, j) FROM VALUES (1, 2) AS t(i, j)").collectAsList().toString());
+      assertEquals(1, CpuVulkan.rows() - before);
+    });
+  }
+
+  /**
+   * Calls Spark evaluates itself, outside any GPU node (a join condition over both sides, a grouping
+   * by the result; with spark.vkspark.fallback=true, as EXPLAIN asks), run on the executor's own
+   * device: its GPU on a GPU host, with or without lavapipe.
+   */
+  @Test
+  void glslOnly_inJoinConditionAndGroupBy_runOnTheOwnDevice() {
+    withFallback(GlslUdfSqlTest::joinAndGroupBy);
+  }
+
+  private static void joinAndGroupBy() {
+    SparkSession spark = spark();
+    spark.sql("SELECT vkspark_define('int glsl_gap(int i, int j) { return i * 3 - j; }')").collectAsList();
+    String device = ExecutorGpu.current().orElseThrow().device().info().summary();
+    long lavapipeBefore = CpuVulkan.rows();
+
+    long ownBefore = CpuVulkan.ownDeviceRows();
+    Dataset<Row> join = spark.sql("SELECT a.x, b.y FROM (SELECT CAST(id AS INT) x FROM range(20)) a "
+        + "JOIN (SELECT CAST(id AS INT) y FROM range(60)) b ON glsl_gap(a.x, b.y) = 0 ORDER BY a.x");
+    List<Row> joined = join.collectAsList();
+    assertEquals(20, joined.size(), () -> explain(join));
+    for (int x = 0; x < 20; x++) {
+      assertEquals(x, joined.get(x).getInt(0));
+      assertEquals(3 * x, joined.get(x).getInt(1));
+    }
+    long joinCalls = CpuVulkan.ownDeviceRows() - ownBefore;
+    assertTrue(joinCalls >= 20 * 60, () -> "join condition rows on " + device + ": " + joinCalls + "\n" + explain(join));
+
+    ownBefore = CpuVulkan.ownDeviceRows();
+    Dataset<Row> grouped = spark.sql("SELECT glsl_gap(x, x) AS g, count(*) AS n "
+        + "FROM (SELECT CAST(id % 10 AS INT) x FROM range(1000)) GROUP BY glsl_gap(x, x) ORDER BY g");
+    List<Row> groups = grouped.collectAsList();
+    assertEquals(10, groups.size(), () -> explain(grouped));
+    for (int x = 0; x < 10; x++) {
+      assertEquals(2 * x, groups.get(x).getInt(0));
+      assertEquals(100L, groups.get(x).getLong(1));
+    }
+    long onNodes = gpuNodes(grouped).stream().mapToLong(n -> metrics(n).get("gpuRows")).sum();
+    long groupCalls = CpuVulkan.ownDeviceRows() - ownBefore;
+    assertTrue(onNodes + groupCalls >= 1000, () -> "group rows on " + device + ": " + groupCalls + " by call(), "
+        + onNodes + " in GPU nodes\n" + explain(grouped));
+    assertEquals(0, CpuVulkan.rows() - lavapipeBefore, "nothing ran on the separate CPU Vulkan device");
   }
 
   @Test

@@ -70,6 +70,8 @@ public final class VulkanInstance implements AutoCloseable {
   private static boolean loaded;
   private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
   private static final long GRACE_MS = Long.getLong("vkspark.instance.graceMillis", 10_000L);
+  /** How long the exit hook waits for devices other shutdown hooks are closing (see {@link #onExit}). */
+  private static final long EXIT_WAIT_MS = Long.getLong("vkspark.instance.exitWaitMillis", 7_000L);
   /** Creates, destroys and counts the shared instances; all lifecycle state is confined to it. */
   private static final ScheduledExecutorService OWNER = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "vkspark-vulkan-instance");
@@ -227,21 +229,44 @@ public final class VulkanInstance implements AutoCloseable {
 
   /**
    * The JVM is exiting: destroy every instance no device uses; one still in use is destroyed when
-   * its last device closes (Spark's own shutdown hook closes the executor's device concurrently).
+   * its last device closes. Other shutdown hooks close their devices concurrently (Spark's
+   * ShutdownHookManager stops the SparkContext, and with it the executor's device, some 100 ms after
+   * a SIGTERM; an executor's stop may run on its own thread), so this hook waits up to
+   * {@code -Dvkspark.instance.exitWaitMillis} (default 7 s, past the executor's 5 s wait for its
+   * tasks) for them: the JVM halts only after every hook returns, so the instance is then gone
+   * before the process ends, and only a device nobody closes is worth a warning.
    */
   private static void onExit() {
-    onOwner(() -> {
+    int open = onOwner(() -> {
       exiting = true;
       for (VulkanInstance i : List.copyOf(SHARED.values())) {
         if (i.users == 0) {
           i.destroyShared();
-        } else {
-          LOG.warn("the JVM exits with {} Vulkan device(s) still open; close every GpuDevice before exit, "
-              + "or the NVIDIA driver may crash the process as it exits", i.users);
         }
       }
-      return null;
+      return openDevices();
     });
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(EXIT_WAIT_MS);
+    if (open > 0) {
+      LOG.debug("the JVM exits with {} Vulkan device(s) open: waiting up to {} ms for them to close", open, EXIT_WAIT_MS);
+    }
+    while (open > 0 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        break;
+      }
+      open = onOwner(VulkanInstance::openDevices);
+    }
+    if (open > 0) {
+      LOG.warn("the JVM exits with {} Vulkan device(s) still open {} ms after it began to exit; close every GpuDevice "
+          + "before exit, or the NVIDIA driver may crash the process as it exits", open, EXIT_WAIT_MS);
+    }
+  }
+
+  /** Devices open on the shared instances (owner thread only). */
+  private static int openDevices() {
+    return SHARED.values().stream().mapToInt(i -> i.users).sum();
   }
 
   /**
