@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.lwjgl.system.MemoryUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a body sees of a {@code string} argument: the UTF-8 encoding of the Java {@code String} that
@@ -18,6 +20,7 @@ import org.lwjgl.system.MemoryUtil;
  * in practice) is checked on the host, eight ASCII bytes at a time, and staged as it is.
  */
 final class DecodedStrings {
+  private static final Logger LOG = LoggerFactory.getLogger(DecodedStrings.class);
   /** Bytes checked per copy out of a column. */
   private static final int CHUNK = 1 << 16;
   private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(CHUNK));
@@ -33,6 +36,7 @@ final class DecodedStrings {
           out = new ArrayList<>(inputs);
         }
         out.set(c, decoded((VarColumn) inputs.get(c), rows));
+        LOG.debug("vkspark: string argument {} of a batch of {} rows holds ill-formed UTF-8: staged as Java decodes it", c, rows);
       }
     }
     return out == null ? inputs : out;
