@@ -405,9 +405,9 @@ final class GlslFunctions {
    * registers them in the active session (replacing a function of the same name, as
    * {@code spark.udf().register} does) and returns their signatures as a string literal.
    * Refused: when {@code spark.vkspark.define.enabled} is false (static), text over
-   * {@link #MAX_DEFINE_CHARS}, reserved and built-in names, and application-wide names (a session
-   * copy would be ignored for plans the session already resolved, and another session's users
-   * expect the administrator's function).
+   * {@link #MAX_DEFINE_CHARS}, reserved and built-in names, and application-wide names (the
+   * session went on running the application's body after such a redefinition reported success;
+   * refusing says so, and one name keeps one meaning on a shared server).
    */
   static Expression define(List<Expression> args) {
     SparkSession spark = SparkSession.active();
@@ -476,12 +476,14 @@ final class GlslFunctions {
 
   /** Records the application-wide GPU UDFs of application {@code appId}: name to where it comes from. */
   static void recordAppWide(String appId, Map<String, String> origins) {
-    APP_WIDE.put(appId == null ? "" : appId, Map.copyOf(origins));
+    Map<String, String> byName = new java.util.HashMap<>();
+    origins.forEach((name, origin) -> byName.put(name.toLowerCase(java.util.Locale.ROOT), origin)); // as Spark looks up
+    APP_WIDE.put(appId == null ? "" : appId, Map.copyOf(byName));
   }
 
   private static void checkNotAppWide(SparkSession spark, GlslUdf u) {
     String appId = spark.sparkContext().applicationId();
-    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name());
+    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(java.util.Locale.ROOT));
     if (origin != null) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' is an application-wide "

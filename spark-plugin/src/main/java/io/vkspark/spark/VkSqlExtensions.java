@@ -67,7 +67,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         inject(ext, udf, GlslUdf.class.getName());
         origins.put(udf.name(), udf.origin());
       }
-      GlslFunctions.recordAppWide(env.conf().getOption("spark.app.id").getOrElse(() -> ""), origins);
+      GlslFunctions.recordAppWide(env.conf().get("spark.app.id", ""), origins);
     }
     return BoxedUnit.UNIT;
   }

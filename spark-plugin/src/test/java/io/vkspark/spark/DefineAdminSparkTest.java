@@ -153,8 +153,8 @@ final class DefineAdminSparkTest {
             + "spark.vkspark.glsl file " + GLSL_FILE + " line 3", "Fix:");
     String cls = new TestUdfs.IntPoly().name();
     assertAnalysisError(assertThrows(Exception.class,
-            () -> spark.sql("SELECT vkspark_define('int " + cls + "(int a, int b)', '0')")),
-        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls + "' is an application-wide function, from class "
+            () -> spark.sql("SELECT vkspark_define('int " + cls.toUpperCase(java.util.Locale.ROOT) + "(int a, int b)', '0')")),
+        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls.toUpperCase(java.util.Locale.ROOT) + "' is an application-wide function, from class "
             + TestUdfs.IntPoly.class.getName() + " in spark.vkspark.functions", "Fix:");
     // a name the session defined itself is still replaced
     spark.sql("SELECT vkspark_define('int own_f(int x) { return x + 1; }')").collectAsList();
