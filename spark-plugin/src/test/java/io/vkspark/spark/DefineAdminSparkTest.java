@@ -125,6 +125,43 @@ final class DefineAdminSparkTest {
     });
   }
 
+  /** A cancelled statement (Thrift and Connect interrupt its thread) stops waiting for shaderc at once. */
+  @Test
+  void interruptedDefinition_returnsPromptly_withoutABudget() throws Exception {
+    String slow = "int slow_g(int x) { return " + chain(7_000) + "; }";
+    withServer(VkConf.COMPILE_TIMEOUT, "0", () -> {
+      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+      Thread statement = new Thread(() -> {
+        try {
+          spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", slow)).collectAsList();
+        } catch (Throwable t) {
+          thrown.set(t);
+        }
+      }, "sql-statement");
+      try {
+        long drained = System.nanoTime() + 180_000_000_000L; // compiles another test abandoned end by themselves
+        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() > 0 && System.nanoTime() < drained) {
+          Thread.sleep(20);
+        }
+        statement.start();
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() == 0 && System.nanoTime() < until) {
+          Thread.sleep(5);
+        }
+        Thread.sleep(300);
+        assertTrue(statement.isAlive(), "shaderc was still compiling");
+        statement.interrupt();
+        statement.join(3_000);
+        assertFalse(statement.isAlive(), "the interrupted statement still waits for shaderc");
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      assertTrue(messages(thrown.get()).contains("was cancelled: the waiting thread was interrupted"),
+          () -> messages(thrown.get()));
+    });
+    assertThrows(Exception.class, () -> spark().sql("SELECT slow_g(1)"), "nothing was defined");
+  }
+
   @Test
   void reservedNames_andNulCharacters_areRefused() {
     SparkSession spark = spark();
