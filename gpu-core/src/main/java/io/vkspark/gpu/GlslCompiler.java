@@ -188,26 +188,148 @@ public final class GlslCompiler {
   private static final long COMPILER_STACK_BYTES = 1L << 30;
   /** Longest source compiled: with {@link #COMPILER_STACK_BYTES}, every expression fits the stack. */
   public static final int MAX_SOURCE_CHARS = 256 * 1024;
-  /** One thread, ended after 10 s idle: the stack pages a deep expression touched go back with it. */
-  private static final java.util.concurrent.ExecutorService COMPILER_THREAD = new java.util.concurrent.ThreadPoolExecutor(
-      0, 1, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+  /**
+   * Most compiles on compiler threads at once, abandoned ones included. shaderc cannot be stopped: a
+   * caller whose budget ran out or that was interrupted returns, but its compile runs on to the
+   * end and keeps its place here, so a burst of slow definitions cannot pile up compiler threads
+   * (each with {@link #COMPILER_STACK_BYTES} of stack); a compile that finds every place taken
+   * waits for one within its own budget, then fails saying so.
+   */
+  public static final int MAX_IN_FLIGHT = 2;
+  private static final java.util.concurrent.Semaphore IN_FLIGHT = new java.util.concurrent.Semaphore(MAX_IN_FLIGHT);
+  /** Daemon threads (shutdown never waits for shaderc), ended after 10 s idle: a deep expression's stack pages go back. */
+  private static final java.util.concurrent.ThreadPoolExecutor COMPILER_THREADS = new java.util.concurrent.ThreadPoolExecutor(
+      MAX_IN_FLIGHT, MAX_IN_FLIGHT, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(),
+      r -> {
         Thread t = new Thread(null, r, "vkspark-shaderc", COMPILER_STACK_BYTES);
         t.setDaemon(true);
         return t;
       });
+  /** The deadline ({@link System#nanoTime}) of this thread's compiles, set by {@link #withBudget}; absent: none. */
+  private static final ThreadLocal<Long> DEADLINE = new ThreadLocal<>();
 
-  /** Compiles on the one compiler thread, whose stack is large enough for any source we accept. */
+  static {
+    COMPILER_THREADS.allowCoreThreadTimeOut(true);
+  }
+
+  /**
+   * Runs {@code work} with every compile it makes on this thread sharing one time budget from now
+   * (all the compiles of one definition together; zero or negative: no budget). A nested budget
+   * cannot extend an outer one. Past the budget a compile fails with TIMEOUT.
+   */
+  public static <T> T withBudget(java.time.Duration budget, java.util.function.Supplier<T> work) {
+    Long outer = DEADLINE.get();
+    if (budget.isZero() || budget.isNegative()) {
+      return work.get();
+    }
+    long now = System.nanoTime();
+    long nanos = budget.compareTo(java.time.Duration.ofDays(365)) > 0 ? java.time.Duration.ofDays(365).toNanos() : budget.toNanos();
+    long deadline = outer != null && outer - now < nanos ? outer : now + nanos;
+    DEADLINE.set(deadline);
+    try {
+      return work.get();
+    } finally {
+      if (outer == null) {
+        DEADLINE.remove();
+      } else {
+        DEADLINE.set(outer);
+      }
+    }
+  }
+
+  /** Compiles running or queued now, abandoned ones included (at most {@link #MAX_IN_FLIGHT}). */
+  public static int compilesInFlight() {
+    return MAX_IN_FLIGHT - IN_FLIGHT.availablePermits();
+  }
+
+  /** Compiler threads alive now (at most {@link #MAX_IN_FLIGHT}). */
+  public static int compilerThreads() {
+    return COMPILER_THREADS.getPoolSize();
+  }
+
+  /**
+   * Compiles on a compiler thread, whose stack is large enough for any source we accept, and waits
+   * for it within this thread's budget ({@link #withBudget}), interruptibly: an interrupted caller
+   * (a cancelled statement or task) gets CANCELLED at once, with its interrupt flag kept.
+   */
   private static CompileResult compileNow(String name, String source, Flavor flavor) {
     if (source.length() > MAX_SOURCE_CHARS) {
       throw GpuException.of(GpuException.Code.COMPILE, "shader '" + name + "' has " + source.length()
           + " characters, more than vkspark compiles (" + MAX_SOURCE_CHARS + ").", "shorten it.");
     }
-    // The compiler holds native state: a waiting thread that is interrupted lets it finish.
-    return io.vkspark.gpu.internal.Futures.awaitUninterruptibly(
-        COMPILER_THREAD.submit(() -> compileHere(name, source, flavor)));
+    Long deadline = DEADLINE.get();
+    long t0 = System.nanoTime();
+    try {
+      boolean placed = deadline == null ? acquire() : IN_FLIGHT.tryAcquire(Math.max(0, deadline - t0),
+          java.util.concurrent.TimeUnit.NANOSECONDS);
+      if (!placed) {
+        throw GpuException.of(GpuException.Code.TIMEOUT, "shader '" + name + "' was not compiled: all " + MAX_IN_FLIGHT
+            + " shader compiler threads stayed busy for its whole compile budget, with compiles that may have run past "
+            + "their own budget (shaderc cannot be stopped; they end by themselves).", "retry later, and shorten or "
+            + "simplify the definitions that compile slowly; spark.vkspark.compileTimeout sets the budget.");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw cancelled(name, e);
+    }
+    java.util.concurrent.atomic.AtomicBoolean abandoned = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.Future<CompileResult> f;
+    try {
+      f = COMPILER_THREADS.submit(() -> {
+        try {
+          return abandoned.get() ? null : compileHere(name, source, flavor);
+        } finally {
+          IN_FLIGHT.release();
+        }
+      });
+    } catch (RuntimeException e) {
+      IN_FLIGHT.release();
+      throw e;
+    }
+    try {
+      return deadline == null ? f.get() : f.get(Math.max(0, deadline - System.nanoTime()),
+          java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      abandoned.set(true);
+      Thread.currentThread().interrupt();
+      throw cancelled(name, e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      abandoned.set(true);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      LOG.warn("shader {} did not compile within its budget ({} ms); shaderc runs on in the background", name, ms);
+      throw new GpuException(GpuException.Code.TIMEOUT, "shader '" + name + "' did not compile within its budget ("
+          + ms + " ms so far; shaderc finishes it in the background, holding one of " + MAX_IN_FLIGHT
+          + " compiler threads). Fix: shorten or simplify the definition (long expression chains and deep nesting "
+          + "compile slowly), or raise spark.vkspark.compileTimeout.", e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
+  private static boolean acquire() throws InterruptedException {
+    IN_FLIGHT.acquire();
+    return true;
+  }
+
+  private static GpuException cancelled(String name, InterruptedException e) {
+    return new GpuException(GpuException.Code.CANCELLED, "compiling shader '" + name + "' was cancelled: the waiting "
+        + "thread was interrupted (a cancelled statement or task). Fix: nothing to do if it was cancelled on purpose; "
+        + "otherwise run the statement again.", e);
+  }
+
+  /**
+   * One compile. shaderc's compiler and options are const in {@code shaderc_compile_into_spv}, so
+   * compiles run concurrently; only their creation is locked.
+   */
   private static CompileResult compileHere(String name, String source, Flavor flavor) {
+    long shaderc;
+    long options;
     synchronized (LOCK) {
       if (compiler == 0) {
         compiler = shaderc_compiler_initialize();
@@ -216,38 +338,39 @@ public final class GlslCompiler {
               "check that lwjgl-shaderc's natives for this platform are on the classpath.");
         }
       }
-      long options = OPTIONS.computeIfAbsent(flavor, GlslCompiler::newOptions);
-      long t0 = System.nanoTime();
-      // on the heap, not LWJGL's thread stack (64 KiB): a long body would be an OutOfMemoryError there
-      ByteBuffer src = org.lwjgl.system.MemoryUtil.memUTF8(source, false);
-      ByteBuffer file = org.lwjgl.system.MemoryUtil.memUTF8(name);
-      ByteBuffer entry = org.lwjgl.system.MemoryUtil.memUTF8("main");
-      long result;
-      try {
-        result = shaderc_compile_into_spv(compiler, src, shaderc_glsl_compute_shader, file, entry, options);
-      } finally {
-        org.lwjgl.system.MemoryUtil.memFree(src);
-        org.lwjgl.system.MemoryUtil.memFree(file);
-        org.lwjgl.system.MemoryUtil.memFree(entry);
+      shaderc = compiler;
+      options = OPTIONS.computeIfAbsent(flavor, GlslCompiler::newOptions);
+    }
+    long t0 = System.nanoTime();
+    // on the heap, not LWJGL's thread stack (64 KiB): a long body would be an OutOfMemoryError there
+    ByteBuffer src = org.lwjgl.system.MemoryUtil.memUTF8(source, false);
+    ByteBuffer file = org.lwjgl.system.MemoryUtil.memUTF8(name);
+    ByteBuffer entry = org.lwjgl.system.MemoryUtil.memUTF8("main");
+    long result;
+    try {
+      result = shaderc_compile_into_spv(shaderc, src, shaderc_glsl_compute_shader, file, entry, options);
+    } finally {
+      org.lwjgl.system.MemoryUtil.memFree(src);
+      org.lwjgl.system.MemoryUtil.memFree(file);
+      org.lwjgl.system.MemoryUtil.memFree(entry);
+    }
+    if (result == 0) {
+      throw GpuException.of(GpuException.Code.COMPILE, "shaderc returned no result for '" + name + "'.",
+          "retry; if it persists, report it with the shader source.");
+    }
+    try {
+      int status = shaderc_result_get_compilation_status(result);
+      String log = String.valueOf(shaderc_result_get_error_message(result));
+      if (status != shaderc_compilation_status_success) {
+        return new CompileResult(Optional.empty(), diagnostics(log), log, false);
       }
-      if (result == 0) {
-        throw GpuException.of(GpuException.Code.COMPILE, "shaderc returned no result for '" + name + "'.",
-            "retry; if it persists, report it with the shader source.");
-      }
-      try {
-        int status = shaderc_result_get_compilation_status(result);
-        String log = String.valueOf(shaderc_result_get_error_message(result));
-        if (status != shaderc_compilation_status_success) {
-          return new CompileResult(Optional.empty(), diagnostics(log), log, false);
-        }
-        ByteBuffer bytes = shaderc_result_get_bytes(result);
-        byte[] spirv = new byte[bytes.remaining()];
-        bytes.get(spirv);
-        LOG.debug("compiled {} ({}) in {} ms", name, flavor, (System.nanoTime() - t0) / 1_000_000);
-        return new CompileResult(Optional.of(spirv), List.of(), log, false);
-      } finally {
-        shaderc_result_release(result);
-      }
+      ByteBuffer bytes = shaderc_result_get_bytes(result);
+      byte[] spirv = new byte[bytes.remaining()];
+      bytes.get(spirv);
+      LOG.debug("compiled {} ({}) in {} ms", name, flavor, (System.nanoTime() - t0) / 1_000_000);
+      return new CompileResult(Optional.of(spirv), List.of(), log, false);
+    } finally {
+      shaderc_result_release(result);
     }
   }
 

@@ -43,13 +43,21 @@ final class CompiledKernels {
 
   /** The kernel of {@code spec}, compiled once while it stays among the last {@code max} used. */
   ColumnKernel get(KernelSpec spec, Path shaderCache) {
+    return get(spec, shaderCache, java.time.Duration.ZERO);
+  }
+
+  /**
+   * {@link #get(KernelSpec, Path)}, compiling within {@code budget} (zero: none), all of the
+   * kernel's compiles together ({@link io.vkspark.gpu.GlslCompiler#withBudget}).
+   */
+  ColumnKernel get(KernelSpec spec, Path shaderCache, java.time.Duration budget) {
     synchronized (kernels) {
       ColumnKernel k = kernels.get(spec);
       if (k != null) {
         return k;
       }
     }
-    ColumnKernel compiled = ColumnKernel.compile(spec, shaderCache);
+    ColumnKernel compiled = io.vkspark.gpu.GlslCompiler.withBudget(budget, () -> ColumnKernel.compile(spec, shaderCache));
     synchronized (kernels) {
       ColumnKernel raced = kernels.putIfAbsent(spec, compiled);
       return raced != null ? raced : compiled;

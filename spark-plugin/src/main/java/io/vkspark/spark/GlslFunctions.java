@@ -42,6 +42,21 @@ final class GlslFunctions {
   static final String DEFINE = "vkspark_define";
   /** Most arguments: a Spark Java UDF goes to UDF10 through vkspark's registration. */
   static final int MAX_ARGS = 10;
+  /**
+   * Longest {@code vkspark_define} text, in characters (all its arguments together): far above any
+   * real UDF, and small enough that shaderc compiles even a chain of additions this long in
+   * seconds (a 240 KB chain kept it busy for minutes). Files of {@code spark.vkspark.glsl} are the
+   * administrator's and have only shaderc's own limit.
+   */
+  static final int MAX_DEFINE_CHARS = 32 * 1024;
+  /** Names a GLSL-only UDF may not take: vkspark's own SQL functions, now and to come. */
+  static final String RESERVED_PREFIX = "vkspark_";
+  /**
+   * The application-wide GPU UDF names of each application (by id) and where each comes from
+   * ({@code spark.vkspark.glsl} or {@code spark.vkspark.functions}), recorded by
+   * {@link VkSqlExtensions}: {@code vkspark_define} refuses to redefine them.
+   */
+  private static final Map<String, Map<String, String>> APP_WIDE = new java.util.concurrent.ConcurrentHashMap<>();
 
   private static final Pattern HEADER = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*\\((.*)\\)\\s*");
   private static final Pattern ARG = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*");
@@ -61,6 +76,7 @@ final class GlslFunctions {
    * @throws GpuException INVALID_ARGUMENT (or UNSUPPORTED for a type) with the line and a Fix
    */
   static List<Parsed> parse(String text, String origin) {
+    checkNoNul(text, origin, 0);
     List<Parsed> out = new ArrayList<>();
     Map<String, Integer> lines = new LinkedHashMap<>();
     int n = text.length();
@@ -172,7 +188,22 @@ final class GlslFunctions {
 
   /** A signature ({@code double poly(double x)}) and a body (an expression, or statements with return). */
   static GlslUdf parse(String signature, String body, String origin) {
+    checkNoNul(signature, origin, 0);
+    checkNoNul(body, origin, 1);
     return udf(header(signature, origin, 1), body, origin);
+  }
+
+  /**
+   * A NUL character ends the text where C code reads it (shaderc's input, logs, terminals) and is
+   * never part of GLSL: refused, with its line ({@code firstLine} lines before the text's first).
+   */
+  private static void checkNoNul(String text, String origin, int firstLine) {
+    int at = text.indexOf('\0');
+    if (at >= 0) {
+      throw error(origin, firstLine + 1 + count(text, 0, at, '\n'), null, "the definition has a NUL character (\\0, "
+          + "U+0000) at character " + (at + 1) + ", which GLSL does not allow", "remove the NUL character; if the text "
+          + "comes from a file, check that it is a UTF-8 text file");
+    }
   }
 
   /** Types are kept as the SQL text the user wrote (checked by {@link #type}): decimals carry precision and scale. */
@@ -351,6 +382,12 @@ final class GlslFunctions {
   }
 
   private static void checkNotBuiltin(GlslUdf u) {
+    if (u.name().toLowerCase(java.util.Locale.ROOT).startsWith(RESERVED_PREFIX)) {
+      throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
+          GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' has a name reserved for "
+              + "vkspark's own SQL functions (" + RESERVED_PREFIX + "..., such as " + DEFINE + "), so it could never "
+              + "be called.", "give it a name that does not start with " + RESERVED_PREFIX + "."));
+    }
     if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
         .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(u.name()))) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
@@ -367,8 +404,17 @@ final class GlslFunctions {
    * {@code vkspark_define('<signature>', '<body>')}. It parses, checks and compiles the UDFs,
    * registers them in the active session (replacing a function of the same name, as
    * {@code spark.udf().register} does) and returns their signatures as a string literal.
+   * Refused: when {@code spark.vkspark.define.enabled} is false (static), text over
+   * {@link #MAX_DEFINE_CHARS}, reserved and built-in names, and application-wide names (the
+   * session went on running the application's body after such a redefinition reported success;
+   * refusing says so, and one name keeps one meaning on a shared server).
    */
   static Expression define(List<Expression> args) {
+    SparkSession spark = SparkSession.active();
+    VkConf conf = GpuPlanner.conf(spark);
+    if (!conf.define()) {
+      throw disabled(spark);
+    }
     if (args.isEmpty() || args.size() > 2) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_WRONG_NUM_ARGS, DEFINE,
           GpuException.of(Code.INVALID_ARGUMENT, DEFINE + " takes 1 or 2 arguments but was called with " + args.size() + ".",
@@ -387,6 +433,13 @@ final class GlslFunctions {
       }
       text.add(v.toString());
     }
+    int chars = text.stream().mapToInt(String::length).sum();
+    if (chars > MAX_DEFINE_CHARS) {
+      throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
+          GpuException.of(Code.SIZE, DEFINE + " was given " + chars + " characters of definitions, more than it takes ("
+              + MAX_DEFINE_CHARS + ").", "define fewer functions per call, or shorten them (long GLSL compiles "
+              + "slowly); for longer ones, have the administrator list a file in " + VkConf.GLSL + "."));
+    }
     List<GlslUdf> udfs;
     try {
       udfs = args.size() == 1 ? parse(text.get(0), DEFINE).stream().map(Parsed::udf).toList()
@@ -398,10 +451,9 @@ final class GlslFunctions {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_INVALID_SIGNATURE, DEFINE,
           GpuException.of(Code.INVALID_ARGUMENT, DEFINE + " was given no function.", FORMAT + "."));
     }
-    SparkSession spark = SparkSession.active();
-    VkConf conf = GpuPlanner.conf(spark);
     for (GlslUdf u : udfs) {
       checkNotBuiltin(u);
+      checkNotAppWide(spark, u);
       GpuUdfs.compile(u.name(), u.kernel(), conf); // always: the CPU fallback runs the same SPIR-V
     }
     for (GlslUdf u : udfs) {
@@ -409,5 +461,35 @@ final class GlslFunctions {
     }
     return Literal$.MODULE$.create(String.join("; ", udfs.stream().map(GlslUdf::signature).toList()),
         DataTypes.StringType);
+  }
+
+  /** The analysis error of {@code vkspark_define} on a server that turned it off. */
+  private static RuntimeException disabled(SparkSession spark) {
+    String asked = spark.conf().contains(VkConf.DEFINE_ENABLED) ? spark.conf().get(VkConf.DEFINE_ENABLED) : null;
+    return VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
+        GpuException.of(Code.UNSUPPORTED, DEFINE + " is turned off on this server: " + VkConf.DEFINE_ENABLED
+                + " is false in its configuration" + (asked != null && !asked.trim().equalsIgnoreCase("false")
+                ? " (a session's SET of it changes nothing: it is static)" : "") + ".",
+            "call the GPU UDFs the administrator provides (" + VkConf.GLSL + ", " + VkConf.FUNCTIONS + "), or have "
+                + "the server started with " + VkConf.DEFINE_ENABLED + "=true."));
+  }
+
+  /** Records the application-wide GPU UDFs of application {@code appId}: name to where it comes from. */
+  static void recordAppWide(String appId, Map<String, String> origins) {
+    Map<String, String> byName = new java.util.HashMap<>();
+    origins.forEach((name, origin) -> byName.put(name.toLowerCase(java.util.Locale.ROOT), origin)); // as Spark looks up
+    APP_WIDE.put(appId == null ? "" : appId, Map.copyOf(byName));
+  }
+
+  private static void checkNotAppWide(SparkSession spark, GlslUdf u) {
+    String appId = spark.sparkContext().applicationId();
+    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(java.util.Locale.ROOT));
+    if (origin != null) {
+      throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
+          GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' is an application-wide "
+                  + "function, from " + origin + "; " + DEFINE + " does not redefine it.",
+              "give the new definition another name, or change it where it comes from (" + VkConf.GLSL + " or "
+                  + VkConf.FUNCTIONS + ", read when the application starts)."));
+    }
   }
 }

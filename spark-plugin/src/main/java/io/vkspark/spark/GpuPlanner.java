@@ -36,8 +36,11 @@ final class GpuPlanner {
     this.local = session.sparkContext().isLocal();
   }
 
+  /** The session's settings, the static ones from its SparkContext ({@link VkConf#forSession}). */
   static VkConf conf(SparkSession session) {
-    return VkConf.from(k -> session.conf().contains(k) ? session.conf().get(k) : null);
+    org.apache.spark.SparkConf server = session.sparkContext().conf();
+    return VkConf.forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
+        k -> server.contains(k) ? server.get(k) : null);
   }
 
   VkConf conf() {
@@ -80,9 +83,12 @@ final class GpuPlanner {
     return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
   }
 
-  /** The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels}. */
+  /**
+   * The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels};
+   * within {@code spark.vkspark.compileTimeout}, interruptibly.
+   */
   static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
-    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath());
+    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath(), conf.compileTimeout());
   }
 
   /** The planner's CPU placement, or its error when fallback is off. */

@@ -123,13 +123,18 @@ public final class GpuUdfs {
 
   /**
    * Compiles the kernel of GPU UDF {@code name} (once per JVM, see {@link GpuPlanner#compile}), as
-   * an analysis-time check: a body that does not compile, or that vkspark refuses, is a
-   * {@link VkAnalysisException} whose cause names the line.
+   * an analysis-time check: a body that does not compile (or not within
+   * {@code spark.vkspark.compileTimeout}), or that vkspark refuses, is a {@link VkAnalysisException}
+   * whose cause names the line. A cancelled wait (CANCELLED) is thrown as it is.
    */
   static void compile(String name, GpuKernel k, VkConf conf) {
     try {
       GpuPlanner.compile(name, k, conf);
     } catch (GpuException e) {
+      if (e.code() == Code.TIMEOUT) { // past spark.vkspark.compileTimeout: the body does not compile in time
+        throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE, name,
+            new GpuException(Code.TIMEOUT, "GPU UDF '" + name + "': " + e.getMessage(), e));
+      }
       VkAnalysisException.Condition c = switch (e.code()) {
         case COMPILE, INVALID_ARGUMENT -> VkAnalysisException.Condition.VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE;
         case UNSUPPORTED -> VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED;

@@ -44,11 +44,21 @@ import java.util.function.Function;
  * @param coalesce gather consecutive small child batches (Parquet's and ORC's 4,096 rows, the
  *     cache's 10,000) into one GPU dispatch of up to {@code batchRows} rows
  *     ({@code spark.vkspark.coalesce}, default true)
+ * @param define whether sessions may define GLSL-only UDFs with {@code vkspark_define}
+ *     ({@code spark.vkspark.define.enabled}, default true; static: a shared server turns it off)
+ * @param compileTimeout time budget for compiling one GPU UDF's kernel, all its compiles together
+ *     ({@code spark.vkspark.compileTimeout}, default 60s; 0 for none; static)
+ *
+ * <p>Some settings are <em>static</em> ({@link #STATIC}): a session cannot change them, so an
+ * administrator of a shared Thrift or Connect server can rely on them. {@link #forSession} reads
+ * them from the SparkContext's conf only, and caps {@code kernelTimeout} by the static
+ * {@code spark.vkspark.kernelTimeout.max}.
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
-                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce)
+                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
+                     java.time.Duration compileTimeout)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -71,6 +81,20 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final double DEFAULT_VERIFY_SAMPLE_RATE = 0.001;
   public static final String COALESCE = PREFIX + "coalesce";
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
+  /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
+  public static final String KERNEL_TIMEOUT_MAX = KERNEL_TIMEOUT + ".max";
+  /** Whether {@code vkspark_define} may be used (static). */
+  public static final String DEFINE_ENABLED = PREFIX + "define.enabled";
+  /** Time budget for compiling one GPU UDF's kernel (static). */
+  public static final String COMPILE_TIMEOUT = PREFIX + "compileTimeout";
+  public static final java.time.Duration DEFAULT_COMPILE_TIMEOUT = java.time.Duration.ofSeconds(60);
+  /**
+   * Keys a session cannot change ({@link #forSession} reads them from the SparkContext's conf): the
+   * executor's device and its resources, what is compiled and where it is cached, and the limits
+   * an administrator sets for every session.
+   */
+  public static final java.util.Set<String> STATIC = java.util.Set.of(DEVICE, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR,
+      FUNCTIONS, GLSL, VALIDATION, TRANSFERS, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT_MAX, DEFINE_ENABLED, COMPILE_TIMEOUT);
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
   public static final int DEFAULT_CONCURRENT_GPU_TASKS = 2;
@@ -80,6 +104,16 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
     java.util.Objects.requireNonNull(verify, "verify");
+    java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
+  }
+
+  /** The settings with {@code vkspark_define} allowed and the default compile budget. */
+  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
+                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
+                long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel,
+                VerifySettings verify, boolean coalesce) {
+    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
+        deviceMemoryLimit, kernelTimeout, metricsLevel, verify, coalesce, true, DEFAULT_COMPILE_TIMEOUT);
   }
 
   /** The settings with verification off and small batches coalesced (the defaults). */
@@ -106,8 +140,24 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         deviceMemoryLimit, DEFAULT_KERNEL_TIMEOUT);
   }
 
-  /** Reads every setting through {@code lookup} (null for unset). */
+  /** Reads every setting through {@code lookup} (null for unset), as at application start. */
   public static VkConf from(Function<String, String> lookup) {
+    return from(lookup, lookup);
+  }
+
+  /**
+   * A session's settings: the {@link #STATIC} keys from {@code server} (the SparkContext's conf;
+   * what a session SETs for them is ignored), the others from {@code session} (which sees the
+   * SparkContext's values too, unless it set its own).
+   *
+   * @throws GpuException INVALID_ARGUMENT for a bad value, or a {@code kernelTimeout} the session
+   *     set above the static {@code kernelTimeout.max}
+   */
+  public static VkConf forSession(Function<String, String> session, Function<String, String> server) {
+    return from(k -> STATIC.contains(k) ? server.apply(k) : session.apply(k), server);
+  }
+
+  private static VkConf from(Function<String, String> lookup, Function<String, String> server) {
     return new VkConf(
         bool(lookup, ENABLED, true),
         str(lookup, DEVICE, ""),
@@ -119,10 +169,38 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         bool(lookup, VALIDATION, false),
         transfers(lookup),
         bytes(lookup, DEVICE_MEMORY_LIMIT),
-        duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT),
+        kernelTimeout(lookup, server),
         metricsLevel(lookup),
         verify(lookup),
-        bool(lookup, COALESCE, true));
+        bool(lookup, COALESCE, true),
+        bool(lookup, DEFINE_ENABLED, true),
+        duration(lookup, COMPILE_TIMEOUT, DEFAULT_COMPILE_TIMEOUT));
+  }
+
+  /**
+   * {@code kernelTimeout} within the static {@code kernelTimeout.max}: unset, the default or the
+   * max, whichever is shorter; set above the max (or to 0, no limit), refused rather than
+   * clamped, so a session never runs with a limit other than the one it asked for. The server's
+   * own value is checked the same way, at start.
+   */
+  private static java.time.Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
+    java.time.Duration max = duration(server, KERNEL_TIMEOUT_MAX, java.time.Duration.ZERO);
+    String asked = lookup.apply(KERNEL_TIMEOUT);
+    java.time.Duration t = duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT);
+    if (max.isZero()) {
+      return t;
+    }
+    if (asked == null || asked.isBlank()) {
+      return t.compareTo(max) > 0 ? max : t;
+    }
+    if (t.isZero() || t.compareTo(max) > 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, KERNEL_TIMEOUT + " is '" + asked.trim() + "'" + (t.isZero()
+              ? " (no limit)" : "") + ", above " + KERNEL_TIMEOUT_MAX + " (" + server.apply(KERNEL_TIMEOUT_MAX).trim()
+              + "), the most the server lets a session use.",
+          "set " + KERNEL_TIMEOUT + " to " + server.apply(KERNEL_TIMEOUT_MAX).trim() + " or less, or unset it; "
+              + KERNEL_TIMEOUT_MAX + " is static (set where the server starts).");
+    }
+    return t;
   }
 
   /** From a SparkConf. */
@@ -181,7 +259,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     return v == null ? def : v.trim();
   }
 
-  private static boolean bool(Function<String, String> lookup, String key, boolean def) {
+  static boolean bool(Function<String, String> lookup, String key, boolean def) {
     String v = lookup.apply(key);
     if (v == null) {
       return def;

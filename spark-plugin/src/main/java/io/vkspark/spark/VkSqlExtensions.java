@@ -58,12 +58,16 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
+      java.util.Map<String, String> origins = new java.util.LinkedHashMap<>();
       for (GpuUdf udf : GpuUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
         inject(ext, udf, udf.getClass().getName());
+        origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
       }
       for (GlslUdf udf : GlslFunctions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
         inject(ext, udf, GlslUdf.class.getName());
+        origins.put(udf.name(), udf.origin());
       }
+      GlslFunctions.recordAppWide(env.conf().get("spark.app.id", ""), origins);
     }
     return BoxedUnit.UNIT;
   }

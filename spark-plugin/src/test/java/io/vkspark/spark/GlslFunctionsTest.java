@@ -60,7 +60,8 @@ final class GlslFunctionsTest {
         "double f(double x) { return x; }\n double f(double y) { return y; }",
         List.of("line 2", "'f'", "defined twice, on lines 1 and 2"),
         "double f(double int) { return 1.0; }", List.of("line 1", "argument name 'int'", "reserved"),
-        "f(double x) { return x; }", List.of("line 1", "is not a signature"));
+        "f(double x) { return x; }", List.of("line 1", "is not a signature"),
+        "double f(double x) { return x; }\n// \u0000\n", List.of("t.glsl line 2", "NUL character", "at character 37"));
     cases.forEach((text, says) -> {
       GpuException e = assertThrows(GpuException.class, () -> GlslFunctions.parse(text, "t.glsl"), text);
       for (String s : says) {
@@ -68,6 +69,18 @@ final class GlslFunctionsTest {
       }
       assertFalse(e.fix().isBlank(), e::getMessage);
     });
+  }
+
+  @Test
+  void configured_refusesReservedNames(@TempDir Path dir) throws Exception {
+    VkConf conf = VkConf.from(Map.of(VkConf.SHADER_CACHE_DIR, dir.resolve("cache").toString())::get);
+    Path file = dir.resolve("reserved.glsl");
+    Files.writeString(file, "int fine(int i) { return i; }\nint vkspark_define(int i) { return i; }\n");
+    Exception e = assertThrows(Exception.class,
+        () -> GlslFunctions.configured(Map.of(VkConf.GLSL, file.toString())::get, conf));
+    assertTrue(e.getMessage().contains(file + " line 2: GPU UDF 'vkspark_define' has a name reserved for vkspark's own "
+        + "SQL functions"), e.getMessage());
+    assertTrue(e.getMessage().contains("Fix: give it a name that does not start with vkspark_."), e.getMessage());
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -81,11 +82,45 @@ final class VkConfTest {
       "spark.vkspark.verify.sampleRate|1%|spark.vkspark.verify.sampleRate is '1%', not a fraction in (0, 1]. Fix: ",
       "spark.vkspark.transfers|fast|spark.vkspark.transfers is 'fast', not auto or staged. Fix: set spark.vkspark.transfers to auto",
       "spark.vkspark.shaderCacheDir|~bob/cache|spark.vkspark.shaderCacheDir is '~bob/cache': vkspark expands only ~ and ~/ to the home directory, not ~user. Fix: ",
-      "spark.vkspark.shaderCacheDir|/tmp/a\u0000b|spark.vkspark.shaderCacheDir is '/tmp/a\u0000b', not a valid path"})
+      "spark.vkspark.shaderCacheDir|/tmp/a\u0000b|spark.vkspark.shaderCacheDir is '/tmp/a\u0000b', not a valid path",
+      "spark.vkspark.define.enabled|off|spark.vkspark.define.enabled is 'off', not a boolean. Fix: set spark.vkspark.define.enabled to true or false.",
+      "spark.vkspark.compileTimeout|soon|spark.vkspark.compileTimeout is 'soon', not a duration. Fix: set spark.vkspark.compileTimeout",
+      "spark.vkspark.kernelTimeout.max|-1s|spark.vkspark.kernelTimeout.max is '-1s', not a duration. Fix: set spark.vkspark.kernelTimeout.max"})
   void badValue_namesKeyAndValue_andSaysWhatToWrite(String key, String value, String message) {
     GpuException e = assertThrows(GpuException.class, () -> with(key, value));
     assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
     assertTrue(e.getMessage().startsWith(message), e.getMessage());
     assertTrue(e.getMessage().contains("Fix: set " + key), e.getMessage());
+  }
+
+  @Test
+  void sessionSettings_staticKeysComeFromTheServer_andKernelTimeoutIsCapped() {
+    Map<String, String> server = Map.of(VkConf.DEFINE_ENABLED, "false", VkConf.KERNEL_TIMEOUT_MAX, "2min",
+        VkConf.COMPILE_TIMEOUT, "5s", VkConf.SHADER_CACHE_DIR, "none");
+    Map<String, String> session = Map.of(VkConf.DEFINE_ENABLED, "true", VkConf.KERNEL_TIMEOUT_MAX, "1h",
+        VkConf.COMPILE_TIMEOUT, "10min", VkConf.SHADER_CACHE_DIR, "/tmp/elsewhere", VkConf.BATCH_ROWS, "4096");
+    VkConf c = VkConf.forSession(session::get, server::get);
+    assertFalse(c.define(), "a session cannot switch vkspark_define on");
+    assertEquals(java.time.Duration.ofSeconds(5), c.compileTimeout());
+    assertNull(c.shaderCachePath(), "the server's cache setting");
+    assertEquals(4096, c.batchRows(), "session keys still come from the session");
+    assertEquals(java.time.Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
+    assertEquals(java.time.Duration.ofSeconds(90), VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, "90s")::get,
+        server::get).kernelTimeout());
+    assertEquals(java.time.Duration.ofSeconds(30), VkConf.forSession(k -> null,
+        Map.of(VkConf.KERNEL_TIMEOUT_MAX, "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
+    for (String tooLong : List.of("3min", "0")) {
+      GpuException e = assertThrows(GpuException.class,
+          () -> VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, tooLong)::get, server::get));
+      assertTrue(e.getMessage().startsWith("spark.vkspark.kernelTimeout is '" + tooLong + "'"), e.getMessage());
+      assertTrue(e.getMessage().contains("above spark.vkspark.kernelTimeout.max (2min)"), e.getMessage());
+      assertTrue(e.fix().startsWith("set spark.vkspark.kernelTimeout to 2min or less"), e.getMessage());
+    }
+    GpuException start = assertThrows(GpuException.class,
+        () -> VkConf.from(Map.of(VkConf.KERNEL_TIMEOUT, "5min", VkConf.KERNEL_TIMEOUT_MAX, "2min")::get));
+    assertTrue(start.getMessage().contains("above spark.vkspark.kernelTimeout.max"), start.getMessage());
+    VkConf d = VkConf.from(k -> null);
+    assertTrue(d.define());
+    assertEquals(VkConf.DEFAULT_COMPILE_TIMEOUT, d.compileTimeout());
   }
 }
