@@ -65,6 +65,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
             device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
     SpirvSeal.check(program, spirv);
     spirv = SpirvSeal.forDevice(program, spirv, device.info().features());
+    spirv = ZeroDivisors.rewrite(spirv); // x / 0.0 is undefined in SPIR-V, infinity in Java
     if (rounding != null && rounding.refines()) {
       spirv = DoubleRoundingRewrite.refine(spirv, rounding.refineDivide(), rounding.refineSqrt(),
           rounding.fusedFma());

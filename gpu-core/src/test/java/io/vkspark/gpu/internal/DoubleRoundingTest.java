@@ -12,7 +12,6 @@ import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.ElementType;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,62 +59,6 @@ final class DoubleRoundingTest {
         """.replace("EXPR", expression), CACHE);
   }
 
-  /** A million operand pairs of the kinds that are hard to round, from a fixed seed. */
-  static double[] hardPairs(int pairs, long seed) {
-    double[] out = new double[2 * pairs];
-    double[] fixed = DoubleRoundingProbe.cases();
-    SplittableRandom r = new SplittableRandom(seed);
-    for (int i = 0; i < out.length; i += 2) {
-      switch (r.nextInt(8)) {
-        case 0 -> { // the probe's own cases, shuffled in
-          int k = 2 * r.nextInt(fixed.length / 2);
-          out[i] = fixed[k];
-          out[i + 1] = fixed[k + 1];
-        }
-        case 1 -> {
-          out[i] = Double.longBitsToDouble(r.nextLong());
-          out[i + 1] = Double.longBitsToDouble(r.nextLong());
-        }
-        case 2 -> { // subnormal operands
-          out[i] = Double.longBitsToDouble(r.nextLong() & 0x800FFFFFFFFFFFFFL);
-          out[i + 1] = r.nextBoolean() ? Double.longBitsToDouble(r.nextLong() & 0x800FFFFFFFFFFFFFL) : r.nextDouble(-4, 4);
-        }
-        case 3 -> { // quotients around the subnormal range, ties included
-          double b = (1 + r.nextDouble()) * Math.scalb(1.0, r.nextInt(-60, 60));
-          out[i] = b * Math.scalb(r.nextInt(1, 1 << 20) + (r.nextBoolean() ? 0.5 : 0), -1074 - r.nextInt(0, 3));
-          out[i + 1] = b;
-        }
-        case 4 -> { // exact quotients and decimal scalings
-          long q = r.nextLong(-1L << 40, 1L << 40);
-          double b = new double[] {10, 100, 1000, 10000, 3, 7, 49, 0.1, 0.01}[r.nextInt(9)];
-          out[i] = r.nextBoolean() ? q * b : q;
-          out[i + 1] = b;
-        }
-        case 5 -> { // significands of all ones and near powers of two
-          long ma = r.nextBoolean() ? 0xFFFFFFFFFFFFFL - r.nextInt(16) : r.nextInt(16);
-          long mb = r.nextBoolean() ? 0xFFFFFFFFFFFFFL - r.nextInt(16) : r.nextInt(16);
-          out[i] = Double.longBitsToDouble(((long) r.nextInt(1, 2047) << 52) | ma);
-          out[i + 1] = Double.longBitsToDouble(((long) r.nextInt(1, 2047) << 52) | mb);
-        }
-        case 6 -> { // overflow and underflow of the quotient
-          out[i] = (1 + r.nextDouble()) * Math.scalb(1.0, r.nextInt(900, 1024)) * (r.nextBoolean() ? 1 : -1);
-          out[i + 1] = (1 + r.nextDouble()) * Math.scalb(1.0, r.nextInt(-1074, -900));
-          if (r.nextBoolean()) {
-            double t = out[i];
-            out[i] = out[i + 1];
-            out[i + 1] = t;
-          }
-        }
-        default -> { // perfect squares and their neighbours for sqrt
-          long s = r.nextLong(1, 1L << 26);
-          out[i] = Math.nextAfter((double) (s * s), r.nextBoolean() ? 0 : Double.MAX_VALUE) * (r.nextBoolean() ? 1 : 0.25);
-          out[i + 1] = r.nextDouble(0.5, 2);
-        }
-      }
-    }
-    return out;
-  }
-
   @Test
   void forcedRefinementIsJavasBitsOnAMillionPairs() {
     VulkanDevice d = open("refine");
@@ -124,7 +67,7 @@ final class DoubleRoundingTest {
       assertTrue(r.refineDivide() && r.refineSqrt(), r.toString());
       assertTrue(r.refinedExact(), r.toString());
       byte[] refined = DoubleRoundingRewrite.refine(probeSpirv("a / b"), true, true, r.fusedFma());
-      DoubleRoundingProbe.Result res = DoubleRoundingProbe.run(d, refined, hardPairs(1 << 20, 21));
+      DoubleRoundingProbe.Result res = DoubleRoundingProbe.run(d, refined, HardDoubles.pairs(1 << 20, 21));
       assertEquals(0, res.divideMisses(), res.toString());
       assertEquals(0, res.sqrtMisses(), res.toString());
     } finally {
@@ -139,7 +82,7 @@ final class DoubleRoundingTest {
       byte[] spirv = probeSpirv("dot(dvec2(a, -a) / dvec2(b, b), dvec2(1.0, 0.0))");
       byte[] refined = DoubleRoundingRewrite.refine(spirv, true, true, d.doubleRounding().fusedFma());
       assertNotSame(spirv, refined);
-      DoubleRoundingProbe.Result res = DoubleRoundingProbe.run(d, refined, hardPairs(1 << 14, 5));
+      DoubleRoundingProbe.Result res = DoubleRoundingProbe.run(d, refined, HardDoubles.pairs(1 << 14, 5));
       assertEquals(0, res.divideMisses(), res.example());
     } finally {
       closeClean(d);
@@ -166,7 +109,7 @@ final class DoubleRoundingTest {
     VulkanDevice d = open("auto");
     try {
       DoubleRounding r = d.doubleRounding();
-      DoubleRoundingProbe.Result own = DoubleRoundingProbe.run(d, probeSpirv("a / b"), hardPairs(1 << 20, 77));
+      DoubleRoundingProbe.Result own = DoubleRoundingProbe.run(d, probeSpirv("a / b"), HardDoubles.pairs(1 << 20, 77));
       if (own.divideMisses() > 0) {
         assertFalse(r.nativeDivide(), "the probe missed " + own);
       }
