@@ -97,7 +97,9 @@ final class DoubleRoundingTest {
       DoubleRoundingProbe.Result res = DoubleRoundingProbe.run(d, probeSpirv("a * (1.0 / b)"), DoubleRoundingProbe.cases());
       assertTrue(res.divideMisses() > 100, res.toString());
       assertTrue(res.example().matches(".* / .* = .*, Java .*"), res.example());
-      assertEquals(0, res.sqrtMisses(), res.toString());
+      if (d.doubleRounding().nativeSqrt()) { // the same cases as the probe's
+        assertEquals(0, res.sqrtMisses(), res.toString());
+      }
       assertFalse(d.doubleRounding().refines(), "native mode never refines");
     } finally {
       closeClean(d);
