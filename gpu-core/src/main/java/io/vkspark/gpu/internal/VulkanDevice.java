@@ -156,15 +156,16 @@ public final class VulkanDevice implements GpuDevice {
           all.stream().map(VulkanInstance.Physical::info).toList());
       VulkanInstance.Physical physical = all.get(choice.position());
       VulkanDevice device = new VulkanDevice(options, instance, physical);
+      long probeStart = System.nanoTime();
       try {
         device.doubleRounding = device.probeDoubleRounding();
       } catch (RuntimeException e) {
         device.close();
         throw e;
       }
-      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {}; transfers: {}{}",
-          device.info.summary(), choice.reason(), device.info.features(), device.doubleRounding, options.transfers(),
-          options.validation() ? "; validation on" : "");
+      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {} (probed in {} ms); transfers: {}{}",
+          device.info.summary(), choice.reason(), device.info.features(), device.doubleRounding,
+          (System.nanoTime() - probeStart) / 1_000_000, options.transfers(), options.validation() ? "; validation on" : "");
       if (!device.doubleRounding.refinedExact()) {
         LOG.warn("vkspark: Vulkan device '{}' does not round double / or sqrt as Java does, even with vkspark's "
             + "refinement ({}); GPU UDFs dividing doubles may differ from call() in the last bit", device.info.name(),
