@@ -43,7 +43,7 @@ final class DoubleRoundingRewrite {
   /** Whether {@code spirv} divides or takes the square root of doubles (what {@link #refine} would change). */
   static boolean needed(byte[] spirv, boolean divide, boolean sqrt) {
     SpirvModule m = SpirvModule.parse("SPIR-V", spirv);
-    return !targets(m, scan(m), divide, sqrt).isEmpty();
+    return !targets(m, scan(m), divide, sqrt, false).isEmpty();
   }
 
   /** What the module already declares. */
@@ -57,6 +57,7 @@ final class DoubleRoundingRewrite {
     int divType = -1;
     int sqrtType = -1;
     final Map<Integer, Integer> f64Vectors = new HashMap<>();
+    final Set<Integer> precise = new HashSet<>();
   }
 
   private static Found scan(SpirvModule m) {
@@ -74,6 +75,11 @@ final class DoubleRoundingRewrite {
           }
         }
         case OP_TYPE_BOOL -> f.bool = m.operand(in, 0);
+        case OP_DECORATE -> {
+          if (m.operand(in, 1) == DEC_NO_CONTRACTION) {
+            f.precise.add(m.operand(in, 0));
+          }
+        }
         case OP_TYPE_INT -> {
           if (m.operand(in, 1) == 32) {
             if (m.operand(in, 2) == 0) {
@@ -106,7 +112,8 @@ final class DoubleRoundingRewrite {
   }
 
   /** The instructions to replace, by their position in the module. */
-  private static Map<Integer, Boolean> targets(SpirvModule m, Found f, boolean divide, boolean sqrt) {
+  private static Map<Integer, Boolean> targets(SpirvModule m, Found f, boolean divide, boolean sqrt,
+                                               boolean nativePrecise) {
     Map<Integer, Boolean> out = new HashMap<>(); // start word -> true for a division, false for a sqrt
     if (f.f64 < 0) {
       return out;
@@ -116,7 +123,7 @@ final class DoubleRoundingRewrite {
       if (!doubles) {
         continue;
       }
-      if (divide && in.opcode() == SpirvEmitter.OP_FDIV) {
+      if (divide && in.opcode() == SpirvEmitter.OP_FDIV && !(nativePrecise && f.precise.contains(m.operand(in, 1)))) {
         out.put(in.start(), true);
       } else if (sqrt && in.opcode() == SpirvEmitter.OP_EXT_INST && in.operands() == 5 && m.operand(in, 2) == f.glsl
           && m.operand(in, 3) == SpirvEmitter.GLSL_SQRT) {
@@ -132,9 +139,17 @@ final class DoubleRoundingRewrite {
    * spirv} itself when it has none.
    */
   static byte[] refine(byte[] spirv, boolean divide, boolean sqrt, boolean fusedFma) {
+    return refine(spirv, divide, sqrt, fusedFma, false);
+  }
+
+  /**
+   * As {@link #refine(byte[], boolean, boolean, boolean)}; with {@code nativePrecise}, divisions
+   * decorated {@code NoContraction} (GLSL {@code precise}: vkmath's) are left to the device.
+   */
+  static byte[] refine(byte[] spirv, boolean divide, boolean sqrt, boolean fusedFma, boolean nativePrecise) {
     SpirvModule m = SpirvModule.parse("SPIR-V", spirv);
     Found f = scan(m);
-    Map<Integer, Boolean> targets = targets(m, f, divide, sqrt);
+    Map<Integer, Boolean> targets = targets(m, f, divide, sqrt, nativePrecise);
     if (targets.isEmpty()) {
       return spirv;
     }

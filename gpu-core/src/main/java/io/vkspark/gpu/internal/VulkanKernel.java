@@ -68,7 +68,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
     spirv = ZeroDivisors.rewrite(spirv); // x / 0.0 is undefined in SPIR-V, infinity in Java
     if (rounding != null && rounding.refines()) {
       spirv = DoubleRoundingRewrite.refine(spirv, rounding.refineDivide(), rounding.refineSqrt(),
-          rounding.fusedFma());
+          rounding.fusedFma(), program.nativePreciseDivisions());
     }
     SpirvSeal.requireFeatures(program, spirv, device.info().features(), "device '" + device.info().name() + "'");
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {

@@ -86,6 +86,14 @@ final class DoubleDivisionBodyTest {
         }, 100_000);
   }
 
+  /** vkmath's divisions are precise and left to the device; a body's own precise ones are refined. */
+  @Test
+  void preciseDivisionsOfTheBodyAreRefinedToo() {
+    assertFalse(kernel("qp", "precise double q = a / b; return q;").program(64).nativePreciseDivisions());
+    assertTrue(kernel("qn", "a / b").program(64).nativePreciseDivisions());
+    exact(refined, "qprecise", "precise double q = a / b; return q;", (a, b) -> a / b, 100_000);
+  }
+
   @Test
   void theH200sMissesAreJavasBits() {
     List<Object> got = refined.run(kernel("qdec", "a / 100.0lf"), new Object[] {123456789.0, 100.0 * 49}, new Object[] {0.0, 0.0});

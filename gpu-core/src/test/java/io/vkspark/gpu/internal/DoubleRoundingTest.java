@@ -143,6 +143,14 @@ final class DoubleRoundingTest {
     byte[] sqrtOnly = probeSpirv("a + b");
     assertSame(sqrtOnly, DoubleRoundingRewrite.refine(sqrtOnly, true, false, false));
     assertNotSame(sqrtOnly, DoubleRoundingRewrite.refine(sqrtOnly, false, true, false));
+    byte[] precise = GlslCompiler.compileOrThrow("precise.comp", """
+        #version 450
+        layout(local_size_x = 1) in;
+        layout(std430, set = 0, binding = 0) buffer B { double d[]; };
+        void main() { precise double q = d[1] / d[2]; d[0] = q; }
+        """, CACHE);
+    assertSame(precise, DoubleRoundingRewrite.refine(precise, true, true, false, true), "precise left to the device");
+    assertNotSame(precise, DoubleRoundingRewrite.refine(precise, true, true, false, false));
     Program p = Program.spirv("p", ByteBuffer.wrap(sqrtOnly)).workgroupSize(64)
         .buffer(BufferDecl.input("v", 0, ElementType.FLOAT64)).buffer(BufferDecl.output("r", 1, ElementType.FLOAT64))
         .build();
