@@ -10,9 +10,12 @@
 #     CPDIR  per-module classpath lists, one jar file name per line: gpu-core.cp, spark-plugin.cp,
 #            examples.cp (scripts/kit-suite.sh --lists CPDIR writes them here, with Maven)
 #     OUT    where logs and JUnit reports go
-#     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time (default: the first
-#            five, in that order); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe (is the
-#            abort word seen by a running kernel on this GPU?)
+#     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time double-rounding (default:
+#            the first five, in that order); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe
+#            (is the abort word seen by a running kernel on this GPU?); double-rounding runs the tests
+#            of correctly rounded double / and sqrt (DoubleRoundingTest, DoubleDivisionBodyTest: the
+#            probe's verdict, a million pairs refined, bodies bit for bit) and DoubleRoundingBench
+#            (what refining costs on the Black-Scholes and implied-volatility bodies)
 # Prints "[kit-suite] <step> exit <code>" per JVM and ends with "[kit-suite] OK" or exits 1.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -95,6 +98,17 @@ for s in $steps; do
       java --add-opens=java.base/java.nio=ALL-UNNAMED -cp "$(classpath gpu-core)" io.vkspark.gpu.column.BoundedTimeProbe \
         >"$out/bounded-time.log" 2>&1
       check bounded-time $? "$out/bounded-time.log"; grep -v '^[0-9:. ]*\[' "$out/bounded-time.log" | tail -n 12 ;;
+    double-rounding)
+      log="$out/double-rounding-tests.log"
+      mkdir -p "$out/work-gpu-core"
+      (cd "$out/work-gpu-core" && java --add-opens=java.base/java.nio=ALL-UNNAMED -Dvkspark.validation=true \
+          -cp "$console:$(classpath gpu-core)" org.junit.platform.console.ConsoleLauncher execute \
+          --select-class io.vkspark.gpu.internal.DoubleRoundingTest --select-class io.vkspark.gpu.column.DoubleDivisionBodyTest \
+          --details=tree --disable-banner --reports-dir="$out/reports-double-rounding") >"$log" 2>&1
+      check double-rounding-tests $? "$log"; grep -E 'opened Vulkan device|tests (successful|failed)' "$log" | sed 's/.*features: //' | sort -u | tail -n 8
+      java $flags -cp "$(classpath examples)" io.vkspark.examples.bench.DoubleRoundingBench ${DOUBLE_ROUNDING_ARGS:-} \
+        >"$out/double-rounding-bench.json" 2>"$out/double-rounding-bench.log"
+      check double-rounding-bench $? "$out/double-rounding-bench.log"; cat "$out/double-rounding-bench.json" ;;
     *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
   esac
 done

@@ -72,6 +72,12 @@ public interface GpuDevice extends AutoCloseable {
    */
   int loopLimit();
 
+  /**
+   * Whether this device's double {@code /} and {@code sqrt} give Java's bits, and whether kernels
+   * loaded here use vkspark's correctly rounded ones instead; probed when the device opens.
+   */
+  DoubleRounding doubleRounding();
+
   @Override
   void close();
 }

@@ -31,6 +31,7 @@ public final class Program {
   private final List<BufferDecl> buffers;
   private final Optional<Indirect> indirect;
   private final boolean clearOutputs;
+  private final boolean nativePreciseDivisions;
 
   /**
    * Indirect dispatch: the group counts are read at run time from {@code countBuffer} (a declared
@@ -55,6 +56,7 @@ public final class Program {
     this.buffers = List.copyOf(b.buffers);
     this.indirect = Optional.ofNullable(b.indirect);
     this.clearOutputs = b.clearOutputs;
+    this.nativePreciseDivisions = b.nativePreciseDivisions;
   }
 
   /** A program from GLSL compute shader source, compiled by shaderc when loaded. */
@@ -113,6 +115,16 @@ public final class Program {
     return clearOutputs;
   }
 
+  /**
+   * Whether double divisions the source marks {@code precise} keep the device's own rounding where
+   * vkspark would make them correctly rounded: vkmath's functions are within 1-2 ulp whatever the
+   * division, and most of a UDF's divisions are theirs. Set for a UDF whose body says no
+   * {@code precise} itself.
+   */
+  public boolean nativePreciseDivisions() {
+    return nativePreciseDivisions;
+  }
+
   public List<BufferDecl> outputs() {
     return buffers.stream().filter(BufferDecl::isOutput).toList();
   }
@@ -138,6 +150,7 @@ public final class Program {
     private final List<BufferDecl> buffers = new ArrayList<>();
     private Indirect indirect;
     private boolean clearOutputs = true;
+    private boolean nativePreciseDivisions;
 
     private Builder(String name) {
       if (name == null || name.isBlank()) {
@@ -180,6 +193,12 @@ public final class Program {
 
     public Builder clearOutputs(boolean clear) {
       this.clearOutputs = clear;
+      return this;
+    }
+
+    /** See {@link Program#nativePreciseDivisions()}. */
+    public Builder nativePreciseDivisions(boolean on) {
+      this.nativePreciseDivisions = on;
       return this;
     }
 

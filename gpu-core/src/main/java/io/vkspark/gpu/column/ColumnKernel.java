@@ -58,6 +58,7 @@ public final class ColumnKernel implements java.io.Serializable {
   public static final int PARAMS_BYTES = 32;
 
   private static final Pattern RETURN = Pattern.compile("\\breturn\\b");
+  private static final Pattern PRECISE = Pattern.compile("\\bprecise\\b");
   private static final Pattern USES_DOUBLE = Pattern.compile("\\bdouble\\b|\\bdvec[234]\\b|[0-9.]lf\\b|[0-9.]LF\\b");
   private static final String MATH_RESOURCE = "/io/vkspark/gpu/glsl/vkmath.glsl";
   private static volatile String mathLibrary;
@@ -136,7 +137,7 @@ public final class ColumnKernel implements java.io.Serializable {
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
     try {
-      checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64), spirv, true));
+      checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64).build(), spirv, true));
     } catch (GpuException e) {
       throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
               + e.what(),
@@ -396,10 +397,12 @@ public final class ColumnKernel implements java.io.Serializable {
    * argument ({@link VarArgs}); indirect dispatch.
    */
   public Program program(int workgroupSize) {
-    return program(spec.signature(), spirv, workgroupSize);
+    // vkmath's divisions are precise; the body's are refined where the device's are not exact
+    boolean bodyPrecise = PRECISE.matcher(BodyCheck.code(BodyCheck.lines(spec.body()))).find();
+    return program(spec.signature(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
   }
 
-  private static Program program(KernelSignature signature, byte[] spirv, int workgroupSize) {
+  private static Program.Builder program(KernelSignature signature, byte[] spirv, int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
@@ -411,7 +414,7 @@ public final class ColumnKernel implements java.io.Serializable {
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
     b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
     VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
-    return b.build();
+    return b;
   }
 
   /**

@@ -11,6 +11,7 @@ import io.vkspark.gpu.DeviceFeatures;
 import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.DispatchStep;
+import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
@@ -79,6 +80,8 @@ public final class VulkanDevice implements GpuDevice {
   private final int messagesBefore;
   private volatile String lost;
   private volatile int loopLimit = -1;
+  /** Null while the probe runs (its kernels load unchanged), then what it found. */
+  private volatile DoubleRounding doubleRounding;
   private volatile long errorsAtClose;
   private volatile List<String> messagesAtClose;
 
@@ -153,9 +156,21 @@ public final class VulkanDevice implements GpuDevice {
           all.stream().map(VulkanInstance.Physical::info).toList());
       VulkanInstance.Physical physical = all.get(choice.position());
       VulkanDevice device = new VulkanDevice(options, instance, physical);
-      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; transfers: {}{}",
-          device.info.summary(), choice.reason(), device.info.features(), options.transfers(),
-          options.validation() ? "; validation on" : "");
+      long probeStart = System.nanoTime();
+      try {
+        device.doubleRounding = device.probeDoubleRounding();
+      } catch (RuntimeException e) {
+        device.close();
+        throw e;
+      }
+      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {} (probed in {} ms); transfers: {}{}",
+          device.info.summary(), choice.reason(), device.info.features(), device.doubleRounding,
+          (System.nanoTime() - probeStart) / 1_000_000, options.transfers(), options.validation() ? "; validation on" : "");
+      if (!device.doubleRounding.refinedExact()) {
+        LOG.warn("vkspark: Vulkan device '{}' does not round double / or sqrt as Java does, even with vkspark's "
+            + "refinement ({}); GPU UDFs dividing doubles may differ from call() in the last bit", device.info.name(),
+            device.doubleRounding);
+      }
       return device;
     } catch (RuntimeException e) {
       instance.release();
@@ -323,6 +338,34 @@ public final class VulkanDevice implements GpuDevice {
     return known >= 0 ? known : probeLoopLimit();
   }
 
+  /**
+   * Runs {@link DoubleRoundingProbe} on a device with float64 ({@link DoubleRounding#PROPERTY} may
+   * force or forbid the refinement). A probe that fails assumes the device is not exact: refining
+   * costs time, never correctness.
+   */
+  private DoubleRounding probeDoubleRounding() {
+    DoubleRounding.Mode mode = DoubleRounding.Mode.fromSystemProperty();
+    if (!info.features().shaderFloat64()) {
+      return DoubleRounding.NO_DOUBLES;
+    }
+    try {
+      return use("probing double rounding", () -> DoubleRoundingProbe.measure(this, mode));
+    } catch (GpuException e) {
+      if (e.code() == Code.DEVICE_LOST || isLost()) {
+        throw e;
+      }
+      LOG.warn("vkspark: the double-rounding probe failed on Vulkan device '{}' ({}); refining double / and sqrt",
+          info.name(), e.getMessage());
+      boolean on = mode != DoubleRounding.Mode.NATIVE;
+      return new DoubleRounding(false, false, on, on, false, false, "");
+    }
+  }
+
+  @Override
+  public DoubleRounding doubleRounding() {
+    return doubleRounding == null ? DoubleRounding.NO_DOUBLES : doubleRounding;
+  }
+
   private synchronized int probeLoopLimit() {
     if (loopLimit < 0) {
       int limit = use("probing the loop limit", () -> LoopProbe.measure(this));
@@ -372,7 +415,13 @@ public final class VulkanDevice implements GpuDevice {
 
   @Override
   public Kernel load(Program program) {
-    return use("loading program '" + program.name() + "'", () -> VulkanKernel.create(this, program));
+    DoubleRounding r = doubleRounding;
+    return use("loading program '" + program.name() + "'", () -> VulkanKernel.create(this, program, r));
+  }
+
+  /** Loads {@code program} as compiled, without the double-rounding rewrite (for the probe). */
+  Kernel loadExactly(Program program) {
+    return use("loading program '" + program.name() + "'", () -> VulkanKernel.create(this, program, null));
   }
 
   @Override
