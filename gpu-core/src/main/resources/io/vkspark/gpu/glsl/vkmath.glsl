@@ -67,6 +67,40 @@ bool vkm_isnan(double x) {
   uint ah = w.y & 0x7fffffffu;
   return ah > 0x7ff00000u || (ah == 0x7ff00000u && w.x != 0u);
 }
+// Rounding without the driver's roundEven()/floor() of doubles, which lavapipe (Mesa 22.3, on some
+// x86-64 CPUs) gets wrong for large arguments. Nearest, ties to even, for |x| < 2^51: the sum with
+// 1.5 * 2^52 leaves no fraction bits, and precise keeps the compiler from folding it away.
+double vkm_rint(double x) {
+  precise double m = 6755399441055744.0LF;
+  precise double r = (x + m) - m;
+  return r;
+}
+// 0 when the finite a >= 0 is not an integer, 1 when it is odd, 2 when even, read off its bits.
+int vkm_int_kind(double a) {
+  if (a == 0.0LF) return 2;
+  uvec2 w = unpackDouble2x32(a);
+  int e = int((w.y >> 20) & 0x7ffu) - 1023;
+  if (e < 0) return 0;
+  if (e > 52) return 2;
+  int sh = 52 - e;                                // fraction bits below the units bit
+  uint hi = (w.y & 0xfffffu) | 0x100000u;
+  uint frac;
+  uint unit;
+  if (sh == 0) {
+    frac = 0u;
+    unit = w.x & 1u;
+  } else if (sh < 32) {
+    frac = w.x & ((1u << uint(sh)) - 1u);
+    unit = (w.x >> uint(sh)) & 1u;
+  } else if (sh == 32) {
+    frac = w.x;
+    unit = hi & 1u;
+  } else {
+    frac = w.x | (hi & ((1u << uint(sh - 32)) - 1u));
+    unit = (hi >> uint(sh - 32)) & 1u;
+  }
+  return frac != 0u ? 0 : (unit == 1u ? 1 : 2);
+}
 // 2^k for -1022 <= k <= 1023, exactly
 double vkm_pow2i(int k) { return vkm_words(uint(k + 1023) << 20, 0u); }
 // x with the low 32 bits of its significand cleared
@@ -150,7 +184,7 @@ const double VKM_EXP_UNDER = -745.133219101941108420LF;
 // in about [2^-60, 2^60]; overflows to +Infinity and underflows gracefully (one rounding into the
 // subnormal range when m == 1).
 double vkm_exp_core(double hi, double lo, double m) {
-  precise double kf = roundEven(hi * VKM_INV_LN2_H);
+  precise double kf = vkm_rint(hi * VKM_INV_LN2_H);
   precise double rh = hi - kf * VKM_LN2_HI;                 // exact
   precise double rl = kf * VKM_LN2_LO - lo;
   precise double r = rh - rl;
@@ -220,7 +254,7 @@ double expm1(double x) {
         hi = x + VKM_LN2_HI; lo = -VKM_LN2_LO; k = -1;
       }
     } else {
-      precise double t = roundEven(VKM_INV_LN2_H * x);
+      precise double t = vkm_rint(VKM_INV_LN2_H * x);
       k = int(t);
       hi = x - t * VKM_LN2_HI;
       lo = t * VKM_LN2_LO;
@@ -423,14 +457,8 @@ double pow(double x, double y) {
     return ((ax > 1.0LF) == ypos) ? vkm_inf() : 0.0LF;
   }
   // 0: y not an integer, 1: odd integer, 2: even integer
-  int yint = 0;
   precise double ay = abs(y);
-  if (ay >= 9007199254740992.0LF) {
-    yint = 2;
-  } else if (floor(ay) == ay) {
-    precise double h = ay * 0.5LF;
-    yint = (floor(h) == h) ? 2 : 1;
-  }
+  int yint = vkm_int_kind(ay);
   bool xzero = (ahx | wx.x) == 0u;
   bool xinf = ahx == 0x7ff00000u && wx.x == 0u;
   if (xzero || xinf) {
@@ -646,7 +674,7 @@ int vkm_rem_pio2(double x, out double y0, out double y1) {
   if (ix < 0x41d00000u) {                        // |x| < 2^30: Cody-Waite with exact products
     dvec2 p = vkm_two_prod(x, VKM_2OPI_H);
     precise double pl = p.y + x * VKM_2OPI_L;
-    precise double fn = roundEven(p.x);
+    precise double fn = vkm_rint(p.x);
     precise double fr = (p.x - fn) + pl;
     if (fr > 0.5LF) {
       fn += 1.0LF;
@@ -661,8 +689,7 @@ int vkm_rem_pio2(double x, out double y0, out double y1) {
     dvec2 r = vkm_two_sum(s.x, e);
     y0 = r.x;
     y1 = r.y;
-    precise double q = fn - 4.0LF * floor(fn * 0.25LF);
-    return int(q);
+    return int(fn) & 3;                          // |fn| < 2^30: exact as an int; & 3 is mod 4 for negatives too
   }
   return vkm_rem_pio2_large(x, y0, y1);
 }
