@@ -195,6 +195,8 @@ final class SparkConnectTest {
     assertEquals(VkAnalysisException.SPARK_CONDITION, sparkThrowable(e, "getCondition"), message);
     Map<?, ?> parameters = (Map<?, ?>) sparkThrowable(e, "getMessageParameters");
     assertEquals(vkCondition, parameters.get("condition"), parameters::toString);
+    assertEquals(VkAnalysisException.Condition.valueOf(vkCondition).sqlState(), parameters.get("sqlState"),
+        parameters::toString);
   }
 
   @SuppressWarnings("unchecked")
