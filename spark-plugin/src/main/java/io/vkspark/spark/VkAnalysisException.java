@@ -6,10 +6,14 @@ import java.util.Map;
 
 /**
  * A GPU UDF problem found before anything runs (a wrong argument type, count or body), reported the
- * way Spark reports its own: an {@link org.apache.spark.sql.AnalysisException} with an error condition and a SQLSTATE,
- * so tools that route on {@code getCondition()}/{@code getSqlState()} treat it like Spark's. Spark's
- * error-conditions.json does not know vkspark's conditions, so the SQLSTATE and the message template
- * travel with the exception; the {@link GpuException} with the Fix is its cause.
+ * way Spark reports its own: an {@link org.apache.spark.sql.AnalysisException} with a SQLSTATE and
+ * an error condition of Spark's own table, so every Spark client can rebuild it. A Spark Connect
+ * client rebuilds an error from its condition and message parameters, looked up in the client's
+ * copy of Spark's error-conditions.json, and Spark has no way to add a plugin's conditions there:
+ * a condition of vkspark's own would reach the client as {@code INTERNAL_ERROR} with no message.
+ * So the condition is {@link #SPARK_CONDITION}, whose message is vkspark's message as is;
+ * vkspark's own condition ({@link #vkCondition()}) starts the message and is the message parameter
+ * {@code condition}. The {@link GpuException} with the Fix is the cause.
  */
 public final class VkAnalysisException extends AnalysisExceptionShim {
   private static final long serialVersionUID = 1L;
@@ -42,22 +46,34 @@ public final class VkAnalysisException extends AnalysisExceptionShim {
     }
   }
 
+  /**
+   * Spark's condition of every vkspark analysis error: in Spark's table on every line (3.5 to 4.2),
+   * an analysis error whose message is its one parameter {@code errorMessage}, printed without a
+   * "[condition]" prefix (a legacy condition, so the message keeps vkspark's own prefix).
+   */
+  public static final String SPARK_CONDITION = "_LEGACY_ERROR_TEMP_1332";
+
   private final Condition condition;
 
   private VkAnalysisException(Condition condition, String message, Map<String, String> parameters, GpuException cause) {
-    super(message, Scala.map(parameters), cause, condition.name(), condition.sqlState());
+    super(message, Scala.map(parameters), cause, SPARK_CONDITION, condition.sqlState());
     this.condition = condition;
   }
 
   /**
    * {@code condition} about GPU UDF {@code udf}: "[CONDITION] " and {@code cause}'s message, which
-   * names the UDF and ends with its Fix (the SQLSTATE is {@link #getSqlState()}).
+   * names the UDF and ends with its Fix (the SQLSTATE is {@link #getSqlState()}). The message
+   * parameters (what a Spark Connect client gets back) are that message ({@code errorMessage}), the
+   * UDF, vkspark's condition and the SQLSTATE.
    */
   public static VkAnalysisException of(Condition condition, String udf, GpuException cause) {
+    String message = "[" + condition.name() + "] " + cause.getMessage();
     Map<String, String> p = new LinkedHashMap<>();
+    p.put("errorMessage", message);
     p.put("udf", udf);
-    p.put("message", cause.getMessage());
-    return new VkAnalysisException(condition, "[" + condition.name() + "] " + cause.getMessage(), p, cause);
+    p.put("condition", condition.name());
+    p.put("sqlState", condition.sqlState());
+    return new VkAnalysisException(condition, message, p, cause);
   }
 
   /**
@@ -74,18 +90,19 @@ public final class VkAnalysisException extends AnalysisExceptionShim {
     throw (T) t;
   }
 
+  /** vkspark's own condition (the message starts with it; getCondition is Spark's, see the class comment). */
   public Condition vkCondition() {
     return condition;
   }
 
   /** Spark 4's SparkThrowable.getCondition (Spark 3.5 has only getErrorClass): no @Override, for every line. */
   public String getCondition() {
-    return condition.name();
+    return SPARK_CONDITION;
   }
 
   @Override
   public String getErrorClass() {
-    return condition.name();
+    return SPARK_CONDITION;
   }
 
   @Override

@@ -6,7 +6,7 @@ import scala.Option;
 
 /**
  * Spark 4.2 shim: {@link VkAnalysisException}'s constructor. Spark 4.2's AnalysisException also
- * carries the SQLSTATE and a message template (unknown conditions print the message as is).
+ * carries the SQLSTATE (vkspark's; the message template is Spark's, from its table).
  */
 abstract class AnalysisExceptionShim extends AnalysisException {
   private static final long serialVersionUID = 1L;
@@ -14,6 +14,6 @@ abstract class AnalysisExceptionShim extends AnalysisException {
   AnalysisExceptionShim(String message, scala.collection.immutable.Map<String, String> parameters, Throwable cause,
       String condition, String sqlState) {
     super(message, Option.empty(), Option.empty(), Option.apply(cause), Option.apply(condition), parameters,
-        new QueryContext[0], Option.apply(sqlState), Option.apply("<message>"));
+        new QueryContext[0], Option.apply(sqlState), Option.empty());
   }
 }

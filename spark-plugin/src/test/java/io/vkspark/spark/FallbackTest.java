@@ -47,7 +47,12 @@ final class FallbackTest {
     }
   }
 
-  /** {@code t} is an AnalysisException (or wraps one) with {@code condition}, {@code sqlState}, and a message with a Fix. */
+  /**
+   * {@code t} is an AnalysisException (or wraps one) with vkspark's {@code condition} (the message's
+   * prefix and parameter), {@code sqlState}, and a message with a Fix, under Spark's condition
+   * {@link VkAnalysisException#SPARK_CONDITION}, whose template in Spark's own table gives back the
+   * message from the parameters, as a Spark Connect client rebuilds it.
+   */
   static AnalysisException assertAnalysisError(Throwable t, String condition, String sqlState, String... says) {
     Throwable c = t;
     while (c != null && !(c instanceof AnalysisException)) {
@@ -55,8 +60,13 @@ final class FallbackTest {
     }
     assertNotNull(c, () -> "not an AnalysisException: " + messages(t));
     AnalysisException a = (AnalysisException) c;
-    assertEquals(condition, SparkShim.condition(a), a::getMessage);
-    assertEquals(condition, a.getErrorClass(), a::getMessage);
+    assertEquals(VkAnalysisException.SPARK_CONDITION, SparkShim.condition(a), a::getMessage);
+    assertEquals(VkAnalysisException.SPARK_CONDITION, a.getErrorClass(), a::getMessage);
+    assertEquals(condition, a.getMessageParameters().get("condition"), a::getMessage);
+    assertTrue(a.getMessage().startsWith("[" + condition + "] "), a::getMessage);
+    String rendered = org.apache.spark.SparkThrowableHelper.getMessage(a.getErrorClass(), a.getMessageParameters());
+    assertTrue(a.getMessage().startsWith(rendered), () -> "Spark's table renders the message (before the SQL position): "
+        + rendered + " vs " + a.getMessage());
     assertEquals(sqlState, a.getSqlState(), a::getMessage);
     for (String s : says) {
       assertTrue(a.getMessage().contains(s), () -> "'" + s + "' in: " + a.getMessage());
@@ -169,7 +179,7 @@ final class FallbackTest {
           "argument 2 (b) of GPU UDF '" + name + "' must be double but p is boolean", "Fix: write CAST(p AS DOUBLE)");
       assertEquals(GpuException.Code.INVALID_ARGUMENT, assertInstanceOf(GpuException.class, a.getCause()).code());
     }
-    // Spark's JSON error formats need a message template and SQLSTATE that Spark's own table lacks.
+    // Spark's JSON error formats: the condition is in Spark's table, the SQLSTATE is vkspark's.
     AnalysisException a = assertAnalysisError(assertThrows(Throwable.class, () -> table().selectExpr("gpu_hypot(a, p)")),
         "VKSPARK_GPU_UDF_ARGUMENT_TYPE", "42K09");
     var formats = new java.util.ArrayList<>(java.util.List.of(org.apache.spark.ErrorMessageFormat.PRETTY(),
