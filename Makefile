@@ -25,6 +25,10 @@ DATA_PATH_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 # Heap of the Spark benchmarks (the H200 runs used 48g to 64g).
 BENCH_HEAP ?= 8g
 
+# The tests ask for the Khronos validation layer: `make test` installs it and makes its absence an
+# error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
+test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
+
 .PHONY: all build test test-lines test-line demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build

@@ -9,7 +9,8 @@ import java.util.Objects;
  *
  * @param device which device: empty for the best one (discrete &gt; integrated &gt; CPU), a number
  *     for an index in Vulkan's order, a UUID, or a case-insensitive substring of the name
- * @param validation enable the Khronos validation layer and count what it reports
+ * @param validation enable the Khronos validation layer and count what it reports (where it is not
+ *     installed: a warning, or an error with VKSPARK_VALIDATION_REQUIRED set, as {@code make test} does)
  * @param transfers direct host writes where possible, or always staged
  * @param shaderCacheDir where compiled SPIR-V and the pipeline cache live; null disables them
  * @param robustBufferAccess enable robustBufferAccess when the device has it, so an

@@ -36,6 +36,15 @@ public interface GpuDevice extends AutoCloseable {
     return VulkanInstance.listDevices();
   }
 
+  /**
+   * Whether the Vulkan loader finds the Khronos validation layer. Only tests and debugging use it
+   * ({@link DeviceOptions#validation()}); without it a device asked for validation opens without
+   * it and logs a warning, unless the environment variable VKSPARK_VALIDATION_REQUIRED is set.
+   */
+  static boolean validationLayerInstalled() {
+    return VulkanInstance.validationLayerInstalled();
+  }
+
   DeviceInfo info();
 
   DeviceOptions options();

@@ -66,6 +66,8 @@ import org.slf4j.LoggerFactory;
 public final class VulkanInstance implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(VulkanInstance.class);
   static final String VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation";
+  /** Set to 1 (as {@code make test} does) to make a missing validation layer an error. */
+  public static final String REQUIRED_ENV = "VKSPARK_VALIDATION_REQUIRED";
   private static final int MAX_MESSAGES = 200;
   private static boolean loaded;
   private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
@@ -104,12 +106,8 @@ public final class VulkanInstance implements AutoCloseable {
     try (MemoryStack stack = stackPush()) {
       List<String> layers = new ArrayList<>();
       List<String> extensions = new ArrayList<>();
-      if (validation) {
-        if (!hasLayer(stack, VALIDATION_LAYER)) {
-          throw GpuException.of(Code.NO_VULKAN,
-              "validation was requested but the layer " + VALIDATION_LAYER + " is not installed.",
-              "install it (Debian: apt-get install vulkan-validationlayers) or open the device without validation.");
-        }
+      boolean layer = validation && layerOrWarn(stack);
+      if (layer) {
         layers.add(VALIDATION_LAYER);
         extensions.add(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
       }
@@ -126,7 +124,7 @@ public final class VulkanInstance implements AutoCloseable {
           .ppEnabledExtensionNames(strings(stack, extensions));
       VkDebugUtilsMessengerCreateInfoEXT dci = null;
       VkDebugUtilsMessengerCallbackEXT cb = null;
-      if (validation) {
+      if (layer) {
         cb = VkDebugUtilsMessengerCallbackEXT.create(this::onMessage);
         dci = VkDebugUtilsMessengerCreateInfoEXT.calloc(stack)
             .sType$Default()
@@ -153,7 +151,7 @@ public final class VulkanInstance implements AutoCloseable {
       }
       this.handle = new VkInstance(pp.get(0), ci);
       this.callback = cb;
-      if (validation) {
+      if (layer) {
         java.nio.LongBuffer pm = stack.mallocLong(1);
         dci.pNext(0);
         Vk.check(vkCreateDebugUtilsMessengerEXT(handle, dci, null, pm), "vkCreateDebugUtilsMessengerEXT");
@@ -161,6 +159,42 @@ public final class VulkanInstance implements AutoCloseable {
       } else {
         this.messenger = VK_NULL_HANDLE;
       }
+    }
+  }
+
+  /**
+   * Whether the validation layer is there; when it is not, fails if {@link #REQUIRED_ENV} is set
+   * (what {@code make test} does) and otherwise warns, so that a machine with only the Vulkan
+   * runtime still runs: validation is a debugging aid, not part of the results.
+   */
+  private static boolean layerOrWarn(MemoryStack stack) {
+    if (hasLayer(stack, VALIDATION_LAYER)) {
+      return true;
+    }
+    if (validationRequired()) {
+      throw GpuException.of(Code.NO_VULKAN,
+          "validation was requested but the layer " + VALIDATION_LAYER + " is not installed, and "
+              + REQUIRED_ENV + " is set.",
+          "install it (Debian: apt-get install vulkan-validationlayers, or run scripts/ensure-vulkan.sh as root), "
+              + "or unset " + REQUIRED_ENV + " to run without validation.");
+    }
+    LOG.warn("validation was requested but the layer {} is not installed, so Vulkan runs without validation "
+        + "(nothing is checked, results are the same). Fix: install it (Debian: apt-get install "
+        + "vulkan-validationlayers, or run scripts/ensure-vulkan.sh as root) to have Vulkan usage checked.",
+        VALIDATION_LAYER);
+    return false;
+  }
+
+  static boolean validationRequired() {
+    String v = System.getenv(REQUIRED_ENV);
+    return v != null && !v.isEmpty() && !v.equals("0") && !v.equalsIgnoreCase("false");
+  }
+
+  /** Whether the Vulkan loader finds the Khronos validation layer (it may be hidden by VK_LAYER_PATH). */
+  public static boolean validationLayerInstalled() {
+    load();
+    try (MemoryStack stack = stackPush()) {
+      return hasLayer(stack, VALIDATION_LAYER);
     }
   }
 

@@ -36,6 +36,8 @@ public final class Devices {
       for (DeviceInfo d : devices) {
         System.out.println(d.summary() + " features: " + d.features());
       }
+      System.out.println("Vulkan validation layer (tests and debugging only): "
+          + (GpuDevice.validationLayerInstalled() ? "installed" : "not installed"));
     } catch (GpuException e) {
       System.out.println(e.code() + ": " + e.getMessage());
       System.exit(2);
