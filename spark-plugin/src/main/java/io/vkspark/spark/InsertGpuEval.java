@@ -134,12 +134,13 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
       List<NamedExpression> preProject = new ArrayList<>();
       Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
-      for (ScalaUDF u : ready.values()) {
-        for (Expression arg : Scala.list(u.children())) {
-          if (!(arg instanceof Attribute) && !argColumns.containsKey(arg.canonicalized())) {
-            Alias alias = CallSites.alias(arg, "vk_arg" + argColumns.size());
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        for (Expression arg : Scala.list(entry.getValue().children())) {
+          Expression value = argValue(arg, guards.get(entry.getKey()));
+          if (!(arg instanceof Attribute) && !argColumns.containsKey(value.canonicalized())) {
+            Alias alias = CallSites.alias(value, "vk_arg" + argColumns.size());
             preProject.add(alias);
-            argColumns.put(arg.canonicalized(), alias.toAttribute());
+            argColumns.put(value.canonicalized(), alias.toAttribute());
           }
         }
       }
@@ -166,7 +167,8 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         List<Expression> bound = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
           Expression arg = args.get(i);
-          Attribute column = arg instanceof Attribute a ? a : argColumns.get(arg.canonicalized());
+          Attribute column = arg instanceof Attribute a ? a
+              : argColumns.get(argValue(arg, guards.get(entry.getKey())).canonicalized());
           ordinals[i] = indexOf(childOutput, column);
           bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
         }
@@ -181,6 +183,20 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       child = new VkGpuEvalExec(Scala.seq(calls), child);
       exprs = rewritten;
     }
+  }
+
+  /**
+   * What the projection under the node computes for argument {@code arg} of a call evaluated under
+   * {@code guard}: the argument itself, or {@code IF(guard, arg, NULL)}, so that a computed argument
+   * (an implicit cast, {@code i div z}, {@code g(x) + 1}) is evaluated only for the rows Spark
+   * evaluates the call for, and cannot fail where the query would not.
+   */
+  private static Expression argValue(Expression arg, Expression guard) {
+    if (guard == null || arg instanceof Attribute || arg instanceof org.apache.spark.sql.catalyst.expressions.Literal) {
+      return arg;
+    }
+    return new org.apache.spark.sql.catalyst.expressions.If(guard, arg,
+        org.apache.spark.sql.catalyst.expressions.Literal.create(null, arg.dataType()));
   }
 
   /** Adds the expression ids of the columns {@code e} reads (none for null). */
@@ -236,10 +252,10 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   /**
-   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
-   * its arguments may be computed for every row: it is always evaluated anyway, or they are plain
-   * columns and literals. A conditional call carries its guard: the GPU computes every row (a
-   * kernel cannot fail), the CPU only the rows Spark would.
+   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node). A
+   * conditional call carries its guard: the GPU computes every row (a kernel cannot fail), the CPU
+   * only the rows Spark would; its computed arguments are computed under the guard
+   * ({@link #argValue}), so they must give what Spark would when evaluated again (deterministic).
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
@@ -255,7 +271,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     if (d.leftToSpark()) {
       return false;
     }
-    return site == CallSites.Site.ALWAYS || CallSites.plainArguments(u);
+    return site == CallSites.Site.ALWAYS || CallSites.guardableArguments(u);
   }
 
   private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, CallSites.Site> sites,
