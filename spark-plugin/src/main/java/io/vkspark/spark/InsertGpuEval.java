@@ -63,8 +63,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         return p instanceof ProjectExec pe ? project(pe, planner) : filter((FilterExec) p, planner);
       }
     });
-    tagLeftovers(out, planner);
-    return out;
+    return countAndTagLeftovers(out, planner);
   }
 
   static boolean hasGpuUdf(Expression e) {
@@ -161,7 +160,8 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       }
       List<GpuUdfCall> calls = new ArrayList<>();
       for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
-        ScalaUDF u = entry.getValue();
+        // A call an earlier pass counted as a leftover: the node counts its own rows.
+        ScalaUDF u = OutsideNodeCalls.uncounted(entry.getValue());
         List<Expression> args = Scala.list(u.children());
         int[] ordinals = new int[args.size()];
         List<Expression> bound = new ArrayList<>();
@@ -285,6 +285,35 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   /**
+   * Has every call left in Spark's operators count the rows it computes with {@code call()}
+   * ({@link OutsideNodeCalls}), then tags each node holding one with where each call runs
+   * ({@link Placement}, decided by the leftovers), for EXPLAIN; with fallback off, such a call
+   * fails the query instead.
+   */
+  private SparkPlan countAndTagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    SparkPlan counted = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
+            && p.expressions().exists(e -> hasGpuUdf(e) && e.find(x -> x instanceof ScalaUDF u
+                && !(u.function() instanceof OutsideNodeCalls.Counted) && GpuUdfs.of(u).isPresent()).isDefined());
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return (SparkPlan) p.mapExpressions(new scala.runtime.AbstractFunction1<Expression, Expression>() {
+          @Override
+          public Expression apply(Expression e) {
+            return OutsideNodeCalls.counted(e, OutsideNodeCalls.accumulator(session.sparkContext()));
+          }
+        });
+      }
+    });
+    tagLeftovers(counted, planner);
+    return counted;
+  }
+
+  /**
    * Tags every node still holding a GPU UDF with where each call runs ({@link Placement}, decided by
    * the leftovers), for EXPLAIN; with fallback off, such a call fails the query instead.
    */
@@ -299,7 +328,8 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name));
+          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name)
+              + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
         });
       }
       if (!reasons.isEmpty()) {

@@ -142,6 +142,36 @@ final class GpuGuardSparkTest {
     }
   }
 
+  /**
+   * A call that must stay in Spark's projection (inside a lambda) counts its call() rows in the
+   * application's accumulator, and EXPLAIN says so; calls in VkGpuEval nodes, on the CPU path too,
+   * do not count there (the node's rows on CPU does).
+   */
+  @Test
+  void callOutsideTheNode_countsInTheAccumulator_andExplainSaysWhere() {
+    org.apache.spark.util.LongAccumulator rows = OutsideNodeCalls.accumulator(spark().sparkContext());
+    withFallback(() -> {
+      Dataset<Row> df = t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r");
+      String plan = explain(df);
+      assertTrue(plan.contains("steps runs on CPU because it is inside a lambda"), plan);
+      assertTrue(plan.contains("outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')"), plan);
+      long before = rows.value();
+      long executor = OutsideNodeCalls.ROWS.sum(); // the executor's cpuRowsOutsideNode (local mode: this JVM)
+      List<Row> got = df.collectAsList();
+      assertEquals(20_000, got.size());
+      assertEquals(40_000L, rows.value() - before, "two lambda calls a row, each counted once");
+      assertEquals(40_000L, OutsideNodeCalls.ROWS.sum() - executor);
+      assertAllRowsOnGpu(df); // steps(n) outside the lambda: in the node, on the GPU, not counted above
+      assertVksparkEqualsCpu(() -> t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r"),
+          d -> { });
+
+      before = rows.value();
+      withoutDevice(() -> assertVksparkEqualsCpu(select(THROWING[0]), d ->
+          assertTrue(gpuNodes(d).stream().allMatch(n -> metrics(n).get("cpuRows") > 0), explain(d))));
+      assertEquals(0L, rows.value() - before, "rows on CPU inside VkGpuEval count in the node, not the accumulator");
+    });
+  }
+
   /** Strict verify re-computes every GPU row with call(), but only where the guard holds. */
   @Test
   void throwingWhereTheGuardIsFalse_strictVerify_checksOnlyRowsWhereTheGuardHolds() {
