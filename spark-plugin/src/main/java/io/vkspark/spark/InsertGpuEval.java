@@ -295,7 +295,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
         return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
-            && p.expressions().exists(e -> hasGpuUdf(e) && e.find(x -> x instanceof ScalaUDF u
+            && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
                 && !(u.function() instanceof OutsideNodeCalls.Counted) && GpuUdfs.of(u).isPresent()).isDefined());
       }
 
