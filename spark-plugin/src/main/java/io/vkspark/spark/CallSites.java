@@ -249,9 +249,13 @@ final class CallSites {
     return e.find(x -> x instanceof NamedLambdaVariable v && !bound.contains(v.exprId())).isDefined();
   }
 
-  /** Whether every argument is a column or a literal: nothing to compute for rows a condition skips. */
-  static boolean plainArguments(ScalaUDF u) {
-    return Scala.list(u.children()).stream().allMatch(a -> a instanceof Attribute || a instanceof Literal);
+  /**
+   * Whether the arguments of a conditional call may be computed again under its guard
+   * ({@code IF(guard, arg, NULL)}) and give what Spark would: deterministic, with no subquery.
+   */
+  static boolean guardableArguments(ScalaUDF u) {
+    return Scala.list(u.children()).stream().allMatch(a -> a.deterministic()
+        && a.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
   }
 
   /** Replaces each GPU UDF call whose canonical form is a key of {@code columns} by its column. */

@@ -53,9 +53,9 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
   /**
    * The outermost GPU UDF calls over the aggregate's input, under aggregate functions or in
    * grouping keys, that may be computed for every input row: always evaluated, or over plain
-   * columns and literals with a guard (not in a branch that would skip computed arguments, not in
-   * a lambda). A guarded call moves as {@code IF(guard, call, NULL)}, so no path evaluates it for
-   * rows the aggregate would skip.
+   * deterministic arguments with a guard (not in a lambda). A guarded call moves as
+   * {@code IF(guard, call, NULL)}, so no path evaluates it, or its arguments, for rows the aggregate
+   * would skip.
    * Calls nested in them move with them: the physical rule stacks their nodes.
    */
   private static Map<Expression, ScalaUDF> candidates(Aggregate a) {
@@ -69,7 +69,7 @@ final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
         Expression guard = guards.get(u.canonicalized());
         CallSites.Site site = sites.get(u.canonicalized());
         boolean safe = site == CallSites.Site.ALWAYS
-            || (site == CallSites.Site.CONDITIONAL && CallSites.plainArguments(u) && guard != null && guard.deterministic()
+            || (site == CallSites.Site.CONDITIONAL && CallSites.guardableArguments(u) && guard != null && guard.deterministic()
                 && guard.references().subsetOf(input)
                 && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
         if (safe && u.references().subsetOf(input)) {

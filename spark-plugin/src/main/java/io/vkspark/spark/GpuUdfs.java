@@ -156,6 +156,9 @@ public final class GpuUdfs {
     if (function instanceof GpuUdf g) {
       return Optional.of(g);
     }
+    if (function instanceof OutsideNodeCalls.Counted c) {
+      return of(c.inner());
+    }
     Optional<Method> writeReplace = WRITE_REPLACE.computeIfAbsent(function.getClass(), c -> {
       try {
         Method m = c.getDeclaredMethod("writeReplace");

@@ -63,8 +63,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
         return p instanceof ProjectExec pe ? project(pe, planner) : filter((FilterExec) p, planner);
       }
     });
-    tagLeftovers(out, planner);
-    return out;
+    return countAndTagLeftovers(out, planner);
   }
 
   static boolean hasGpuUdf(Expression e) {
@@ -134,12 +133,13 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
       List<NamedExpression> preProject = new ArrayList<>();
       Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
-      for (ScalaUDF u : ready.values()) {
-        for (Expression arg : Scala.list(u.children())) {
-          if (!(arg instanceof Attribute) && !argColumns.containsKey(arg.canonicalized())) {
-            Alias alias = CallSites.alias(arg, "vk_arg" + argColumns.size());
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        for (Expression arg : Scala.list(entry.getValue().children())) {
+          Expression value = argValue(arg, guards.get(entry.getKey()));
+          if (!(arg instanceof Attribute) && !argColumns.containsKey(value.canonicalized())) {
+            Alias alias = CallSites.alias(value, "vk_arg" + argColumns.size());
             preProject.add(alias);
-            argColumns.put(arg.canonicalized(), alias.toAttribute());
+            argColumns.put(value.canonicalized(), alias.toAttribute());
           }
         }
       }
@@ -160,13 +160,15 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       }
       List<GpuUdfCall> calls = new ArrayList<>();
       for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
-        ScalaUDF u = entry.getValue();
+        // A call an earlier pass counted as a leftover: the node counts its own rows.
+        ScalaUDF u = OutsideNodeCalls.uncounted(entry.getValue());
         List<Expression> args = Scala.list(u.children());
         int[] ordinals = new int[args.size()];
         List<Expression> bound = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
           Expression arg = args.get(i);
-          Attribute column = arg instanceof Attribute a ? a : argColumns.get(arg.canonicalized());
+          Attribute column = arg instanceof Attribute a ? a
+              : argColumns.get(argValue(arg, guards.get(entry.getKey())).canonicalized());
           ordinals[i] = indexOf(childOutput, column);
           bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
         }
@@ -181,6 +183,20 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       child = new VkGpuEvalExec(Scala.seq(calls), child);
       exprs = rewritten;
     }
+  }
+
+  /**
+   * What the projection under the node computes for argument {@code arg} of a call evaluated under
+   * {@code guard}: the argument itself, or {@code IF(guard, arg, NULL)}, so that a computed argument
+   * (an implicit cast, {@code i div z}, {@code g(x) + 1}) is evaluated only for the rows Spark
+   * evaluates the call for, and cannot fail where the query would not.
+   */
+  private static Expression argValue(Expression arg, Expression guard) {
+    if (guard == null || arg instanceof Attribute || arg instanceof org.apache.spark.sql.catalyst.expressions.Literal) {
+      return arg;
+    }
+    return new org.apache.spark.sql.catalyst.expressions.If(guard, arg,
+        org.apache.spark.sql.catalyst.expressions.Literal.create(null, arg.dataType()));
   }
 
   /** Adds the expression ids of the columns {@code e} reads (none for null). */
@@ -236,10 +252,10 @@ final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   /**
-   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node) and
-   * its arguments may be computed for every row: it is always evaluated anyway, or they are plain
-   * columns and literals. A conditional call carries its guard: the GPU computes every row (a
-   * kernel cannot fail), the CPU only the rows Spark would.
+   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node). A
+   * conditional call carries its guard: the GPU computes every row (a kernel cannot fail), the CPU
+   * only the rows Spark would; its computed arguments are computed under the guard
+   * ({@link #argValue}), so they must give what Spark would when evaluated again (deterministic).
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
@@ -255,7 +271,7 @@ final class InsertGpuEval extends Rule<SparkPlan> {
     if (d.leftToSpark()) {
       return false;
     }
-    return site == CallSites.Site.ALWAYS || CallSites.plainArguments(u);
+    return site == CallSites.Site.ALWAYS || CallSites.guardableArguments(u);
   }
 
   private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, CallSites.Site> sites,
@@ -266,6 +282,35 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       }
     }
     return false;
+  }
+
+  /**
+   * Has every call left in Spark's operators count the rows it computes with {@code call()}
+   * ({@link OutsideNodeCalls}), then tags each node holding one with where each call runs
+   * ({@link Placement}, decided by the leftovers), for EXPLAIN; with fallback off, such a call
+   * fails the query instead.
+   */
+  private SparkPlan countAndTagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    SparkPlan counted = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
+            && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
+                && !(u.function() instanceof OutsideNodeCalls.Counted) && GpuUdfs.of(u).isPresent()).isDefined());
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return (SparkPlan) p.mapExpressions(new scala.runtime.AbstractFunction1<Expression, Expression>() {
+          @Override
+          public Expression apply(Expression e) {
+            return OutsideNodeCalls.counted(e, OutsideNodeCalls.accumulator(session.sparkContext()));
+          }
+        });
+      }
+    });
+    tagLeftovers(counted, planner);
+    return counted;
   }
 
   /**
@@ -283,7 +328,8 @@ final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name));
+          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name)
+              + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
         });
       }
       if (!reasons.isEmpty()) {

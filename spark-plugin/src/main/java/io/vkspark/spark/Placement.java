@@ -53,8 +53,9 @@ record Placement(Where where, Cause cause, List<String> details, DecidedBy by) i
     ARGUMENT_TYPE_DIFFERS(false, "argument %s (%s) is %s, not %s", "cast the argument to the kernel's type"),
     LAMBDA(false, "it is inside a lambda function or a try_* function (its arguments read the lambda's variables, "
         + "or its errors are caught)", IN_A_SUBQUERY),
-    CONDITIONAL(false, "it sits in a branch of CASE, IF, COALESCE, AND or OR with computed arguments or a condition "
-        + "that cannot be re-evaluated (non-deterministic), which must not run for rows the condition skips", IN_A_SUBQUERY),
+    CONDITIONAL(false, "it sits in a branch of CASE, IF, COALESCE, AND or OR with arguments or a condition that "
+        + "cannot be re-evaluated (non-deterministic, or a subquery), which must not run for rows the condition skips",
+        IN_A_SUBQUERY),
     UNPLANNED_OPERATOR(false, "it is inside %s, which vkspark does not plan on the GPU", IN_A_SUBQUERY + " there"),
     DISABLED(false, VkConf.ENABLED + " is false", "set " + VkConf.ENABLED + "=true"),
     LOOP_LIMIT(true, "the device's loop limit cut its loops short in a batch, which is recomputed with call() (%s)",

@@ -87,6 +87,7 @@ public final class VkSparkPlugin implements SparkPlugin {
     gauge(registry, "commandBuffersCreated", DeviceCounters::commandBuffersCreated);
     gauge(registry, "descriptorSetsCreated", DeviceCounters::descriptorSetsCreated);
     registry.register("deviceAvailable", (Gauge<Integer>) () -> ExecutorGpu.current().isPresent() ? 1 : 0);
+    registry.register("cpuRowsOutsideNode", (Gauge<Long>) OutsideNodeCalls.ROWS::sum);
   }
 
   private static void gauge(MetricRegistry registry, String name, ToLongFunction<DeviceCounters> f) {

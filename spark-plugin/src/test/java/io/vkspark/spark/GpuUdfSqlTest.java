@@ -146,8 +146,12 @@ final class GpuUdfSqlTest {
     withFallback(() -> {
       assertVksparkEqualsCpu(() -> table().selectExpr(cols), someRowsOnGpu);
       Dataset<Row> df = table().selectExpr(cols);
-      assertEquals(1, gpuNodes(df).size(), "calls over plain columns still run on the GPU: " + explain(df));
-      assertTrue(explain(df).contains("int_poly runs on CPU because it sits in a branch of CASE"), explain(df));
+      assertEquals(1, gpuNodes(df).size(), explain(df));
+      // int_poly runs on the GPU too: its computed argument is computed under the guard (IF(guard, i div z, NULL)).
+      assertFalse(explain(df).contains("runs on CPU"), explain(df));
+      assertTrue(explain(df).contains("else null AS vk_arg0"), explain(df));
+      df.collectAsList();
+      assertAllRowsOnGpu(df);
       assertVksparkEqualsCpu(() -> table().where(z + " <> 0 AND int_poly(i div " + z + ", 1) > 3").select("id"), ran -> { });
       assertVksparkEqualsCpu(() -> table().groupBy("p").agg(functions.expr(
           "sum(CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END)"), functions.expr("sum(hypot_gpu(a, b))")),
