@@ -44,11 +44,16 @@ import java.util.function.Function;
  * @param coalesce gather consecutive small child batches (Parquet's and ORC's 4,096 rows, the
  *     cache's 10,000) into one GPU dispatch of up to {@code batchRows} rows
  *     ({@code spark.vkspark.coalesce}, default true)
+ * @param batchBytes most bytes of rows in one batch that vkspark builds or stages: the rows it
+ *     turns into columns under the GPU node, coalesced batches, a batch's GPU arguments
+ *     ({@code spark.vkspark.batchBytes}, default 128 MiB); a larger batch is split, and a single
+ *     larger row runs its GPU UDFs with {@code call()} (SIZE error without fallback), so wide rows
+ *     cannot exhaust an executor's heap where Spark alone would not
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
-                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce)
+                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce, long batchBytes)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -70,6 +75,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String VERIFY_SAMPLE_RATE = PREFIX + "verify.sampleRate";
   public static final double DEFAULT_VERIFY_SAMPLE_RATE = 0.001;
   public static final String COALESCE = PREFIX + "coalesce";
+  public static final String BATCH_BYTES = PREFIX + "batchBytes";
+  public static final long DEFAULT_BATCH_BYTES = 128L << 20;
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
 
   public static final int DEFAULT_BATCH_ROWS = 1 << 20;
@@ -80,6 +87,10 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
     java.util.Objects.requireNonNull(verify, "verify");
+    if (batchBytes <= 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
+          "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
+    }
   }
 
   /** The settings with verification off and small batches coalesced (the defaults). */
@@ -87,7 +98,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                 long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, metricsLevel, VerifySettings.OFF, true);
+        deviceMemoryLimit, kernelTimeout, metricsLevel, VerifySettings.OFF, true, DEFAULT_BATCH_BYTES);
   }
 
   /** The settings with the default metrics level. */
@@ -122,7 +133,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT),
         metricsLevel(lookup),
         verify(lookup),
-        bool(lookup, COALESCE, true));
+        bool(lookup, COALESCE, true),
+        positiveBytes(lookup, BATCH_BYTES, DEFAULT_BATCH_BYTES));
   }
 
   /** From a SparkConf. */
@@ -237,6 +249,20 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
         "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g (0 for no limit).");
+  }
+
+  /** A byte size that must be positive ({@code def} when unset). */
+  private static long positiveBytes(Function<String, String> lookup, String key, long def) {
+    String v = lookup.apply(key);
+    if (v == null || v.isBlank()) {
+      return def;
+    }
+    long n = bytes(lookup, key);
+    if (n <= 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive size.",
+          "set " + key + " to a number of bytes with an optional k, m or g suffix, e.g. 128m.");
+    }
+    return n;
   }
 
   /** A duration as Spark writes them ({@code 60s}, {@code 500ms}, {@code 2min}, {@code 1h}; a bare number is seconds). */
