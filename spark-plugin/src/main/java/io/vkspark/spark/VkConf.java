@@ -257,7 +257,12 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     if (v == null || v.isBlank()) {
       return def;
     }
-    long n = bytes(lookup, key);
+    long n;
+    try {
+      n = bytes(lookup, key);
+    } catch (GpuException e) {
+      n = 0; // reported below, without bytes()'s "0 for no limit"
+    }
     if (n <= 0) {
       throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive size.",
           "set " + key + " to a number of bytes with an optional k, m or g suffix, e.g. 128m.");

@@ -72,7 +72,7 @@ final class WideRowsSparkTest {
   /**
    * The bound is a per-session setting and splits by measured bytes: with
    * {@code batchBytes=1m}, 40 rows of 100 KB strings arrive on the GPU in 4 batches of 10 (Spark's
-   * own conversion would make one), and a row of 2 MB is a batch of its own whose call runs with
+   * own conversion would make one), which the coalescer does not join again, and a row of 2 MB is a batch of its own whose call runs with
    * {@code call()}; without fallback it fails with SIZE, naming the setting, and the next query runs.
    */
   @Test
@@ -88,6 +88,8 @@ final class WideRowsSparkTest {
       Dataset<Row> again = s.sql(narrow);
       again.collectAsList();
       assertEquals(List.of(4L, 0L), toColumnar(again), TestSpark.explain(again));
+      // each 1 MB batch is half the bound or more: evaluated as it is, never coalesced with the next
+      assertEquals(4L, TestSpark.metrics(TestSpark.gpuNodes(again).get(0)).get("numOutputBatches"));
 
       String wide = WideRowsJob.query(1, 2_000_000);
       TestSpark.withFallback(() -> {
