@@ -18,7 +18,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * serves many of them. Spark's file readers hand out 4,096-row batches and overwrite their vectors
  * on the next {@code next()} (or {@code hasNext()}), so each child batch is copied as it arrives:
  * values and nulls of every column the node outputs, into off-heap vectors that grow to the
- * coalesced size and are reused from batch to batch. Fixed-width values move with one bulk copy
+ * coalesced size and are reused from batch to batch, bounded by rows ({@code spark.vkspark.batchRows})
+ * and by bytes ({@code spark.vkspark.batchBytes}, measured, not estimated from the types). Fixed-width values move with one bulk copy
  * per column (the same copies that take Spark's vectors to the GPU); booleans, strings, binary and
  * arrays value by value.
  *
@@ -27,8 +28,6 @@ import org.apache.spark.unsafe.types.UTF8String;
  * the pass-through copies.
  */
 final class BatchCoalescer implements AutoCloseable {
-  /** Most bytes one coalesced batch stages (values and string bytes), so wide rows coalesce fewer batches. */
-  static final long MAX_BYTES = 256L << 20;
   private static final int INITIAL_CAPACITY = 4096;
 
   private final DataType[] types;
@@ -75,10 +74,17 @@ final class BatchCoalescer implements AutoCloseable {
     return Math.max(1, maxRows / 2);
   }
 
-  /** Whether {@code b} is small enough to coalesce and still fits next to what is staged. */
+  /**
+   * Whether {@code b} is small enough to coalesce (under half the rows and half the bytes of a
+   * coalesced batch: a larger one is evaluated as it is, never copied) and still fits next to what
+   * is staged, so the staged vectors never hold more than {@code maxBytes}.
+   */
   boolean fits(ColumnarBatch b) {
-    return b.numRows() < smallBelow() && (long) rows + b.numRows() <= maxRows
-        && (rows == 0 || bytes + estimateBytes(b) <= maxBytes);
+    if (b.numRows() >= smallBelow() || (long) rows + b.numRows() > maxRows) {
+      return false;
+    }
+    long size = batchBytes(b);
+    return size < maxBytes / 2 && bytes + size <= maxBytes;
   }
 
   /** Drops what is staged (the previous coalesced batch has been consumed). */
@@ -185,11 +191,12 @@ final class BatchCoalescer implements AutoCloseable {
     }
   }
 
-  /** About the bytes {@code b} takes once staged (Spark's default size for strings: 20 bytes). */
-  private long estimateBytes(ColumnarBatch b) {
+  /** The bytes {@code b} takes once staged, measured as {@link #stagedBytes()} counts them. */
+  private long batchBytes(ColumnarBatch b) {
     long out = 0;
-    for (DataType t : types) {
-      out += (long) t.defaultSize() * b.numRows();
+    for (int c = 0; c < types.length; c++) {
+      out = Math.addExact(out, bytes(types[c]) || types[c] instanceof ArrayType
+          ? RowBytes.column(b.column(c), types[c], b.numRows()) : (long) types[c].defaultSize() * b.numRows());
     }
     return out;
   }

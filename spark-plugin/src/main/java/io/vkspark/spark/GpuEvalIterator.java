@@ -73,6 +73,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
   private final ColumnVector[] gpuResults;
   private boolean loopLimitLogged;
+  private boolean wideLogged;
   /** A decimal result overflowed on the GPU with ANSI on: the batch is recomputed with call() for Spark's own error. */
   private GpuException overflow;
   private BatchRunner runner;
@@ -155,7 +156,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     }
     // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
     this.coalescer = conf.coalesce() && !gpuCalls.isEmpty()
-        ? BatchCoalescer.forColumns(childTypes, conf.batchRows(), BatchCoalescer.MAX_BYTES).orElse(null) : null;
+        ? BatchCoalescer.forColumns(childTypes, conf.batchRows(), conf.batchBytes()).orElse(null) : null;
   }
 
   /** Calls planned for the GPU fall back here when this executor has no device for them. */
@@ -220,7 +221,7 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    */
   Step nextStep() {
     ColumnarBatch in = gather();
-    if (!reducing() || keysTooWide) {
+    if (!reducing() || keysTooWide || widestRow(in, in.numRows()) > rowLimit()) {
       return new Rows(evaluate(in));
     }
     Step r = reduce(in, in.numRows());
@@ -412,6 +413,9 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   private void runOnGpu(ColumnarBatch in, int rows) {
     overflow = null;
+    if (wideOnCpu(in, rows)) {
+      return;
+    }
     // a task that reduces on the GPU evaluates its too-wide batches with a plain runner
     java.util.function.Supplier<BatchRunner> which = Boolean.TRUE.equals(reducing) ? this::rowRunner : this::runner;
     List<FieldVector> out = underLease(in, rows, which, (r, inputs) -> {
@@ -446,6 +450,59 @@ final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (overflow != null) {
       throw overflow; // call() did not overflow where the GPU did: the GPU's error, naming the UDF and the row
     }
+  }
+
+  /** The most GPU-argument bytes one row may hold: what one batch stages, and what one dispatch can. */
+  private long rowLimit() {
+    return Math.min(conf.batchBytes(), BatchRunner.MAX_VAR_ELEMENTS);
+  }
+
+  /** The most bytes of variable-width GPU arguments (strings, binary, arrays) one row of {@code in} holds. */
+  private long widestRow(ColumnarBatch in, int rows) {
+    List<Integer> wide = gpuColumns.stream().filter(o -> inputType(o).isVariableWidth()).toList();
+    long widest = 0;
+    for (int r = 0; wide.size() > 0 && r < rows; r++) {
+      long row = 0;
+      for (int o : wide) {
+        row += RowBytes.value(in.column(o), in.column(o).dataType(), r);
+      }
+      widest = Math.max(widest, row);
+    }
+    return widest;
+  }
+
+  /**
+   * A batch with a row wider than {@link #rowLimit()} is never staged: its GPU calls run with
+   * {@code call()} (true), or, without fallback or for a GLSL-only UDF (it has no {@code call()}),
+   * the task fails with SIZE before anything is allocated for it.
+   */
+  private boolean wideOnCpu(ColumnarBatch in, int rows) {
+    long widest = widestRow(in, rows);
+    if (widest <= rowLimit()) {
+      return false;
+    }
+    String names = String.join(", ", gpuCalls.stream().map(GpuUdfCall::name).toList());
+    boolean glsl = gpuCalls.stream().anyMatch(GpuUdfCall::glslOnly);
+    if (!conf.fallback() || glsl) {
+      throw GpuException.of(Code.SIZE, "a row holds " + widest + " bytes of arguments of GPU UDF(s) " + names
+          + ", more than the " + rowLimit() + " bytes one GPU batch may stage (" + VkConf.BATCH_BYTES + " is "
+          + conf.batchBytes() + ", and one dispatch stages at most " + BatchRunner.MAX_VAR_ELEMENTS + " per argument).",
+          glsl ? "keep the values passed to GLSL-only UDFs below " + rowLimit() + " bytes per row (a GLSL-only UDF has "
+              + "no call() to run such rows on the CPU), or raise " + VkConf.BATCH_BYTES + " if it is below that."
+              : "set " + VkConf.FALLBACK + "=true to run such rows with the UDF's call() on the CPU, keep the values "
+              + "below " + rowLimit() + " bytes per row, or raise " + VkConf.BATCH_BYTES + " if it is below that.");
+    }
+    if (!wideLogged) {
+      wideLogged = true;
+      LOG.warn("vkspark: a row holds {} bytes of arguments of GPU UDF(s) {}, more than {} = {}: its batch runs with "
+          + "call() on the CPU", widest, names, VkConf.BATCH_BYTES, rowLimit());
+    }
+    for (int i = 0; i < calls.size(); i++) {
+      if (calls.get(i).onGpu()) {
+        runOnCpu(i, in, rows);
+      }
+    }
+    return true;
   }
 
   /**

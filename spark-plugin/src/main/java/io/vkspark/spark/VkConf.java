@@ -53,12 +53,17 @@ import java.util.function.Function;
  * administrator of a shared Thrift or Connect server can rely on them. {@link #forSession} reads
  * them from the SparkContext's conf only, and caps {@code kernelTimeout} by the static
  * {@code spark.vkspark.kernelTimeout.max}.
+ * @param batchBytes most bytes of rows in one batch that vkspark builds or stages: the rows it
+ *     turns into columns under the GPU node, coalesced batches, a batch's GPU arguments
+ *     ({@code spark.vkspark.batchBytes}, default 128 MiB); a larger batch is split, and a single
+ *     larger row runs its GPU UDFs with {@code call()} (SIZE error without fallback), so wide rows
+ *     cannot exhaust an executor's heap where Spark alone would not
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
                      VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout)
+                     java.time.Duration compileTimeout, long batchBytes)
     implements Serializable {
 
   public static final String PREFIX = "spark.vkspark.";
@@ -80,6 +85,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String VERIFY_SAMPLE_RATE = PREFIX + "verify.sampleRate";
   public static final double DEFAULT_VERIFY_SAMPLE_RATE = 0.001;
   public static final String COALESCE = PREFIX + "coalesce";
+  public static final String BATCH_BYTES = PREFIX + "batchBytes";
+  public static final long DEFAULT_BATCH_BYTES = 128L << 20;
   public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
   /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
   public static final String KERNEL_TIMEOUT_MAX = KERNEL_TIMEOUT + ".max";
@@ -105,15 +112,19 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
     java.util.Objects.requireNonNull(verify, "verify");
     java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
+    if (batchBytes <= 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
+          "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
+    }
   }
 
-  /** The settings with {@code vkspark_define} allowed and the default compile budget. */
+  /** The settings with {@code vkspark_define} allowed, the default compile budget and batch bytes. */
   public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                 long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel,
                 VerifySettings verify, boolean coalesce) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, metricsLevel, verify, coalesce, true, DEFAULT_COMPILE_TIMEOUT);
+        deviceMemoryLimit, kernelTimeout, metricsLevel, verify, coalesce, true, DEFAULT_COMPILE_TIMEOUT, DEFAULT_BATCH_BYTES);
   }
 
   /** The settings with verification off and small batches coalesced (the defaults). */
@@ -174,7 +185,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         verify(lookup),
         bool(lookup, COALESCE, true),
         bool(lookup, DEFINE_ENABLED, true),
-        duration(lookup, COMPILE_TIMEOUT, DEFAULT_COMPILE_TIMEOUT));
+        duration(lookup, COMPILE_TIMEOUT, DEFAULT_COMPILE_TIMEOUT),
+        positiveBytes(lookup, BATCH_BYTES, DEFAULT_BATCH_BYTES));
   }
 
   /**
@@ -315,6 +327,25 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
         "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g (0 for no limit).");
+  }
+
+  /** A byte size that must be positive ({@code def} when unset). */
+  private static long positiveBytes(Function<String, String> lookup, String key, long def) {
+    String v = lookup.apply(key);
+    if (v == null || v.isBlank()) {
+      return def;
+    }
+    long n;
+    try {
+      n = bytes(lookup, key);
+    } catch (GpuException e) {
+      n = 0; // reported below, without bytes()'s "0 for no limit"
+    }
+    if (n <= 0) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive size.",
+          "set " + key + " to a number of bytes with an optional k, m or g suffix, e.g. 128m.");
+    }
+    return n;
   }
 
   /** A duration as Spark writes them ({@code 60s}, {@code 500ms}, {@code 2min}, {@code 1h}; a bare number is seconds). */

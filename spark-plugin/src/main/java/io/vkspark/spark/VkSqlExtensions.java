@@ -19,7 +19,8 @@ import scala.runtime.BoxedUnit;
  * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
  * planning, the physical rule that plans them onto {@link VkGpuEvalExec} (also as an adaptive
  * query-stage rule, so EXPLAIN shows it before execution), the rule that has CPU operators read
- * vkspark's cache as column batches ({@link ReadCacheColumns}), and the classes listed in
+ * vkspark's cache as column batches ({@link ReadCacheColumns}), the rule that bounds the rows turned
+ * into columns under a GPU node by bytes ({@link VkRowToColumnarExec}), and the classes listed in
  * {@code spark.vkspark.functions} and the GLSL-only UDFs of the files in {@code spark.vkspark.glsl} as SQL
  * functions of every session, and {@code vkspark_define} to define GLSL-only UDFs in a session.
  */
@@ -47,6 +48,17 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
       @Override
       public Rule<SparkPlan> postColumnarTransitions() {
         return new ReadCacheColumns();
+      }
+    });
+    ext.injectColumnar((Function1<SparkSession, ColumnarRule>) s -> new ColumnarRule() {
+      @Override
+      public Rule<SparkPlan> postColumnarTransitions() {
+        return new Rule<SparkPlan>() {
+          @Override
+          public SparkPlan apply(SparkPlan plan) {
+            return VkRowToColumnarExec.bound(plan);
+          }
+        };
       }
     });
     ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslFunctions.DEFINE),

@@ -45,6 +45,8 @@ final class VkConfTest {
     assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
     assertTrue(VkConf.from(k -> null).coalesce());
     assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());
+    assertEquals(128L << 20, VkConf.from(k -> null).batchBytes());
+    assertEquals(1L << 20, with(VkConf.BATCH_BYTES, "1m").batchBytes());
   }
 
   @Test
@@ -74,6 +76,8 @@ final class VkConfTest {
       "spark.vkspark.deviceMemoryLimit|-1g|spark.vkspark.deviceMemoryLimit is '-1g', not a size. Fix: set spark.vkspark.deviceMemoryLimit",
       "spark.vkspark.deviceMemoryLimit|4x|spark.vkspark.deviceMemoryLimit is '4x', not a size. Fix: ",
       "spark.vkspark.deviceMemoryLimit|99999999999t|spark.vkspark.deviceMemoryLimit is '99999999999t', not a size. Fix: ",
+      "spark.vkspark.batchBytes|0|spark.vkspark.batchBytes is '0', not a positive size. Fix: set spark.vkspark.batchBytes to a number of bytes",
+      "spark.vkspark.batchBytes|lots|spark.vkspark.batchBytes is 'lots', not a positive size. Fix: set spark.vkspark.batchBytes to a number of bytes",
       "spark.vkspark.metrics.level|all|spark.vkspark.metrics.level is 'all', not essential or debug. Fix: set spark.vkspark.metrics.level to essential",
       "spark.vkspark.verify|always|spark.vkspark.verify is 'always', not off, sample or strict. Fix: set spark.vkspark.verify to off, sample",
       "spark.vkspark.verify.sampleRate|2|spark.vkspark.verify.sampleRate is '2', not a fraction in (0, 1]. Fix: set spark.vkspark.verify.sampleRate",

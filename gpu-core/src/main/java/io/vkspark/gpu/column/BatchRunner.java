@@ -69,7 +69,7 @@ public final class BatchRunner implements AutoCloseable {
   /** Fewest elements per variable-width data buffer. */
   static final long MIN_VAR_ELEMENTS = 1L << 16;
   /** Most elements per variable-width data buffer (1 GiB of doubles). */
-  static final long MAX_VAR_ELEMENTS = 1L << 27;
+  public static final long MAX_VAR_ELEMENTS = 1L << 27;
   private BatchStats stats = BatchStats.ZERO;
   private long oomSplits;
   private long bufferBytes;
