@@ -46,6 +46,8 @@ rm -rf "$out/docs" "$out/scripts" && cp -r "$root/docs" "$root/scripts" "$root/R
 failed=0
 
 classpath() {   # module -> its jars, its test jar and its dependencies, ':'-separated
+  # (the Spark Connect JVM client is shaded and clashes with spark-sql on one class path: as under
+  # Maven, SparkConnectTest gets it by path, -Dvkspark.connect.client/shims, never on the class path)
   local m=$1 cp
   cp="$jars/$m-tests.jar"
   case $m in
@@ -54,6 +56,7 @@ classpath() {   # module -> its jars, its test jar and its dependencies, ':'-sep
     examples) cp="$cp:$jars/vkspark-examples-0.1.0-SNAPSHOT.jar" ;;
   esac
   while IFS= read -r j; do
+    case $j in spark-connect-client-jvm_*|spark-connect-shims_*) continue ;; esac
     [ -f "$jars/$j" ] && cp="$cp:$jars/$j"
   done <"$cpdir/$m.cp"
   echo "$cp"
@@ -81,7 +84,11 @@ suite() {   # module, extra JVM flags
 for s in $steps; do
   case $s in
     gpu-core) suite gpu-core --add-opens=java.base/java.nio=ALL-UNNAMED ;;
-    spark-plugin) suite spark-plugin $flags -Xmx16g ;;
+    spark-plugin)
+      connect=()
+      for j in "$jars"/spark-connect-client-jvm_*.jar; do [ -f "$j" ] && connect+=("-Dvkspark.connect.client=$j"); done
+      for j in "$jars"/spark-connect-shims_*.jar; do [ -f "$j" ] && connect+=("-Dvkspark.connect.shims=$j"); done
+      suite spark-plugin $flags -Xmx16g "${connect[@]}" ;;
     examples) suite examples $flags -Xmx16g -Duser.timezone=America/Los_Angeles ;;
     demo)
       java $flags -Dlog4j2.configurationFile="$root/scripts/log4j2-demo.properties" \
