@@ -111,12 +111,16 @@ final class SparkConnectTest {
 
   /** The client jar, its shims and its dependencies from the test class path, without the server's Spark. */
   private static URL[] clientClassPath() throws Exception {
-    List<URL> urls = new ArrayList<>(List.of(new File(CLIENT_JAR).toURI().toURL(), new File(SHIMS_JAR).toURI().toURL()));
+    // This class's own folder or jar (target/test-classes under Maven, spark-plugin-tests.jar in
+    // scripts/kit-suite.sh) holds ConnectClientSession; vkspark's other classes need the server's Spark.
+    File tests = new File(SparkConnectTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    List<URL> urls = new ArrayList<>(List.of(new File(CLIENT_JAR).toURI().toURL(), new File(SHIMS_JAR).toURI().toURL(),
+        tests.toURI().toURL()));
     for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
       File f = new File(entry);
       String name = f.getName();
       boolean serverSpark = name.startsWith("spark-") && CLIENT_SPARK_JARS.stream().noneMatch(name::startsWith);
-      boolean vkspark = f.isDirectory() && !name.equals("test-classes"); // this module's classes need the server's Spark
+      boolean vkspark = f.isDirectory() || name.startsWith("vkspark-") || f.getAbsoluteFile().equals(tests.getAbsoluteFile());
       if (!serverSpark && !vkspark) {
         urls.add(f.toURI().toURL());
       }

@@ -189,7 +189,7 @@ public final class ColumnKernel implements java.io.Serializable {
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
-    String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
+    String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     if (guarded.loops() > 0) {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));

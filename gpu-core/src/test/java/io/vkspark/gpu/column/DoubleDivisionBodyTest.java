@@ -68,6 +68,39 @@ final class DoubleDivisionBodyTest {
     assertEquals(0, misses, first);
   }
 
+  /**
+   * Bodies dividing by a constant, on this device's own choice (no forced refinement): the H200
+   * divides two run-time operands exactly but compiles {@code a / 100.0lf} as a product with the
+   * reciprocal, off by one bit ({@code 123456789 / 100} gave 1234567.8900000001); the probe's
+   * constant divisors find that and the device refines every double division.
+   */
+  @Test
+  void constantDivisorsOnTheDevicesOwnChoiceAreJavasBits() {
+    try (GpuRows own = new GpuRows()) {
+      // what the compilers make of a literal divisor left to them, logged (a device is free to fold it)
+      System.setProperty(LiteralDivisors.PROPERTY, "native");
+      try {
+        double[] ab = HardDoubles.pairs(50_000, 100);
+        Object[] a = new Object[50_000];
+        for (int i = 0; i < a.length; i++) {
+          a[i] = ab[2 * i];
+        }
+        List<Object> got = own.run(kernel("qcnative", "a / 100.0lf"), a, a);
+        long misses = java.util.stream.IntStream.range(0, a.length)
+            .filter(i -> Double.doubleToLongBits((Double) a[i] / 100.0) != Double.doubleToLongBits((Double) got.get(i))).count();
+        System.out.println("[double-division] " + own.device().info().name() + ": a / 100.0lf left to the compilers: "
+            + misses + " of " + a.length + " rows differ from Java");
+      } finally {
+        System.clearProperty(LiteralDivisors.PROPERTY);
+      }
+      assertEquals(List.of(123456789.0 / 100.0, 100.0 / 49.0), own.run(kernel("qc100", "a / 100.0lf + b / 49.0lf"),
+          new Object[] {123456789.0, 0.0}, new Object[] {0.0, 100.0}));
+      exact(own, "qc10000", "a / 10000.0lf", (a, b) -> a / 10000.0, 50_000);
+      exact(own, "qc49", "a / 49.0lf - b / 3.0lf", (a, b) -> a / 49.0 - b / 3.0, 50_000);
+      exact(own, "qc07", "(a / 7.0lf) * (b / 0.1lf)", (a, b) -> (a / 7.0) * (b / 0.1), 50_000);
+    }
+  }
+
   @Test
   void bodyDivisionIsJavasBits() {
     exact(refined, "qdiv", "a / b", (a, b) -> a / b, 200_000);
