@@ -26,21 +26,25 @@ final class DoubleRoundingProbe {
   static final int CASES = 4096;
   private static final int GROUP = 64;
 
-  private static final String SOURCE = """
-      #version 450
-      layout(local_size_x_id = 0) in;
-      layout(std430, set = 0, binding = 0) readonly buffer In { double v[]; };
-      layout(std430, set = 0, binding = 1) buffer Out { double r[]; };
-      void main() {
-        uint i = gl_GlobalInvocationID.x;
-        double a = v[2u * i];
-        double b = v[2u * i + 1u];
-        r[3u * i] = a / b;
-        r[3u * i + 1u] = sqrt(a);
-        r[3u * i + 2u] = fma(a, b, -(a * b)); // the rounding error of a * b where fma is fused
+  private static final String SOURCE = source("a / b");
 
-      }
-      """;
+  /** The probe kernel with {@code quotient} as its first result (tests put an inexact division there). */
+  static String source(String quotient) {
+    return """
+        #version 450
+        layout(local_size_x_id = 0) in;
+        layout(std430, set = 0, binding = 0) readonly buffer In { double v[]; };
+        layout(std430, set = 0, binding = 1) buffer Out { double r[]; };
+        void main() {
+          uint i = gl_GlobalInvocationID.x;
+          double a = v[2u * i];
+          double b = v[2u * i + 1u];
+          r[3u * i] = QUOTIENT;
+          r[3u * i + 1u] = sqrt(a);
+          r[3u * i + 2u] = fma(a, b, -(a * b)); // the rounding error of a * b where fma is fused
+        }
+        """.replace("QUOTIENT", quotient);
+  }
 
   private DoubleRoundingProbe() {}
 

@@ -43,20 +43,7 @@ final class DoubleRoundingTest {
   }
 
   private static byte[] probeSpirv(String expression) {
-    return GlslCompiler.compileOrThrow("probe-variant.comp", """
-        #version 450
-        layout(local_size_x_id = 0) in;
-        layout(std430, set = 0, binding = 0) readonly buffer In { double v[]; };
-        layout(std430, set = 0, binding = 1) buffer Out { double r[]; };
-        void main() {
-          uint i = gl_GlobalInvocationID.x;
-          double a = v[2u * i];
-          double b = v[2u * i + 1u];
-          r[3u * i] = EXPR;
-          r[3u * i + 1u] = sqrt(a);
-          r[3u * i + 2u] = fma(a, b, -(a * b));
-        }
-        """.replace("EXPR", expression), CACHE);
+    return GlslCompiler.compileOrThrow("probe-variant.comp", DoubleRoundingProbe.source(expression), CACHE);
   }
 
   @Test
