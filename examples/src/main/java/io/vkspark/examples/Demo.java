@@ -1,8 +1,8 @@
 package io.vkspark.examples;
 
 import io.vkspark.gpu.DeviceType;
-import io.vkspark.spark.ExecutorGpu;
-import io.vkspark.spark.VkConf;
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.conf.VkConf;
 import java.io.PrintStream;
 import java.util.Locale;
 import org.apache.spark.sql.Dataset;

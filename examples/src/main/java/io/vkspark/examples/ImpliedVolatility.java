@@ -1,8 +1,8 @@
 package io.vkspark.examples;
 
-import io.vkspark.spark.GpuKernel;
-import io.vkspark.spark.GpuUdf;
-import io.vkspark.spark.Tolerance;
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.Tolerance;
 import org.apache.spark.sql.api.java.UDF5;
 
 /**

@@ -1,7 +1,7 @@
 package io.vkspark.examples;
 
-import io.vkspark.spark.GpuKernel;
-import io.vkspark.spark.GpuUdf;
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
 import org.apache.spark.sql.api.java.UDF2;
 
 /**

@@ -1,8 +1,10 @@
 package io.vkspark.examples;
 
+import io.vkspark.spark.plan.VkExplain;
+
 import io.vkspark.gpu.DeviceInfo;
-import io.vkspark.spark.ExecutorGpu;
-import io.vkspark.spark.GpuUdfs;
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.VkSparkPlugin;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -90,7 +92,7 @@ public final class SparkJobs {
 
   /** Every node of a physical plan, inside adaptive plans, query stages and subqueries too. */
   public static void visit(SparkPlan plan, Consumer<SparkPlan> f) {
-    io.vkspark.spark.VkExplain.visit(plan, f);
+    io.vkspark.spark.plan.VkExplain.visit(plan, f);
   }
 
   /** The {@value #GPU_NODE} nodes of {@code df}'s executed plan (after an action: the final plan). */

@@ -5,8 +5,8 @@ import static io.vkspark.examples.ExampleSpark.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.vkspark.spark.ExecutorGpu;
-import io.vkspark.spark.GpuUdf;
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuUdf;
 import java.sql.Date;
 import java.sql.Timestamp;
 import java.util.List;

@@ -1,5 +1,8 @@
 package io.vkspark.examples;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuUdfs;
+
 import static io.vkspark.examples.ExampleSpark.captureOut;
 import static io.vkspark.examples.ExampleSpark.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.vkspark.spark.GpuFunction;
-import io.vkspark.spark.GpuKernel;
+import io.vkspark.spark.api.GpuFunction;
+import io.vkspark.spark.api.GpuKernel;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +54,7 @@ final class JobsTest {
   void optionsJob_main() throws Exception {
     String out = captureOut(() -> OptionsJob.main(new String[] {path}));
     // The device the local executor opened, by name (not "none" or "not opened").
-    String device = io.vkspark.spark.ExecutorGpu.current().orElseThrow().device().info().name();
+    String device = io.vkspark.spark.executor.ExecutorGpu.current().orElseThrow().device().info().name();
     assertTrue(out.contains("[vkspark] device: " + device + " ("), out);
     assertTrue(out.contains("VkGpuEval [black_scholes("), "the plan shows the GPU node: " + out);
     assertTrue(out.contains("implied_volatility(price#") && out.contains(" on GPU"), out);
@@ -95,7 +98,7 @@ final class JobsTest {
   @Test
   void demo_main() throws Exception {
     String out = captureOut(() -> Demo.main(new String[] {"60000"}));
-    assertTrue(out.contains("[vkspark] device: " + io.vkspark.spark.ExecutorGpu.current().orElseThrow().device().info().name()
+    assertTrue(out.contains("[vkspark] device: " + io.vkspark.spark.executor.ExecutorGpu.current().orElseThrow().device().info().name()
         + " ("), out);
     assertTrue(out.contains("[demo]   GPU  ") && out.contains("[demo]   CPU  "), out);
     assertTrue(out.contains("rows on GPU: 60,000"), out);
@@ -154,7 +157,7 @@ final class JobsTest {
       assertEquals(want, p.getDouble(1), 1e-9 * Math.max(in.<Double>getAs("s"), in.<Double>getAs("k")), "id " + p.getLong(0));
     }
 
-    io.vkspark.spark.GpuUdfs.register(spark, "black_scholes", new BlackScholes());      // same, type from the kernel
+    io.vkspark.spark.api.GpuUdfs.register(spark, "black_scholes", new BlackScholes());      // same, type from the kernel
     Dataset<Row> scaled = spark.sql("SELECT black_scholes(s, k, t, r, v) * 100 FROM options");
     Dataset<Row> called = df.select(org.apache.spark.sql.functions.call_function("black_scholes",
         org.apache.spark.sql.functions.col("s"), org.apache.spark.sql.functions.col("k"),

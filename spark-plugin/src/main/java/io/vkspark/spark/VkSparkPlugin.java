@@ -1,5 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.CpuVulkan;
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.plan.OutsideNodeCalls;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.vkspark.gpu.DeviceCounters;

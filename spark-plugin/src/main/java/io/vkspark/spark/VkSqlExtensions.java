@@ -1,5 +1,18 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.ExtractGpuUdfFromAggregate;
+import io.vkspark.spark.agg.FuseGpuAggregates;
+import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.glsl.GlslUdf;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.plan.GpuUdfTypes;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.plan.InsertGpuEval;
+import io.vkspark.spark.cache.ReadCacheColumns;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.exec.VkRowToColumnarExec;
+
 import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;

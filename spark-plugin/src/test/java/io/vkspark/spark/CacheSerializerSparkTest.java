@@ -1,5 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.cache.VkCacheColumnsExec;
+import io.vkspark.spark.plan.VkExplain;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

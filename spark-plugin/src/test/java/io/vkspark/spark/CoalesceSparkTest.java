@@ -1,5 +1,10 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.plan.GpuPlanner;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.conf.VkConf;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

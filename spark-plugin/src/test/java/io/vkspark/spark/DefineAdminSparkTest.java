@@ -1,5 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.plan.GpuPlanner;
+import io.vkspark.spark.conf.VkConf;
+
 import static io.vkspark.spark.FallbackTest.assertAnalysisError;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;

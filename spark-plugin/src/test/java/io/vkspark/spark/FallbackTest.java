@@ -1,5 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.shim.SparkShim;
+import io.vkspark.spark.api.VkAnalysisException;
+import io.vkspark.spark.conf.VkConf;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

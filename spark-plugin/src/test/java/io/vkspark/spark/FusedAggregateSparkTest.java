@@ -1,5 +1,16 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.FuseGpuAggregates;
+import io.vkspark.spark.exec.GpuEvalIterator;
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.agg.GpuReduction;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

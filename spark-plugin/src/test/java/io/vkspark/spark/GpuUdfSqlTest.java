@@ -1,5 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuFunction;
+import io.vkspark.spark.conf.VkConf;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,5 +1,10 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.VkMetric;
+
 import static io.vkspark.spark.TestSpark.assertAllRowsOnGpu;
 import static io.vkspark.spark.TestSpark.gpuNodes;
 import static io.vkspark.spark.TestSpark.metrics;

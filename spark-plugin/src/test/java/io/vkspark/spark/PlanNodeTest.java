@@ -1,5 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,5 +1,10 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.VkAnalysisException;
+
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+
 import static org.junit.jupiter.api.Assertions.*;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

@@ -1,5 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.Footprint;
+import io.vkspark.spark.agg.FuseGpuAggregates;
+import io.vkspark.spark.exec.GpuEvalIterator;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,5 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.exec.GpuEvalIterator;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.shim.SparkShim;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
@@ -20,10 +28,10 @@ import org.apache.spark.sql.execution.SparkPlan;
  * Fallback is off, so a GPU UDF that cannot run on the GPU fails its test instead of passing on the
  * CPU; tests about fallback switch it on with {@link #withFallback}.
  */
-final class TestSpark {
-  static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
+public final class TestSpark {
+  public static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
   /** GLSL-only UDFs of every test session (spark.vkspark.glsl): glsl_file_mix, glsl_file_widen. */
-  static final String GLSL_FILE = glslFile();
+  public static final String GLSL_FILE = glslFile();
 
   /** The test resource as a file (copied out of the classpath: the tests also run from jars, e.g. on the H200). */
   private static String glslFile() {
@@ -42,7 +50,7 @@ final class TestSpark {
 
   private TestSpark() {}
 
-  static synchronized SparkSession spark() {
+  public static synchronized SparkSession spark() {
     if (spark == null) {
       spark = builder().getOrCreate();
       GpuUdfs.register(spark, "long_mix", new TestUdfs.LongMix());
@@ -57,7 +65,7 @@ final class TestSpark {
   }
 
   /** The shared session's builder: the plugin as a user sets it, validation on, fallback off. */
-  static SparkSession.Builder builder() {
+  public static SparkSession.Builder builder() {
     return SparkSession.builder()
         .master("local[4,3]")
         .appName("vkspark-tests")
@@ -74,7 +82,7 @@ final class TestSpark {
   }
 
   /** Stops the shared session (a test that needs its own SparkContext); the next {@link #spark()} builds a new one. */
-  static synchronized void stop() {
+  public static synchronized void stop() {
     if (spark != null) {
       spark.stop();
       spark = null;
@@ -82,7 +90,7 @@ final class TestSpark {
   }
 
   /** Runs {@code body} with this JVM's device closed and unopenable, as on an executor without Vulkan. */
-  static void withoutDevice(Runnable body) {
+  public static void withoutDevice(Runnable body) {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     ExecutorGpu.shutdown();
@@ -99,7 +107,7 @@ final class TestSpark {
   }
 
   /** Every message of {@code t} and its causes, one per line (Spark wraps task failures). */
-  static String messages(Throwable t) {
+  public static String messages(Throwable t) {
     StringBuilder s = new StringBuilder();
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
       s.append(c).append('\n');
@@ -108,7 +116,7 @@ final class TestSpark {
   }
 
   /** Runs {@code body} with {@code spark.vkspark.fallback=true} in the shared session, then sets it back to false. */
-  static void withFallback(Runnable body) {
+  public static void withFallback(Runnable body) {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "true");
     try {
@@ -122,7 +130,7 @@ final class TestSpark {
    * A Parquet table of 20,000 rows in 12 files, every type with about 10% nulls: columns id, i, j
    * (int), l, m (bigint), f, g (float), a, b (double), p, q (boolean), d (date), t (timestamp).
    */
-  static synchronized String parquet() {
+  public static synchronized String parquet() {
     if (parquet == null) {
       try {
         parquet = Files.createTempDirectory("vkspark-test").resolve("data.parquet");
@@ -157,7 +165,7 @@ final class TestSpark {
    * run with vkspark on must have had every row of every VkGpuEval node on the GPU
    * ({@link #assertAllRowsOnGpu}): results that agree prove nothing if the GPU never ran.
    */
-  static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
+  public static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
     return onAndOff(query, TestSpark::assertAllRowsOnGpu);
   }
 
@@ -165,7 +173,7 @@ final class TestSpark {
    * Runs {@code query} with vkspark on, checks that run with {@code check}, then with vkspark off
    * (Spark's own CPU plan, in the query's session); returns {vkspark rows, CPU rows}, sorted by column 0.
    */
-  static List<List<Row>> onAndOff(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+  public static List<List<Row>> onAndOff(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
     Dataset<Row> on = query.get();
     SparkSession s = on.sparkSession();
     List<Row> gpu = sorted(on.collectAsList());
@@ -183,7 +191,7 @@ final class TestSpark {
   }
 
   /** Asserts the GPU and CPU runs of {@code query} agree (floats within a few ulps), every row on the GPU. */
-  static void assertGpuEqualsCpu(Supplier<Dataset<Row>> query) {
+  public static void assertGpuEqualsCpu(Supplier<Dataset<Row>> query) {
     List<List<Row>> both = gpuAndCpu(query);
     assertRowsEqual(both.get(1), both.get(0));
   }
@@ -192,12 +200,12 @@ final class TestSpark {
    * For fallback tests: {@code query} with vkspark on (where calls may run on the CPU) agrees with
    * Spark's CPU plan; {@code check} sees the executed vkspark run (to assert where rows ran).
    */
-  static void assertVksparkEqualsCpu(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+  public static void assertVksparkEqualsCpu(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
     List<List<Row>> both = onAndOff(query, check);
     assertRowsEqual(both.get(1), both.get(0));
   }
 
-  static void assertRowsEqual(List<Row> expected, List<Row> actual) {
+  public static void assertRowsEqual(List<Row> expected, List<Row> actual) {
     assertEquals(expected.size(), actual.size(), "row count");
     for (int r = 0; r < expected.size(); r++) {
       Row e = expected.get(r);
@@ -226,7 +234,7 @@ final class TestSpark {
   }
 
   /** The executed plan's VkGpuEvalExec nodes (inside adaptive plans too). */
-  static List<VkGpuEvalExec> gpuNodes(Dataset<Row> df) {
+  public static List<VkGpuEvalExec> gpuNodes(Dataset<Row> df) {
     List<VkGpuEvalExec> out = new ArrayList<>();
     VkExplain.visit(df.queryExecution().executedPlan(), p -> {
       if (p instanceof VkGpuEvalExec g) {
@@ -241,7 +249,7 @@ final class TestSpark {
    * ({@code gpuRows > 0}) and none on the CPU ({@code cpuRows == 0}); every node is checked, inside
    * adaptive query stages and subqueries too.
    */
-  static void assertAllRowsOnGpu(Dataset<Row> executed) {
+  public static void assertAllRowsOnGpu(Dataset<Row> executed) {
     List<VkGpuEvalExec> nodes = gpuNodes(executed);
     assertFalse(nodes.isEmpty(), () -> "no VkGpuEval node: " + explain(executed));
     for (VkGpuEvalExec node : nodes) {
@@ -251,11 +259,11 @@ final class TestSpark {
     }
   }
 
-  static Map<String, Long> metrics(VkGpuEvalExec node) {
+  public static Map<String, Long> metrics(VkGpuEvalExec node) {
     return GpuEvalIterator.snapshot(node.metricsMap());
   }
 
-  static String explain(Dataset<Row> df) {
+  public static String explain(Dataset<Row> df) {
     String plan = df.queryExecution().explainString(org.apache.spark.sql.execution.SimpleMode$.MODULE$);
     // Spark 3.5 has no extended explain providers: add the section Spark 4 shows, from the same generator.
     return SparkShim.EXTENDED_EXPLAIN ? plan
@@ -263,12 +271,12 @@ final class TestSpark {
   }
 
   /** The validation layer found nothing on the executor's device. */
-  static void assertNoValidationErrors() {
+  public static void assertNoValidationErrors() {
     ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
         () -> "validation errors: " + g.device().validationMessages()));
   }
 
-  static SparkPlan plan(Dataset<Row> df) {
+  public static SparkPlan plan(Dataset<Row> df) {
     return df.queryExecution().executedPlan();
   }
 }

@@ -1,12 +1,16 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.Tolerance;
+
 import java.sql.Date;
 import java.sql.Timestamp;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.api.java.UDF2;
 
 /** GPU UDFs over every supported type, each with its CPU reference. Strict: null in, null out. */
-final class TestUdfs {
+public final class TestUdfs {
   private TestUdfs() {}
 
   /** int: a * 3 + b (wrapping like Java). */

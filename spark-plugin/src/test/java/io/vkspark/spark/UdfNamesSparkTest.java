@@ -1,5 +1,7 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuFunction;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,5 +1,12 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.api.Tolerance;
+import io.vkspark.spark.conf.VkConf;
+
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 

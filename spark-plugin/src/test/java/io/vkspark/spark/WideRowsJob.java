@@ -1,5 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.VkRowToColumnarExec;
+
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;

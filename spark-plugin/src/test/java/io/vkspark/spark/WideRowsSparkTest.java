@@ -1,5 +1,11 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.VkRowToColumnarExec;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,7 +1,7 @@
 package io.vkspark.examples.bench;
 
 import io.vkspark.examples.SparkJobs;
-import io.vkspark.spark.VkConf;
+import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.vkspark.spark.VkConf;
+import io.vkspark.spark.conf.VkConf;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

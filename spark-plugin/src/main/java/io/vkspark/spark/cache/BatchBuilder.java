@@ -11,7 +11,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * them into one exactly sized {@link ArrowCachedBatch}. One builder serves a whole partition; its
  * scratch space is reused from batch to batch and freed by {@link #close}.
  */
-final class BatchBuilder implements AutoCloseable {
+public final class BatchBuilder implements AutoCloseable {
   private static final int INITIAL_ROWS = 4096;
 
   private final CachedType[] types;

@@ -13,7 +13,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * written by one reused row writer, with no per-value virtual call through a column vector. The
  * returned row is reused, as Spark's own scans do; strings are copied into it.
  */
-final class CachedRows implements Iterator<InternalRow> {
+public final class CachedRows implements Iterator<InternalRow> {
   private final UnsafeRowWriter writer;
   /** Each column's {@link CachedType} as an int code: an int switch per value, no enum switch-map lookup. */
   private final int[] kinds;

@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf;
  * The cache's only calls into Catalyst internals (not public API), in one place for the per-version
  * shims: each exists with the same shape in Spark 3.5 to 4.2.
  */
-final class CatalystCalls {
+public final class CatalystCalls {
   private CatalystCalls() {}
 
   /** A writer of Spark's UnsafeRow format with {@code fields} fields (strings copied out of the cached memory). */

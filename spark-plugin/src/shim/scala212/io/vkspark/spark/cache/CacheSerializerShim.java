@@ -20,7 +20,7 @@ import scala.collection.Seq;
  * Each sends a schema the vkspark cache does not store to Spark's default serializer and everything
  * else to the version-free methods of the subclass.
  */
-abstract class CacheSerializerShim implements CachedBatchSerializer {
+public abstract class CacheSerializerShim implements CachedBatchSerializer {
   private static final long serialVersionUID = 1L;
   final DefaultCachedBatchSerializer fallback = new DefaultCachedBatchSerializer();
 

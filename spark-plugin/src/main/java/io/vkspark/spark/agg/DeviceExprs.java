@@ -1,0 +1,218 @@
+package io.vkspark.spark.agg;
+
+import io.vkspark.spark.shim.Scala;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.DeviceExpr;
+import io.vkspark.gpu.column.SqlType;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntFunction;
+import org.apache.spark.sql.catalyst.expressions.Add;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.BinaryComparison;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.CaseWhen;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Coalesce;
+import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.EvalMode$;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.IsNaN;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.LessThan;
+import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Multiply;
+import org.apache.spark.sql.catalyst.expressions.NaNvl;
+import org.apache.spark.sql.catalyst.expressions.Not;
+import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.Subtract;
+import org.apache.spark.sql.catalyst.expressions.UnaryMinus;
+import org.apache.spark.sql.catalyst.expressions.UnaryPositive;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import scala.Tuple2;
+
+/**
+ * Catalyst expressions as {@link DeviceExpr}s, for a fused aggregate's arguments that are computed
+ * per row over GPU UDF results ({@code sum(CASE WHEN isnan(x) THEN 0D ELSE x END)}): then the GPU
+ * computes them in its reduction and no row comes back. Translates only what the device reproduces
+ * exactly (see {@link DeviceExpr}): deterministic expressions of int, bigint, float, double and
+ * boolean built from columns on the device, literals, {@code isnan}, {@code IS [NOT] NULL},
+ * {@code NOT}/{@code AND}/{@code OR}, {@code IF}/{@code CASE WHEN}, {@code coalesce}, {@code nanvl},
+ * comparisons, {@code +}, {@code -}, {@code *} and negation (integers only where they wrap, not in
+ * ANSI mode; no float arithmetic) and casts (narrowing ones only in legacy mode). Anything else,
+ * a column of the GPU node's child included (it is not on the device), is not translatable.
+ */
+public final class DeviceExprs {
+  private DeviceExprs() {}
+
+  /**
+   * {@code e} as a device expression, empty when any part of it is not translatable.
+   *
+   * @param columns the device expression of each {@link BoundReference} ordinal, null for a column not on the device
+   */
+  static Optional<DeviceExpr> translate(Expression e, IntFunction<DeviceExpr> columns) {
+    if (!e.deterministic()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.ofNullable(of(e, columns));
+    } catch (GpuException ill) {
+      return Optional.empty(); // a tree gpu-core refuses (should the analyzer ever leave mixed operand types)
+    }
+  }
+
+  /** The device type of a Spark type, null for others. */
+  static SqlType type(DataType t) {
+    return t.equals(DataTypes.IntegerType) ? SqlType.INT : t.equals(DataTypes.LongType) ? SqlType.BIGINT
+        : t.equals(DataTypes.FloatType) ? SqlType.FLOAT : t.equals(DataTypes.DoubleType) ? SqlType.DOUBLE
+        : t.equals(DataTypes.BooleanType) ? SqlType.BOOLEAN : null;
+  }
+
+  private static boolean legacy(Object evalMode) {
+    return EvalMode$.MODULE$.LEGACY().equals(evalMode);
+  }
+
+  private static boolean integral(SqlType t) {
+    return t == SqlType.INT || t == SqlType.BIGINT;
+  }
+
+  /** The translation, null when not translatable. */
+  private static DeviceExpr of(Expression e, IntFunction<DeviceExpr> columns) {
+    SqlType t = type(e.dataType());
+    if (t == null) {
+      return null;
+    }
+    if (e instanceof BoundReference b) {
+      return columns.apply(b.ordinal());
+    }
+    if (e instanceof Literal l) {
+      return new DeviceExpr.Literal(t, l.value());
+    }
+    if (e instanceof IsNaN n) {
+      DeviceExpr c = of(n.child(), columns);
+      return c == null ? null : new DeviceExpr.IsNaN(c);
+    }
+    if (e instanceof IsNull n) {
+      DeviceExpr c = of(n.child(), columns); // a child of vkspark's types only
+      return c == null ? null : new DeviceExpr.IsNull(c, false);
+    }
+    if (e instanceof IsNotNull n) {
+      DeviceExpr c = of(n.child(), columns); // a child of vkspark's types only
+      return c == null ? null : new DeviceExpr.IsNull(c, true);
+    }
+    if (e instanceof Not n) {
+      DeviceExpr c = of(n.child(), columns);
+      return c == null ? null : new DeviceExpr.Not(c);
+    }
+    if (e instanceof And a) {
+      return logic(false, a.left(), a.right(), columns);
+    }
+    if (e instanceof Or o) {
+      return logic(true, o.left(), o.right(), columns);
+    }
+    if (e instanceof If f) {
+      DeviceExpr c = of(f.predicate(), columns);
+      DeviceExpr x = of(f.trueValue(), columns);
+      DeviceExpr y = of(f.falseValue(), columns);
+      return c == null || x == null || y == null ? null : new DeviceExpr.If(c, x, y);
+    }
+    if (e instanceof CaseWhen w) {
+      DeviceExpr acc = w.elseValue().isDefined() ? of(w.elseValue().get(), columns) : DeviceExpr.Literal.nullOf(t);
+      List<Tuple2<Expression, Expression>> branches = Scala.list(w.branches());
+      for (int i = branches.size() - 1; i >= 0 && acc != null; i--) {
+        DeviceExpr c = of(branches.get(i)._1(), columns);
+        DeviceExpr v = of(branches.get(i)._2(), columns);
+        acc = c == null || v == null ? null : new DeviceExpr.If(c, v, acc);
+      }
+      return acc;
+    }
+    if (e instanceof Coalesce c) {
+      List<DeviceExpr> values = new java.util.ArrayList<>();
+      for (Expression x : Scala.list(c.children())) {
+        DeviceExpr d = of(x, columns);
+        if (d == null) {
+          return null;
+        }
+        values.add(d);
+      }
+      return values.isEmpty() ? null : new DeviceExpr.Coalesce(values);
+    }
+    if (e instanceof NaNvl n) {
+      DeviceExpr x = of(n.left(), columns);
+      DeviceExpr y = of(n.right(), columns);
+      return x == null || y == null ? null : new DeviceExpr.NaNvl(x, y);
+    }
+    if (e instanceof BinaryComparison c) {
+      DeviceExpr.CompareOp op = c instanceof EqualTo ? DeviceExpr.CompareOp.EQ
+          : c instanceof EqualNullSafe ? DeviceExpr.CompareOp.EQ_NULL_SAFE : c instanceof LessThan ? DeviceExpr.CompareOp.LT
+          : c instanceof LessThanOrEqual ? DeviceExpr.CompareOp.LE : c instanceof GreaterThan ? DeviceExpr.CompareOp.GT
+          : c instanceof GreaterThanOrEqual ? DeviceExpr.CompareOp.GE : null;
+      DeviceExpr x = op == null ? null : of(c.left(), columns);
+      DeviceExpr y = x == null ? null : of(c.right(), columns);
+      return y == null ? null : new DeviceExpr.Compare(op, x, y);
+    }
+    if (e instanceof Add a) {
+      return arithmetic(DeviceExpr.ArithOp.ADD, t, a.evalMode(), a.left(), a.right(), columns);
+    }
+    if (e instanceof Subtract s) {
+      return arithmetic(DeviceExpr.ArithOp.SUBTRACT, t, s.evalMode(), s.left(), s.right(), columns);
+    }
+    if (e instanceof Multiply m) {
+      return arithmetic(DeviceExpr.ArithOp.MULTIPLY, t, m.evalMode(), m.left(), m.right(), columns);
+    }
+    if (e instanceof UnaryMinus m) {
+      if (t == SqlType.FLOAT || (integral(t) && m.failOnError())) {
+        return null; // float: may flush subnormals; ANSI integral: must fail on -MIN_VALUE
+      }
+      DeviceExpr c = of(m.child(), columns);
+      return c == null ? null : new DeviceExpr.Negate(c);
+    }
+    if (e instanceof UnaryPositive p) {
+      return of(p.child(), columns);
+    }
+    if (e instanceof Cast c) {
+      SqlType from = type(c.child().dataType());
+      if (from == null || (from == SqlType.DOUBLE && t == SqlType.FLOAT)
+          || (!legacy(c.evalMode()) && !castNeverFails(from, t))) {
+        return null;
+      }
+      DeviceExpr x = of(c.child(), columns);
+      return x == null ? null : new DeviceExpr.Cast(x, t);
+    }
+    return null;
+  }
+
+  /**
+   * Casts that cannot fail nor give null in ANSI or TRY mode and mean the same as in legacy mode:
+   * widening ones, and between numbers and booleans.
+   */
+  private static boolean castNeverFails(SqlType from, SqlType to) {
+    return from == to || from == SqlType.BOOLEAN || to == SqlType.BOOLEAN
+        || (from == SqlType.INT && to != SqlType.BOOLEAN) || (from == SqlType.BIGINT && to != SqlType.INT)
+        || (from == SqlType.FLOAT && to == SqlType.DOUBLE);
+  }
+
+  private static DeviceExpr logic(boolean or, Expression l, Expression r, IntFunction<DeviceExpr> columns) {
+    DeviceExpr x = of(l, columns);
+    DeviceExpr y = x == null ? null : of(r, columns);
+    return y == null ? null : new DeviceExpr.Logic(or, x, y);
+  }
+
+  private static DeviceExpr arithmetic(DeviceExpr.ArithOp op, SqlType t, Object evalMode, Expression l, Expression r,
+                                       IntFunction<DeviceExpr> columns) {
+    if (t == SqlType.FLOAT || t == SqlType.BOOLEAN || (integral(t) && !legacy(evalMode))) {
+      return null; // float: may flush subnormals on a GPU; ANSI/TRY integral: must fail or give null on overflow
+    }
+    DeviceExpr x = of(l, columns);
+    DeviceExpr y = x == null ? null : of(r, columns);
+    return y == null ? null : new DeviceExpr.Arithmetic(op, x, y);
+  }
+}

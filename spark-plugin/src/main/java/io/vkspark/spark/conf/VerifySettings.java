@@ -1,0 +1,41 @@
+package io.vkspark.spark.conf;
+
+import java.io.Serializable;
+
+/**
+ * What {@code spark.vkspark.verify} asks of the GPU node (part of {@link VkConf}, which reads and
+ * checks both keys): re-compute a sample of its GPU rows with the UDF's own {@code call()} and
+ * compare, so a wrong GLSL body, or a driver that miscompiles it, shows up as mismatches on the
+ * real data instead of as silently wrong answers.
+ *
+ * @param mode {@code off} (default), {@code sample} (count and log mismatches), {@code strict}
+ *     (fail the query at the first one)
+ * @param sampleRate fraction of each batch's rows checked ({@code spark.vkspark.verify.sampleRate},
+ *     default 0.001); at least one row per batch when verifying
+ */
+public record VerifySettings(Mode mode, double sampleRate) implements Serializable {
+  /** What verification does. */
+  public enum Mode {
+    OFF,
+    SAMPLE,
+    STRICT
+  }
+
+  static final VerifySettings OFF = new VerifySettings(Mode.OFF, VkConf.DEFAULT_VERIFY_SAMPLE_RATE);
+
+  public VerifySettings {
+    java.util.Objects.requireNonNull(mode, "mode");
+  }
+
+  public boolean on() {
+    return mode != Mode.OFF;
+  }
+
+  /** Rows to check in a batch of {@code rows}: the rate's share, at least one. */
+  public int sampleSize(int rows) {
+    if (rows == 0) {
+      return 0;
+    }
+    return (int) Math.min(rows, Math.max(1, Math.round(rows * sampleRate)));
+  }
+}

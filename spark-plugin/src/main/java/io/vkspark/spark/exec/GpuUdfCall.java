@@ -1,0 +1,144 @@
+package io.vkspark.spark.exec;
+
+import io.vkspark.spark.glsl.GlslUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.shim.Scala;
+
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.SqlType;
+import java.io.Serializable;
+import java.util.stream.Collectors;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import scala.runtime.AbstractPartialFunction;
+
+/**
+ * One GPU UDF call planned into a {@link VkGpuEvalExec}: the call, its kernel, the child columns it
+ * reads and the attribute it produces. Its {@link Placement} says whether it runs on the GPU; if not,
+ * the node evaluates it with the UDF's {@code call()} and EXPLAIN shows why.
+ *
+ * @param expr the original call, for EXPLAIN
+ * @param boundCpu the call bound to the child's columns, for the CPU path
+ * @param argOrdinals the child column each argument reads
+ * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
+ *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
+ *     runs only where it is true, and the result elsewhere is never read (see {@link CallSites})
+ */
+public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
+                  AttributeReference result, Placement placement, Expression guard) implements Serializable {
+
+  /** Records compare arrays by identity; plans compare calls by value (exchange reuse, AQE). */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
+        && c.kernel.id().equals(kernel.id()) && java.util.Arrays.equals(c.argOrdinals, argOrdinals)
+        && c.result.equals(result) && c.placement.equals(placement)
+        && java.util.Objects.equals(c.guard, guard);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, placement);
+  }
+
+  public boolean onGpu() {
+    return placement.onGpu();
+  }
+
+  /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
+  boolean glslOnly() {
+    return GpuUdfs.of(expr).orElse(null) instanceof GlslUdf;
+  }
+
+  public SqlType resultType() {
+    return kernel.signature().result();
+  }
+
+  /** This call placed elsewhere (the executor's decision). */
+  GpuUdfCall placed(Placement p) {
+    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, p, guard);
+  }
+
+  /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
+  boolean evaluatedFor(org.apache.spark.sql.catalyst.InternalRow row) {
+    return guard == null || Boolean.TRUE.equals(guard.eval(row));
+  }
+
+  /** {@code black_scholes(s#1, k#2) AS r#9 on GPU} or {@code ... (guarded) on CPU because ...}. */
+  public String describe() {
+    return describe(null);
+  }
+
+  /**
+   * As {@link #describe()}; with the child's columns ({@code input}, may be null) the guard is shown
+   * as its condition over them: {@code ... AS r#9 when coalesce((a#5 > 0.0), false) on GPU}.
+   */
+  public String describe(java.util.List<Attribute> input) {
+    String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
+    return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
+        + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
+        + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
+  }
+
+  /** Plans print their arguments with {@code toString}: the readable form, never an array's identity. */
+  @Override
+  public String toString() {
+    return describe();
+  }
+
+  /**
+   * The call with its expressions in canonical form over the child's columns {@code input} and its
+   * result numbered {@code id}: two copies of one subquery (a CTE used twice) then compare equal,
+   * so Spark reuses the exchange or subquery above them.
+   */
+  GpuUdfCall canonical(java.util.List<Attribute> input, long id) {
+    AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
+    return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
+        placement, guard == null ? null : normalize(guard, input));
+  }
+
+  /** Spark's {@code QueryPlan.normalizeExpressions}: columns numbered by their position in {@code input}. */
+  private static Expression normalize(Expression e, java.util.List<Attribute> input) {
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof PlanExpression<?> || x instanceof AttributeReference;
+      }
+
+      @Override
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      public Expression apply(Expression x) {
+        if (x instanceof PlanExpression p) {
+          return (Expression) p.withNewPlan(((org.apache.spark.sql.catalyst.plans.QueryPlan<?>) p.plan()).canonicalized());
+        }
+        AttributeReference a = (AttributeReference) x;
+        for (int i = 0; i < input.size(); i++) {
+          if (input.get(i).exprId().equals(a.exprId())) {
+            return a.withExprId(new ExprId(i, a.exprId().jvmId()));
+          }
+        }
+        return a;
+      }
+    }).canonicalized();
+  }
+
+  /** {@code e} with each {@link BoundReference} replaced by the column of {@code input} it reads, for EXPLAIN. */
+  private static Expression unbind(Expression e, java.util.List<Attribute> input) {
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof BoundReference b && b.ordinal() < input.size();
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        return input.get(((BoundReference) x).ordinal());
+      }
+    });
+  }
+}

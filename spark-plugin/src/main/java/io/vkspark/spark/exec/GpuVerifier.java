@@ -1,0 +1,168 @@
+package io.vkspark.spark.exec;
+
+import io.vkspark.spark.executor.CpuVulkan;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.api.Tolerance;
+import io.vkspark.spark.conf.VerifySettings;
+import io.vkspark.spark.conf.VkConf;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Verify mode of one partition: for each batch, re-computes a few GPU rows of each GPU call with
+ * the UDF's {@code call()} and compares within the UDF's {@link Tolerance}. Only rows Spark
+ * evaluates the call for are checked (the guard is true: a CASE branch skipped for a row is not
+ * run for it here either); a row with a null argument must have a null GPU result. Rows are drawn
+ * at random from a seed of the partition and the batch number, so a rerun checks the same rows.
+ */
+public final class GpuVerifier {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuVerifier.class);
+
+  private final VerifySettings settings;
+  private final NodeMetrics metrics;
+  private final long seed;
+  private final Set<String> logged = new HashSet<>();
+  private final Map<GpuUdfCall, Tolerance> tolerances = new java.util.IdentityHashMap<>();
+  private long batch;
+
+  GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
+    this.settings = settings;
+    this.metrics = metrics;
+    this.seed = partitionSeed;
+  }
+
+  boolean on() {
+    return settings.on();
+  }
+
+  /** Checks the sample of batch {@code in}; {@code results[i]} holds call {@code i}'s values. */
+  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results) {
+    long b = batch++;
+    int n = settings.sampleSize(rows);
+    if (n == 0) {
+      return;
+    }
+    long t0 = System.nanoTime();
+    SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + b);
+    long checked = 0;
+    long mismatches = 0;
+    for (int s = 0; s < n; s++) {
+      int r = n == rows ? s : random.nextInt(rows);
+      InternalRow row = in.getRow(r);
+      for (int i = 0; i < calls.size(); i++) {
+        GpuUdfCall c = calls.get(i);
+        if (!c.onGpu() || !c.evaluatedFor(row)) {
+          continue;
+        }
+        checked++;
+        String problem = compare(c, row, results[i], r);
+        if (problem != null) {
+          mismatches++;
+          report(c, row, problem);
+        }
+      }
+    }
+    metrics.add(VkMetric.VERIFY_TIME, System.nanoTime() - t0);
+    metrics.add(VkMetric.VERIFY_ROWS, checked);
+    metrics.add(VkMetric.VERIFY_MISMATCHES, mismatches);
+  }
+
+  /** Null when the GPU value agrees with call(); otherwise "GPU gave X, call() gave Y". */
+  private String compare(GpuUdfCall c, InternalRow row, ColumnVector gpu, int r) {
+    boolean nullArg = false;
+    for (int a : c.argOrdinals()) {
+      nullArg |= row.isNullAt(a);
+    }
+    Object gpuValue = gpu.isNullAt(r) ? null : value(gpu, c.resultType(), r);
+    Object cpuValue;
+    if (nullArg) {
+      cpuValue = null;
+    } else {
+      try {
+        // A GLSL-only call() runs on the CPU Vulkan device here: on the GPU it would check the GPU against itself.
+        cpuValue = c.glslOnly() ? CpuVulkan.onCpuDevice(() -> c.boundCpu().eval(row)) : c.boundCpu().eval(row);
+      } catch (RuntimeException e) {
+        return "GPU gave " + gpuValue + ", call() threw " + e;
+      }
+    }
+    if (cpuValue == null || gpuValue == null) {
+      return cpuValue == gpuValue ? null : "GPU gave " + gpuValue + ", call() gave " + cpuValue;
+    }
+    boolean agree = switch (c.resultType()) {
+      case FLOAT -> tolerance(c).agrees((Float) cpuValue, (Float) gpuValue, true);
+      case DOUBLE -> tolerance(c).agrees((Double) cpuValue, (Double) gpuValue, false);
+      default -> cpuValue.equals(gpuValue) || exactWithin(c, cpuValue, gpuValue);
+    };
+    String tolerance = c.resultType() == SqlType.FLOAT || c.resultType() == SqlType.DOUBLE || tolerance(c).absolute() > 0
+        ? " (tolerance " + tolerance(c) + ")" : "";
+    return agree ? null : "GPU gave " + gpuValue + ", call() gave " + cpuValue + tolerance;
+  }
+
+  /** Integer results compare exactly unless the UDF asks for an absolute tolerance. */
+  private boolean exactWithin(GpuUdfCall c, Object cpu, Object gpu) {
+    Tolerance t = tolerance(c);
+    return cpu instanceof Number x && gpu instanceof Number y && t.absolute() > 0
+        && Math.abs(x.doubleValue() - y.doubleValue()) <= t.absolute();
+  }
+
+  private Tolerance tolerance(GpuUdfCall c) {
+    return tolerances.computeIfAbsent(c, k -> GpuUdfs.of(k.expr()).map(GpuUdf::tolerance)
+        .orElse(Tolerance.defaultFor(k.resultType())));
+  }
+
+  private static Object value(ColumnVector v, SqlType t, int r) {
+    return switch (t) {
+      case INT, DATE -> v.getInt(r);
+      case BIGINT, TIMESTAMP -> v.getLong(r);
+      case FLOAT -> v.getFloat(r);
+      case DOUBLE -> v.getDouble(r);
+      case BOOLEAN -> v.getBoolean(r);
+      case TINYINT -> v.getByte(r);
+      case SMALLINT -> v.getShort(r);
+      case DECIMAL -> {
+        org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
+        yield v.getDecimal(r, d.precision(), d.scale());
+      }
+      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // string, binary, arrays: arguments only
+    };
+  }
+
+  private void report(GpuUdfCall c, InternalRow row, String problem) {
+    String where = "GPU UDF '" + c.name() + "' disagrees with its call() on the row " + arguments(c, row) + ": " + problem;
+    if (settings.mode() == VerifySettings.Mode.STRICT) {
+      throw GpuException.of(Code.VERIFY, "vkspark: " + where + ".",
+          "make the GLSL body and call() compute the same function (or widen the UDF's tolerance() if the difference "
+              + "is rounding); " + VkConf.VERIFY + "=sample only counts and logs mismatches.");
+    }
+    if (logged.add(c.name())) {
+      LOG.warn("vkspark verify: {} (further mismatches of this UDF in this task are only counted)", where);
+    }
+  }
+
+  /** {@code (x=3, y=0)}: the kernel's argument names with this row's values. */
+  private static String arguments(GpuUdfCall c, InternalRow row) {
+    List<Expression> args = Scala.list(c.boundCpu().children());
+    List<String> names = c.kernel().signature().args().stream().map(a -> a.name()).toList();
+    List<String> out = new ArrayList<>();
+    for (int a = 0; a < args.size(); a++) {
+      out.add((a < names.size() ? names.get(a) : "arg" + a) + "=" + args.get(a).eval(row));
+    }
+    return "(" + String.join(", ", out) + ")";
+  }
+}

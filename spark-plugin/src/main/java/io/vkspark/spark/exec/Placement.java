@@ -1,0 +1,151 @@
+package io.vkspark.spark.exec;
+
+import io.vkspark.spark.plan.CallSites;
+import io.vkspark.spark.conf.VkConf;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import java.io.Serializable;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Where one GPU UDF call runs and why: the single answer that the planner ({@link GpuPlanner}), the
+ * executor ({@link GpuEvalIterator}) and the tagging of calls left in Spark's operators
+ * ({@link InsertGpuEval}) give. EXPLAIN, the plan node, logs and {@code spark.vkspark.fallback=false}
+ * errors all render it here, so each reason is worded once, in {@link Cause}.
+ *
+ * @param where the device the call's rows are computed on
+ * @param cause why it runs on the CPU; null exactly when {@code where} is GPU
+ * @param details the values the cause's text names (a device error, a type, an operator)
+ * @param by where the decision was made
+ */
+public record Placement(Where where, Cause cause, List<String> details, DecidedBy by) implements Serializable {
+
+  /** The device a call's rows are computed on. */
+  public enum Where { GPU, CPU }
+
+  /** Where the decision was made. */
+  public enum DecidedBy {
+    /** On the driver, planning the query ({@link GpuPlanner#decide}). */
+    PLANNER,
+    /** On the executor, when a task starts or a batch fails on the GPU ({@link GpuEvalIterator}). */
+    EXECUTOR,
+    /** On the driver, for calls the planner left in Spark's operators ({@link InsertGpuEval}). */
+    LEFTOVERS
+  }
+
+  private static final String IN_A_SUBQUERY = "compute it in a SELECT or WHERE first (a subquery)";
+  private static final String INSTALL_DRIVER =
+      "install a Vulkan driver on the executors (Debian: apt-get install libvulkan1 mesa-vulkan-drivers)";
+
+  /**
+   * Why a call runs on the CPU, with its wording ({@code %s} are the placement's details) and what
+   * the user can change. {@link #inNode()}: the GPU node evaluates the call with {@code call()};
+   * otherwise the call stays in Spark's own operator.
+   */
+  public enum Cause {
+    NO_DEVICE_WHEN_PLANNING(true, "no Vulkan device could be opened (%s)",
+        INSTALL_DRIVER + " or correct " + VkConf.DEVICE),
+    NO_PLUGIN(true, "no Vulkan device is open in this JVM (is spark.plugins=io.vkspark.spark.VkSparkPlugin set?)",
+        "set spark.plugins=io.vkspark.spark.VkSparkPlugin"),
+    NO_DEVICE_ON_EXECUTOR(true, "executor %s has no Vulkan device (%s)", INSTALL_DRIVER),
+    FEATURE_MISSING(true, "%s", "run it on a device that has the feature, or avoid that type"),
+    RESULT_TYPE_DIFFERS(false, "it is registered as returning %s but its kernel returns %s",
+        "register it with the kernel's result type"),
+    ARGUMENT_TYPE_DIFFERS(false, "argument %s (%s) is %s, not %s", "cast the argument to the kernel's type"),
+    LAMBDA(false, "it is inside a lambda function or a try_* function (its arguments read the lambda's variables, "
+        + "or its errors are caught)", IN_A_SUBQUERY),
+    CONDITIONAL(false, "it sits in a branch of CASE, IF, COALESCE, AND or OR with arguments or a condition that "
+        + "cannot be re-evaluated (non-deterministic, or a subquery), which must not run for rows the condition skips",
+        IN_A_SUBQUERY),
+    UNPLANNED_OPERATOR(false, "it is inside %s, which vkspark does not plan on the GPU", IN_A_SUBQUERY + " there"),
+    DISABLED(false, VkConf.ENABLED + " is false", "set " + VkConf.ENABLED + "=true"),
+    LOOP_LIMIT(true, "the device's loop limit cut its loops short in a batch, which is recomputed with call() (%s)",
+        "keep the UDF's loops short");
+
+    private final boolean inNode;
+    private final String text;
+    private final String fix;
+
+    Cause(boolean inNode, String text, String fix) {
+      this.inNode = inNode;
+      this.text = text;
+      this.fix = fix;
+    }
+
+    /** Whether the GPU node runs the call on the CPU (true) or Spark's operator keeps it (false). */
+    boolean inNode() {
+      return inNode;
+    }
+  }
+
+  public Placement {
+    Objects.requireNonNull(where, "where");
+    Objects.requireNonNull(by, "by");
+    details = List.copyOf(details);
+    if ((where == Where.GPU) != (cause == null)) {
+      throw new IllegalArgumentException("a call on the GPU has no cause, one on the CPU has one: " + where + ", " + cause);
+    }
+  }
+
+  /** On the GPU. */
+  public static Placement gpu(DecidedBy by) {
+    return new Placement(Where.GPU, null, List.of(), by);
+  }
+
+  /** On the CPU for {@code cause}, whose text names {@code details}. */
+  public static Placement cpu(Cause cause, DecidedBy by, Object... details) {
+    return new Placement(Where.CPU, Objects.requireNonNull(cause, "cause"),
+        java.util.Arrays.stream(details).map(Placement::detail).toList(), by);
+  }
+
+  /** The calls lambdas or conditions keep in Spark's projection or filter (see {@link CallSites}). */
+  public static Placement of(CallSites.Site site) {
+    return cpu(site == CallSites.Site.LAMBDA ? Cause.LAMBDA : Cause.CONDITIONAL, DecidedBy.LEFTOVERS);
+  }
+
+  boolean onGpu() {
+    return where == Where.GPU;
+  }
+
+  /** Whether Spark's own operator keeps the call (no GPU node computes it). */
+  public boolean leftToSpark() {
+    return cause != null && !cause.inNode();
+  }
+
+  /** Why it runs on the CPU, e.g. {@code "it is inside Sort, which vkspark does not plan on the GPU"}; empty on the GPU. */
+  String reason() {
+    return cause == null ? "" : String.format(java.util.Locale.ROOT, cause.text, details.toArray());
+  }
+
+  /** {@code "on GPU"} or {@code "on CPU because <reason>"}, as EXPLAIN prints after a call. */
+  String render() {
+    return onGpu() ? "on GPU" : "on CPU because " + reason();
+  }
+
+  /** {@code "<name> runs on CPU because <reason>"}, for EXPLAIN's lines about calls without a node, and logs. */
+  public String describe(String name) {
+    return name + " runs " + render();
+  }
+
+  /** The error for {@code spark.vkspark.fallback=false}: the call cannot run on the GPU, and why. */
+  GpuException error(String name) {
+    return GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' cannot run on the GPU because " + reason(),
+        cause.fix + ", or set " + VkConf.FALLBACK + "=true to run it on the CPU.");
+  }
+
+  /** This placement, or {@link #error} when it is on the CPU and fallback is off (disabled is never an error). */
+  public Placement strict(VkConf conf, String name) {
+    if (!onGpu() && cause != Cause.DISABLED && !conf.fallback()) {
+      throw error(name);
+    }
+    return this;
+  }
+
+  /** A detail as a sentence part: a GpuException's {@link GpuException#what()}, without a final period. */
+  private static String detail(Object d) {
+    String s = d instanceof GpuException e ? e.what() : String.valueOf(d);
+    return s.endsWith(".") ? s.substring(0, s.length() - 1) : s;
+  }
+}

@@ -1,0 +1,205 @@
+package io.vkspark.spark.exec;
+
+import io.vkspark.spark.plan.GpuPlanner;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.shim.UnaryExecShim;
+import io.vkspark.spark.conf.VerifySettings;
+import io.vkspark.spark.conf.VkConf;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
+ * child go through the executor's {@link io.vkspark.gpu.column.BatchRunner}; its output is the
+ * child's columns followed by one column per call. Everything else in the query stays on Spark's
+ * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}). Shown in plans as
+ * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}.
+ *
+ * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
+ * trait forwarding) is spelled out here.
+ */
+public final class VkGpuEvalExec extends UnaryExecShim {
+  private static final long serialVersionUID = 1L;
+
+  private final scala.collection.immutable.Seq<GpuUdfCall> calls;
+  private final SparkPlan child;
+  private transient NodeMetrics metrics;
+
+  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
+    this.calls = calls;
+    this.child = child;
+  }
+
+  public List<GpuUdfCall> calls() {
+    return Scala.list(calls);
+  }
+
+  @Override
+  public SparkPlan child() {
+    return child;
+  }
+
+  @Override
+  public SparkPlan withNewChildInternal(SparkPlan newChild) {
+    return new VkGpuEvalExec(calls, newChild);
+  }
+
+  @Override
+  public scala.collection.immutable.Seq<Attribute> output() {
+    List<Attribute> out = new ArrayList<>(Scala.list(child.output()));
+    for (GpuUdfCall c : calls()) {
+      out.add(c.result());
+    }
+    return Scala.seq(out);
+  }
+
+  @Override
+  public AttributeSet producedAttributes() {
+    List<org.apache.spark.sql.catalyst.expressions.Expression> produced =
+        calls().stream().map(c -> (org.apache.spark.sql.catalyst.expressions.Expression) c.result()).toList();
+    return AttributeSet$.MODULE$.apply(Scala.seq(produced));
+  }
+
+  @Override
+  public boolean supportsColumnar() {
+    return true;
+  }
+
+  @Override
+  public RDD<InternalRow> doExecute() {
+    throw new IllegalStateException("VkGpuEval produces columnar batches only; Spark inserts ColumnarToRow above it");
+  }
+
+  @Override
+  public RDD<ColumnarBatch> doExecuteColumnar() {
+    List<GpuUdfCall> planned = calls();
+    VkConf conf = GpuPlanner.conf(session());
+    VerifySettings verify = conf.verify();
+    NodeMetrics m = nodeMetrics();
+    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
+        .map(a -> a.dataType()).toList();
+    return child.executeColumnar().toJavaRDD()
+        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childTypes, conf, m, verify))
+        .rdd();
+  }
+
+  /**
+   * The node's metrics (Spark UI SQL tab), created once per node: those of
+   * {@code spark.vkspark.metrics.level}, in {@link VkMetric} order.
+   */
+  public synchronized NodeMetrics nodeMetrics() {
+    if (metrics == null) {
+      SparkSession s = session();
+      VkMetric.Level level = s == null ? VkMetric.Level.ESSENTIAL : GpuPlanner.conf(s).metricsLevel();
+      metrics = NodeMetrics.create(sparkContext(), level);
+    }
+    return metrics;
+  }
+
+  /** The node's metrics by key, in {@link VkMetric} order. */
+  public Map<String, SQLMetric> metricsMap() {
+    return nodeMetrics().byKey();
+  }
+
+  /** An ordered map: Spark's UI lists a node's metrics in this map's iteration order. */
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    return Scala.orderedMap(metricsMap());
+  }
+
+  @Override
+  public String nodeName() {
+    return "VkGpuEval";
+  }
+
+  @Override
+  public String simpleString(int maxFields) {
+    return nodeName() + " [" + calls().stream().map(GpuUdfCall::describe).collect(Collectors.joining(", ")) + "]";
+  }
+
+  @Override
+  public String verboseString(int maxFields) {
+    return simpleString(maxFields);
+  }
+
+  /** EXPLAIN FORMATTED's "Arguments:" line: each call, its guard over the child's columns, and where it runs. */
+  @Override
+  public String argString(int maxFields) {
+    List<Attribute> input = Scala.list(child.output());
+    return calls().stream().map(c -> c.describe(input)).collect(Collectors.joining(", "));
+  }
+
+  /**
+   * The node only adds columns and keeps each partition's rows in order, so it keeps the child's
+   * partitioning and ordering: Spark adds no exchange or sort above it (a cached GPU result, say).
+   */
+  @Override
+  public Partitioning outputPartitioning() {
+    return child.outputPartitioning();
+  }
+
+  @Override
+  protected boolean keepsChildOrdering() {
+    return true;
+  }
+
+  /**
+   * The calls normalized over the child's columns (as Spark's own nodes do with
+   * {@code QueryPlan.normalizeExpressions}): two copies of one subquery differ only in expression
+   * ids, and must compare equal for Spark to reuse an exchange or subquery.
+   */
+  @Override
+  public SparkPlan doCanonicalize() {
+    List<Attribute> input = Scala.list(child.output());
+    List<GpuUdfCall> planned = calls();
+    List<GpuUdfCall> canonical = new ArrayList<>();
+    for (int i = 0; i < planned.size(); i++) {
+      canonical.add(planned.get(i).canonical(input, input.size() + i));
+    }
+    return new VkGpuEvalExec(Scala.seq(canonical), child.canonicalized());
+  }
+
+  // ---- what a case class would generate -------------------------------------------------------
+
+  @Override
+  public int productArity() {
+    return 2;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    return switch (n) {
+      case 0 -> calls;
+      case 1 -> child;
+      default -> throw new IndexOutOfBoundsException(n);
+    };
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof VkGpuEvalExec;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof VkGpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * calls.hashCode() + child.hashCode();
+  }
+}

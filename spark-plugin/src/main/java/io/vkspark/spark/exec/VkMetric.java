@@ -1,0 +1,138 @@
+package io.vkspark.spark.exec;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics;
+
+/**
+ * The one list of the {@code VkGpuEval} node's SQL metrics: the key the node's metrics map uses,
+ * how Spark aggregates and shows it, whether it is shown at {@code spark.vkspark.metrics.level}
+ * {@code essential} or only at {@code debug}, and what the Spark UI calls it. The node, the
+ * iterator that fills the metrics, and docs/METRICS.md (checked by a test) all come from here, so
+ * names and docs cannot drift apart. Enum order is the order the UI lists them in.
+ */
+public enum VkMetric {
+  NUM_OUTPUT_ROWS("numOutputRows", Kind.SUM, Level.ESSENTIAL, "number of output rows"),
+  NUM_OUTPUT_BATCHES("numOutputBatches", Kind.SUM, Level.ESSENTIAL, "number of output batches"),
+  GPU_ROWS("gpuRows", Kind.SUM, Level.ESSENTIAL, "rows on GPU"),
+  CPU_ROWS("cpuRows", Kind.SUM, Level.ESSENTIAL, "rows on CPU (fallback)"),
+  CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, Level.ESSENTIAL,
+      "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
+  LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, Level.ESSENTIAL,
+      "batches recomputed on CPU (GPU loop limit reached)"),
+  UPLOAD_BYTES("uploadBytes", Kind.SIZE, Level.ESSENTIAL, "bytes copied to GPU"),
+  READBACK_BYTES("readbackBytes", Kind.SIZE, Level.ESSENTIAL, "bytes copied back from GPU"),
+  DEVICE_TIME("deviceTime", Kind.NS_TIMING, Level.ESSENTIAL, "GPU time (device timestamps; 0 if it has none)"),
+  WAIT_TIME("waitTime", Kind.NS_TIMING, Level.ESSENTIAL, "host time waiting for the GPU"),
+  PEAK_DEVICE_MEMORY("peakDeviceMemory", Kind.SIZE, Level.ESSENTIAL,
+      "peak GPU buffer memory of a task (see max)"),
+  VERIFY_ROWS("verifyRows", Kind.SUM, Level.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
+  VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, Level.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
+  VERIFY_TIME("verifyTime", Kind.NS_TIMING, Level.ESSENTIAL, "time re-checking rows on CPU"),
+  INPUT_BATCHES("inputBatches", Kind.SUM, Level.DEBUG,
+      "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
+  GPU_DISPATCHES("gpuDispatches", Kind.SUM, Level.DEBUG, "GPU submissions (a batch over capacity takes several)"),
+  HOST_TIME("hostTime", Kind.NS_TIMING, Level.DEBUG, "host time copying inputs and results"),
+  SEMAPHORE_WAIT_TIME("semaphoreWaitTime", Kind.NS_TIMING, Level.DEBUG,
+      "time waiting for a GPU turn (spark.vkspark.concurrentGpuTasks)"),
+  REUSED_SLOTS("reusedSlots", Kind.SUM, Level.DEBUG, "output buffers reused from the previous batch"),
+  MOVED_SLOTS("movedSlots", Kind.SUM, Level.DEBUG, "output buffers reallocated larger"),
+  APPENDED_SLOTS("appendedSlots", Kind.SUM, Level.DEBUG, "output buffers newly allocated"),
+  BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, Level.DEBUG,
+      "GPU buffer sets and command buffers recorded (0 when warm)");
+
+  /** How Spark aggregates a metric over tasks and prints it (the matching {@code SQLMetrics.create*}). */
+  public enum Kind {
+    /** a count, summed over tasks */
+    SUM,
+    /** bytes: total, and min / median / max over tasks */
+    SIZE,
+    /** nanoseconds: total, and min / median / max over tasks */
+    NS_TIMING,
+    /** an average over tasks */
+    AVERAGE;
+
+    public SQLMetric create(SparkContext sc, String name) {
+      return switch (this) {
+        case SUM -> SQLMetrics.createMetric(sc, name);
+        case SIZE -> SQLMetrics.createSizeMetric(sc, name, -1);
+        case NS_TIMING -> SQLMetrics.createNanoTimingMetric(sc, name, -1);
+        case AVERAGE -> SQLMetrics.createAverageMetric(sc, name);
+      };
+    }
+
+    String label() {
+      return switch (this) {
+        case SUM -> "sum";
+        case SIZE -> "size";
+        case NS_TIMING -> "timing (ns)";
+        case AVERAGE -> "average";
+      };
+    }
+  }
+
+  /** Which metrics a node shows ({@code spark.vkspark.metrics.level}). */
+  public enum Level {
+    /** what a Spark user tunes or checks with: rows, bytes, times, memory, verification */
+    ESSENTIAL,
+    /** also vkspark internals: dispatches, host copies, buffer reuse */
+    DEBUG;
+
+    /** Whether a node at this level shows a metric of level {@code m}. */
+    boolean shows(Level m) {
+      return m.ordinal() <= ordinal();
+    }
+
+    String value() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final String key;
+  private final Kind kind;
+  private final Level level;
+  private final String description;
+
+  VkMetric(String key, Kind kind, Level level, String description) {
+    this.key = key;
+    this.kind = kind;
+    this.level = level;
+    this.description = description;
+  }
+
+  /** The key in the node's metrics map (and in {@code SparkPlan.metrics()}). */
+  public String key() {
+    return key;
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public Level level() {
+    return level;
+  }
+
+  /** The name the Spark UI shows. */
+  public String description() {
+    return description;
+  }
+
+  /** The metrics a node at {@code level} shows, in enum order. */
+  public static List<VkMetric> at(Level level) {
+    return Arrays.stream(values()).filter(m -> level.shows(m.level)).toList();
+  }
+
+  /** The metrics as the markdown table of docs/METRICS.md. */
+  public static String markdownTable() {
+    StringBuilder b = new StringBuilder("| Key | Spark UI name | Kind | Level |\n|---|---|---|---|\n");
+    for (VkMetric m : values()) {
+      b.append("| `").append(m.key).append("` | ").append(m.description).append(" | ").append(m.kind.label())
+          .append(" | ").append(m.level.value()).append(" |\n");
+    }
+    return b.toString();
+  }
+}

@@ -1,0 +1,112 @@
+package io.vkspark.spark.plan;
+
+import io.vkspark.spark.kernel.CompiledKernels;
+import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.api.GpuKernel;
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.api.SparkTypes;
+import io.vkspark.spark.conf.VkConf;
+
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.spark.exec.Placement.Cause;
+import io.vkspark.spark.exec.Placement.DecidedBy;
+import java.util.List;
+import java.util.Optional;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.types.DataType;
+
+/**
+ * Decides, on the driver, where each GPU UDF call runs: on the GPU; on the CPU inside the GPU node
+ * (no device, a missing device feature), with the reason shown in EXPLAIN; or left to Spark
+ * (types that do not match the kernel), as a {@link Placement}. A body that does not compile fails
+ * the query here, naming the UDF and the line of its body. With {@code spark.vkspark.fallback=false}
+ * any CPU decision is an error instead ({@link Placement#strict}).
+ */
+public final class GpuPlanner {
+  /**
+   * The planner's answer for one call: its {@link Placement} and, unless Spark keeps the call
+   * ({@link Placement#leftToSpark()}), the compiled kernel the GPU node runs.
+   */
+  public record Decision(Placement placement, ColumnKernel kernel) {
+    boolean leftToSpark() {
+      return placement.leftToSpark();
+    }
+  }
+
+  private final VkConf conf;
+  private final boolean local;
+
+  GpuPlanner(SparkSession session) {
+    this.conf = conf(session);
+    this.local = session.sparkContext().isLocal();
+  }
+
+  /** The session's settings, the static ones from its SparkContext ({@link VkConf#forSession}). */
+  public static VkConf conf(SparkSession session) {
+    org.apache.spark.SparkConf server = session.sparkContext().conf();
+    return VkConf.forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
+        k -> server.contains(k) ? server.get(k) : null);
+  }
+
+  public VkConf conf() {
+    return conf;
+  }
+
+  public static String name(ScalaUDF u) {
+    return u.udfName().isDefined() ? u.udfName().get() : "udf";
+  }
+
+  Decision decide(ScalaUDF u, GpuUdf udf) {
+    String name = name(u);
+    GpuKernel k = udf.kernel();
+    DataType declared = SparkTypes.result(k.signature());
+    if (!u.dataType().equals(declared)) {
+      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, SparkTypes.describe(u.dataType(), declared),
+          SparkTypes.describe(declared, u.dataType())), null);
+    }
+    List<Expression> args = Scala.list(u.children());
+    for (int i = 0; i < args.size(); i++) {
+      DataType actual = args.get(i).dataType();
+      if (!SparkTypes.accepts(k.args().get(i), actual)) { // an array of elements that cannot be null is accepted
+        DataType want = SparkTypes.of(k.args().get(i));
+        return new Decision(cpu(name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
+            SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null);
+      }
+    }
+    ColumnKernel kernel = compile(name, k, conf);
+    if (local) {
+      Optional<ExecutorGpu> gpu = ExecutorGpu.current();
+      if (gpu.isEmpty()) {
+        Optional<String> why = ExecutorGpu.unavailableReason();
+        return new Decision(why.isPresent() ? cpu(name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(name, Cause.NO_PLUGIN), kernel);
+      }
+      Optional<String> missing = kernel.unsupportedOn(gpu.get().device().info());
+      if (missing.isPresent()) {
+        return new Decision(cpu(name, Cause.FEATURE_MISSING, missing.get()), kernel);
+      }
+    }
+    return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
+  }
+
+  /**
+   * The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels};
+   * within {@code spark.vkspark.compileTimeout}, interruptibly.
+   */
+  public static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
+    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath(), conf.compileTimeout());
+  }
+
+  /** The planner's CPU placement, or its error when fallback is off. */
+  private Placement cpu(String name, Cause cause, Object... details) {
+    return Placement.cpu(cause, DecidedBy.PLANNER, details).strict(conf, name);
+  }
+
+  /** Where a call that stays in Spark's operators runs: it is left there (fallback on) or fails the query. */
+  Placement leftover(String name, Placement p) {
+    return p.strict(conf, name);
+  }
+}

@@ -1,0 +1,360 @@
+package io.vkspark.spark.plan;
+
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
+import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.types.Metadata;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
+
+/**
+ * The physical rule that moves GPU UDF calls out of projections and filters into a
+ * {@link VkGpuEvalExec} below them, innermost calls first (a GPU UDF whose argument is another GPU
+ * UDF becomes two stacked nodes). Arguments that are not plain columns are computed by a
+ * projection under the node, which passes through only the child's columns still used above it
+ * (fewer columns to carry through the node). Calls left to Spark, and calls inside operators
+ * vkspark does not plan, are tagged with the reason for EXPLAIN.
+ */
+public final class InsertGpuEval extends Rule<SparkPlan> {
+  static final TreeNodeTag<String> FALLBACK = new TreeNodeTag<>("vkspark.fallback");
+
+  private final SparkSession session;
+
+  public InsertGpuEval(SparkSession session) {
+    this.session = session;
+  }
+
+  @Override
+  public SparkPlan apply(SparkPlan plan) {
+    GpuPlanner planner = new GpuPlanner(session);
+    if (!planner.conf().enabled()) {
+      tagLeftovers(plan, planner);
+      return plan;
+    }
+    SparkPlan out = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e)))
+            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition()));
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return p instanceof ProjectExec pe ? project(pe, planner) : filter((FilterExec) p, planner);
+      }
+    });
+    return countAndTagLeftovers(out, planner);
+  }
+
+  static boolean hasGpuUdf(Expression e) {
+    return e.find(x -> x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent()).isDefined();
+  }
+
+  private SparkPlan project(ProjectExec p, GpuPlanner planner) {
+    List<Expression> exprs = new ArrayList<>(Scala.list(p.projectList()).stream().map(e -> (Expression) e).toList());
+    Extracted x = extract(exprs, List.of(), p.child(), planner);
+    if (x == null) {
+      return p;
+    }
+    List<NamedExpression> list = x.expressions().stream().map(e -> (NamedExpression) e).toList();
+    return new ProjectExec(Scala.seq(list), x.child());
+  }
+
+  private SparkPlan filter(FilterExec f, GpuPlanner planner) {
+    Extracted x = extract(new ArrayList<>(List.of(f.condition())), Scala.list(f.child().output()), f.child(), planner);
+    if (x == null) {
+      return f;
+    }
+    FilterExec filtered = new FilterExec(x.expressions().get(0), x.child());
+    List<NamedExpression> original = Scala.list(f.output()).stream().map(a -> (NamedExpression) a).toList();
+    return new ProjectExec(Scala.seq(original), filtered);
+  }
+
+  /** Rewritten expressions over a new child that computes the extracted calls. */
+  private record Extracted(List<Expression> expressions, SparkPlan child) {}
+
+  private Extracted extract(List<Expression> exprs, List<Attribute> keep, SparkPlan child, GpuPlanner planner) {
+    Map<Expression, GpuPlanner.Decision> decisions = new LinkedHashMap<>();
+    boolean changed = false;
+    while (true) {
+      Map<Expression, CallSites.Site> sites = sites(exprs);
+      Map<Expression, Expression> guards = CallSites.guards(exprs);
+      // Calls we can extract now: safe GPU UDF calls with no extractable call below them.
+      Map<Expression, ScalaUDF> ready = new LinkedHashMap<>();
+      for (Expression e : exprs) {
+        e.foreach(node -> {
+          if (node instanceof ScalaUDF u && extractable(u, sites, decisions, planner)
+              && !hasExtractableBelow(u, sites, decisions, planner)
+              && guardReady(guards.get(u.canonicalized()), sites, decisions, planner)) {
+            ready.putIfAbsent(u.canonicalized(), u);
+          }
+          return BoxedUnit.UNIT;
+        });
+      }
+      if (ready.isEmpty()) {
+        return changed ? new Extracted(exprs, child) : null;
+      }
+      changed = true;
+      // The calls' result columns, and the expressions above rewritten to read them: what they
+      // still read decides which of the child's columns must pass through the node.
+      Map<Expression, AttributeReference> results = new LinkedHashMap<>();
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        ScalaUDF u = entry.getValue();
+        results.put(entry.getKey(), new AttributeReference(GpuPlanner.name(u), u.dataType(), true, Metadata.empty(),
+            NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of())));
+      }
+      List<Expression> rewritten = new ArrayList<>();
+      for (Expression e : exprs) {
+        rewritten.add(e.transformUp(CallSites.replaceCalls(results)));
+      }
+      // Arguments that are not columns of the child are computed by a projection below, which
+      // passes through only the columns still used: by the rewritten expressions, by the calls
+      // (column arguments, guards) and by the operator's own output (keep: a filter's columns).
+      List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
+      List<NamedExpression> preProject = new ArrayList<>();
+      Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        for (Expression arg : Scala.list(entry.getValue().children())) {
+          Expression value = argValue(arg, guards.get(entry.getKey()));
+          if (!(arg instanceof Attribute) && !argColumns.containsKey(value.canonicalized())) {
+            Alias alias = CallSites.alias(value, "vk_arg" + argColumns.size());
+            preProject.add(alias);
+            argColumns.put(value.canonicalized(), alias.toAttribute());
+          }
+        }
+      }
+      if (!preProject.isEmpty()) {
+        Set<ExprId> used = new HashSet<>();
+        keep.forEach(a -> used.add(a.exprId()));
+        rewritten.forEach(e -> addReferences(e, used));
+        for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+          Scala.list(entry.getValue().children()).stream().filter(a -> a instanceof Attribute)
+              .forEach(a -> used.add(((Attribute) a).exprId()));
+          addReferences(guards.get(entry.getKey()), used);
+        }
+        List<NamedExpression> list = new ArrayList<>();
+        childOutput.stream().filter(a -> used.contains(a.exprId())).forEach(list::add);
+        list.addAll(preProject);
+        child = new ProjectExec(Scala.seq(list), child);
+        childOutput = new ArrayList<>(Scala.list(child.output()));
+      }
+      List<GpuUdfCall> calls = new ArrayList<>();
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        // A call an earlier pass counted as a leftover: the node counts its own rows.
+        ScalaUDF u = OutsideNodeCalls.uncounted(entry.getValue());
+        List<Expression> args = Scala.list(u.children());
+        int[] ordinals = new int[args.size()];
+        List<Expression> bound = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+          Expression arg = args.get(i);
+          Attribute column = arg instanceof Attribute a ? a
+              : argColumns.get(argValue(arg, guards.get(entry.getKey())).canonicalized());
+          ordinals[i] = indexOf(childOutput, column);
+          bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
+        }
+        GpuPlanner.Decision d = decisions.get(entry.getKey());
+        String name = GpuPlanner.name(u);
+        AttributeReference result = results.get(entry.getKey());
+        Expression boundCpu = u.withNewChildren(Scala.seq(bound));
+        Expression guard = bind(guards.get(entry.getKey()), childOutput);
+        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, d.kernel(), ordinals, result, d.placement(), guard);
+        calls.add(call);
+      }
+      child = new VkGpuEvalExec(Scala.seq(calls), child);
+      exprs = rewritten;
+    }
+  }
+
+  /**
+   * What the projection under the node computes for argument {@code arg} of a call evaluated under
+   * {@code guard}: the argument itself, or {@code IF(guard, arg, NULL)}, so that a computed argument
+   * (an implicit cast, {@code i div z}, {@code g(x) + 1}) is evaluated only for the rows Spark
+   * evaluates the call for, and cannot fail where the query would not.
+   */
+  private static Expression argValue(Expression arg, Expression guard) {
+    if (guard == null || arg instanceof Attribute || arg instanceof org.apache.spark.sql.catalyst.expressions.Literal) {
+      return arg;
+    }
+    return new org.apache.spark.sql.catalyst.expressions.If(guard, arg,
+        org.apache.spark.sql.catalyst.expressions.Literal.create(null, arg.dataType()));
+  }
+
+  /** Adds the expression ids of the columns {@code e} reads (none for null). */
+  private static void addReferences(Expression e, Set<ExprId> into) {
+    if (e != null) {
+      Scala.list(e.references().toSeq()).forEach(a -> into.add(a.exprId()));
+    }
+  }
+
+  /** {@code e} with each column replaced by its ordinal in {@code output} (null stays null). */
+  private static Expression bind(Expression e, List<Attribute> output) {
+    if (e == null) {
+      return null;
+    }
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof Attribute;
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        Attribute a = (Attribute) x;
+        return new BoundReference(indexOf(output, a), a.dataType(), a.nullable());
+      }
+    });
+  }
+
+  /**
+   * A guard can be evaluated by the node once the GPU UDF calls in it have become columns (they
+   * are extracted first; the call waits a round) and when evaluating it again gives what Spark
+   * saw (deterministic).
+   */
+  private boolean guardReady(Expression guard, Map<Expression, CallSites.Site> sites,
+                             Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    return guard == null || (guard.deterministic()
+        && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty()
+        && guard.find(x -> x instanceof ScalaUDF v && extractable(v, sites, decisions, planner)).isEmpty());
+  }
+
+  private static int indexOf(List<Attribute> output, Attribute a) {
+    for (int i = 0; i < output.size(); i++) {
+      if (output.get(i).exprId().equals(a.exprId())) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("column " + a + " is not in " + output);
+  }
+
+  /** The site of each call (by canonical form) over all its occurrences: see {@link CallSites#sites}. */
+  private static Map<Expression, CallSites.Site> sites(List<Expression> exprs) {
+    return CallSites.sites(exprs);
+  }
+
+  /**
+   * A call moves into a {@link VkGpuEvalExec} when vkspark runs it (GPU, or CPU inside the node). A
+   * conditional call carries its guard: the GPU computes every row (a kernel cannot fail), the CPU
+   * only the rows Spark would; its computed arguments are computed under the guard
+   * ({@link #argValue}), so they must give what Spark would when evaluated again (deterministic).
+   */
+  private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
+                              Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    Optional<GpuUdf> udf = GpuUdfs.of(u);
+    if (udf.isEmpty()) {
+      return false;
+    }
+    CallSites.Site site = sites.getOrDefault(u.canonicalized(), CallSites.Site.ALWAYS);
+    if (site == CallSites.Site.LAMBDA) {
+      return false;
+    }
+    GpuPlanner.Decision d = decisions.computeIfAbsent(u.canonicalized(), k -> planner.decide(u, udf.get()));
+    if (d.leftToSpark()) {
+      return false;
+    }
+    return site == CallSites.Site.ALWAYS || CallSites.guardableArguments(u);
+  }
+
+  private boolean hasExtractableBelow(ScalaUDF u, Map<Expression, CallSites.Site> sites,
+                                      Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
+    for (Expression child : Scala.list(u.children())) {
+      if (child.find(x -> x instanceof ScalaUDF v && extractable(v, sites, decisions, planner)).isDefined()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Has every call left in Spark's operators count the rows it computes with {@code call()}
+   * ({@link OutsideNodeCalls}), then tags each node holding one with where each call runs
+   * ({@link Placement}, decided by the leftovers), for EXPLAIN; with fallback off, such a call
+   * fails the query instead.
+   */
+  private SparkPlan countAndTagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    SparkPlan counted = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
+            && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
+                && !(u.function() instanceof OutsideNodeCalls.Counted) && GpuUdfs.of(u).isPresent()).isDefined());
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return (SparkPlan) p.mapExpressions(new scala.runtime.AbstractFunction1<Expression, Expression>() {
+          @Override
+          public Expression apply(Expression e) {
+            return OutsideNodeCalls.counted(e, OutsideNodeCalls.accumulator(session.sparkContext()));
+          }
+        });
+      }
+    });
+    tagLeftovers(counted, planner);
+    return counted;
+  }
+
+  /**
+   * Tags every node still holding a GPU UDF with where each call runs ({@link Placement}, decided by
+   * the leftovers), for EXPLAIN; with fallback off, such a call fails the query instead.
+   */
+  private void tagLeftovers(SparkPlan plan, GpuPlanner planner) {
+    boolean enabled = planner.conf().enabled();
+    plan.foreach(node -> {
+      // Scans hold pushed-down filters only to prune files and row groups; they evaluate nothing per row.
+      if (node instanceof VkGpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
+        return BoxedUnit.UNIT;
+      }
+      Set<String> reasons = new LinkedHashSet<>();
+      for (Expression e : Scala.list(node.expressions())) {
+        CallSites.of(e).forEach((u, site) -> {
+          String name = GpuPlanner.name(u);
+          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name)
+              + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
+        });
+      }
+      if (!reasons.isEmpty()) {
+        node.setTagValue(FALLBACK, String.join("; ", reasons));
+      }
+      return BoxedUnit.UNIT;
+    });
+  }
+
+  /** Why {@code u}, at {@code site} in {@code node}, was not moved into a GPU node. */
+  private static Placement leftover(SparkPlan node, ScalaUDF u, CallSites.Site site, boolean enabled, GpuPlanner planner) {
+    if (!enabled) {
+      return Placement.cpu(Placement.Cause.DISABLED, Placement.DecidedBy.LEFTOVERS);
+    }
+    if (!(node instanceof ProjectExec || node instanceof FilterExec)) {
+      return Placement.cpu(Placement.Cause.UNPLANNED_OPERATOR, Placement.DecidedBy.LEFTOVERS, node.nodeName());
+    }
+    GpuPlanner.Decision d = planner.decide(u, GpuUdfs.of(u).orElseThrow());
+    return d.leftToSpark() ? d.placement() : Placement.of(site);
+  }
+}

@@ -1,0 +1,66 @@
+package io.vkspark.spark.shim;
+
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.UnaryExecNode;
+
+/**
+ * Scala 2.12 shim: the base of vkspark's one-child physical nodes written in Java. A Java class
+ * inherits SparkPlan's (TreeNode's) methods before UnaryExecNode's defaults, so the trait's versions
+ * are picked here by hand; their signatures name Scala collections, which differ between Scala 2.12
+ * ({@code scala.collection.Seq}) and 2.13 ({@code immutable.Seq}), hence one copy per Scala version.
+ * A subclass implements {@code child()}, {@code withNewChildInternal} and {@code output()}.
+ */
+public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
+  private static final long serialVersionUID = 1L;
+
+  /** True when each partition's rows keep the child's order (the node only adds columns). */
+  protected abstract boolean keepsChildOrdering();
+
+  @Override
+  public scala.collection.Seq<SparkPlan> children() {
+    return UnaryExecNode.super.children();
+  }
+
+  @Override
+  public SparkPlan withNewChildrenInternal(scala.collection.IndexedSeq<SparkPlan> newChildren) {
+    return UnaryExecNode.super.withNewChildrenInternal(newChildren);
+  }
+
+  @Override
+  public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
+    return UnaryExecNode.super.mapChildren(f);
+  }
+
+  @Override
+  public String verboseStringWithOperatorId() {
+    return UnaryExecNode.super.verboseStringWithOperatorId();
+  }
+
+  @Override
+  public scala.collection.Seq<SortOrder> outputOrdering() {
+    return keepsChildOrdering() ? child().outputOrdering() : super.outputOrdering();
+  }
+
+  /**
+   * The class of each output column's vectors in this node's column batches, which ColumnarToRow's
+   * generated code casts to and calls directly; null (the default) when not known.
+   */
+  protected java.util.List<String> columnVectorClasses() {
+    return null;
+  }
+
+  @Override
+  public scala.Option<scala.collection.Seq<String>> vectorTypes() {
+    java.util.List<String> classes = columnVectorClasses();
+    return classes == null ? super.vectorTypes() : scala.Option.<scala.collection.Seq<String>>apply(Scala.seq(classes));
+  }
+
+  /**
+   * Spark 3.5's UnaryExecNode calls {@code super.formattedNodeName} through this accessor, which
+   * scalac writes into every Scala subclass (Spark 4's trait no longer needs it; harmless there).
+   */
+  public String org$apache$spark$sql$execution$UnaryExecNode$$super$formattedNodeName() {
+    return super.formattedNodeName();
+  }
+}

@@ -1,7 +1,0 @@
-package io.vkspark.spark;
-
-/**
- * Spark 3.5 shim: Spark 3.5 has no extended explain generators (spark.sql.extendedExplainProviders
- * came in 4.0), so EXPLAIN shows no "vkspark" section; {@link VkExplain#visit} still works.
- */
-abstract class ExplainGeneratorShim {}

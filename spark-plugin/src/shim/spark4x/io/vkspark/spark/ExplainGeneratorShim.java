@@ -1,6 +1,0 @@
-package io.vkspark.spark;
-
-import org.apache.spark.sql.ExtendedExplainGenerator;
-
-/** Spark 4.x shim (4.0, 4.1 and 4.2): {@link VkExplain} is one of Spark's extended explain generators (Spark 4.0+). */
-abstract class ExplainGeneratorShim implements ExtendedExplainGenerator {}
