@@ -1,9 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.plan.ConfiguredUdfs;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorGpu;
 import io.vkspark.spark.glsl.GlslFunctions;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.plan.OutsideNodeCalls;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
@@ -48,7 +48,7 @@ public final class VkSparkPlugin implements SparkPlugin {
         // while the SparkContext is being built, makes Spark stop it: a corrected builder in the same
         // JVM then gets a new context instead of this one with its bad configuration.
         VkConf vk = VkConf.from(conf);
-        GlslFunctions.checkNoClash(GpuUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
+        GlslFunctions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
             GlslFunctions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());

@@ -1,12 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.plan.ConfiguredUdfs;
+import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.agg.ExtractGpuUdfFromAggregate;
 import io.vkspark.spark.agg.FuseGpuAggregates;
 import io.vkspark.spark.glsl.GlslFunctions;
 import io.vkspark.spark.glsl.GlslUdf;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.plan.GpuUdfTypes;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.plan.InsertGpuEval;
 import io.vkspark.spark.cache.ReadCacheColumns;
 import io.vkspark.spark.shim.Scala;
@@ -84,7 +85,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
       java.util.Map<String, String> origins = new java.util.LinkedHashMap<>();
-      for (GpuUdf udf : GpuUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
+      for (GpuUdf udf : ConfiguredUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
         inject(ext, udf, udf.getClass().getName());
         origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
       }
@@ -102,9 +103,9 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     String name = udf.name();
     // One Scala function for every call: ScalaUDF compares functions by identity, and GROUP BY f(a)
     // must find the same f(a) in the grouping and the select list.
-    Object function = GpuUdfs.scalaFunction(name, udf);
+    Object function = ScalaUdfs.scalaFunction(name, udf);
     ext.injectFunction(new Tuple3<>(new FunctionIdentifier(name),
         new ExpressionInfo(className, null, name, "GPU UDF " + name + udf.kernel(), "", "", "", "", "", "", "scala_udf"),
-        Scala.functionBuilder(children -> GpuUdfs.call(name, udf, function, children))));
+        Scala.functionBuilder(children -> ScalaUdfs.call(name, udf, function, children))));
   }
 }

@@ -2,7 +2,6 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.executor.ExecutorGpu;
 import io.vkspark.spark.api.GpuKernel;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
@@ -123,7 +122,7 @@ final class BoundedTimeSparkTest {
   }
 
   private static int deviceLoopLimit() {
-    return ExecutorGpu.get(GpuPlanner.conf(spark()), "driver").orElseThrow().device().loopLimit();
+    return ExecutorGpu.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit();
   }
 
   @Test
@@ -190,7 +189,7 @@ final class BoundedTimeSparkTest {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "false");
     s.conf().set(VkConf.KERNEL_TIMEOUT, "0"); // no timeout: only the cancellation stops it
-    ExecutorGpu gpu = ExecutorGpu.get(GpuPlanner.conf(s), "driver").orElseThrow();
+    ExecutorGpu gpu = ExecutorGpu.get(VkConf.of(s), "driver").orElseThrow();
     int permits = gpu.availablePermits();
     long dispatchesBefore = gpu.device().counters().dispatchesSubmitted();
     CompletableFuture<Object> query = CompletableFuture.supplyAsync(() -> big("heavy_loop", "x + 1000000000").collectAsList());
@@ -224,7 +223,7 @@ final class BoundedTimeSparkTest {
   void deviceLost_failsTheTask_andTheExecutorOpensTheDeviceAgain() {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "false");
-    ExecutorGpu before = ExecutorGpu.get(GpuPlanner.conf(s), "driver").orElseThrow();
+    ExecutorGpu before = ExecutorGpu.get(VkConf.of(s), "driver").orElseThrow();
     GpuDevice old = before.device();
     long lost = ExecutorGpu.devicesLost();
     FaultInjection.loseDeviceOnNextWait();

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.storage.RDDInfo;
 import org.apache.spark.sql.Dataset;

@@ -1,7 +1,6 @@
 package io.vkspark.spark;
 
 import io.vkspark.spark.executor.ExecutorGpu;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
 
@@ -182,7 +181,7 @@ final class CoalesceSparkTest {
   void loopLimitRecomputation_onCoalescedBatches_usesCall() {
     // j * 50 is computed below the node, row by row: RowToColumnar's batches (500 rows) are coalesced.
     set("spark.sql.inMemoryColumnarStorage.batchSize", "500", VkConf.METRICS_LEVEL, "debug", VkConf.FALLBACK, "true");
-    boolean limited = ExecutorGpu.get(GpuPlanner.conf(spark()), "driver").orElseThrow().device().loopLimit() > 0;
+    boolean limited = ExecutorGpu.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit() > 0;
     assertVksparkEqualsCpu(() -> table().selectExpr("*", "loop_sum(j, j * 50) AS s50", "gpu_hypot(a, b) AS h"), ran -> {
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
       assertEquals(18L, m.get("inputBatches"), m.toString());

@@ -1,7 +1,6 @@
 package io.vkspark.spark;
 
 import io.vkspark.spark.glsl.GlslFunctions;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.conf.VkConf;
 
 import static io.vkspark.spark.FallbackTest.assertAnalysisError;
@@ -71,7 +70,7 @@ final class DefineAdminSparkTest {
     SparkSession spark = spark();
     String query = "SELECT id, glsl_file_mix(i, j) FROM parquet.`" + parquet() + "`";
     withServer(VkConf.KERNEL_TIMEOUT_MAX, "2s", () -> {
-      assertEquals(Duration.ofSeconds(2), GpuPlanner.conf(spark).kernelTimeout(), "the 60s default, within the max");
+      assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "the 60s default, within the max");
       for (String tooLong : List.of("10min", "0")) {
         spark.conf().set(VkConf.KERNEL_TIMEOUT, tooLong);
         try {
@@ -85,7 +84,7 @@ final class DefineAdminSparkTest {
       }
       spark.conf().set(VkConf.KERNEL_TIMEOUT, "1500ms");
       try {
-        assertEquals(Duration.ofMillis(1500), GpuPlanner.conf(spark).kernelTimeout());
+        assertEquals(Duration.ofMillis(1500), VkConf.of(spark).kernelTimeout());
         Dataset<Row> df = spark.sql(query);
         assertEquals(20_000, df.collectAsList().size());
         assertAllRowsOnGpu(df);
@@ -94,12 +93,12 @@ final class DefineAdminSparkTest {
       }
       spark.conf().set(VkConf.KERNEL_TIMEOUT_MAX, "10min");
       try {
-        assertEquals(Duration.ofSeconds(2), GpuPlanner.conf(spark).kernelTimeout(), "a session cannot raise the max");
+        assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "a session cannot raise the max");
       } finally {
         spark.conf().unset(VkConf.KERNEL_TIMEOUT_MAX);
       }
     });
-    assertEquals(VkConf.DEFAULT_KERNEL_TIMEOUT, GpuPlanner.conf(spark).kernelTimeout());
+    assertEquals(VkConf.DEFAULT_KERNEL_TIMEOUT, VkConf.of(spark).kernelTimeout());
   }
 
   @Test

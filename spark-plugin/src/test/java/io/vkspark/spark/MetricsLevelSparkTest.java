@@ -1,5 +1,7 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.conf.MetricsLevel;
+
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -31,7 +33,7 @@ class MetricsLevelSparkTest {
     Dataset<Row> essential = s.read().parquet(parquet()).selectExpr("id", "hypot_gpu(a, b) AS h");
     essential.collectAsList();
     VkGpuEvalExec node = gpuNodes(essential).get(0);
-    assertEquals(keys(VkMetric.at(VkMetric.Level.ESSENTIAL)), sparkKeys(node), "default level is essential");
+    assertEquals(keys(VkMetric.at(MetricsLevel.ESSENTIAL)), sparkKeys(node), "default level is essential");
     assertAllRowsOnGpu(essential);
     Map<String, Long> m = metrics(node);
     assertTrue(m.get("uploadBytes") > 0 && m.get("peakDeviceMemory") > 0, m.toString());

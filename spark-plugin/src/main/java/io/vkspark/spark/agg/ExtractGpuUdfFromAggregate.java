@@ -1,5 +1,7 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.spark.conf.VkConf;
+
 import io.vkspark.spark.plan.CallSites;
 import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.shim.Scala;
@@ -39,7 +41,7 @@ public final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
-    if (!GpuPlanner.conf(session).enabled()) {
+    if (!VkConf.of(session).enabled()) {
       return plan;
     }
     return plan.transformUp(new AbstractPartialFunction<LogicalPlan, LogicalPlan>() {

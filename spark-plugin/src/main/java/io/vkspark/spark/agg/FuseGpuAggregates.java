@@ -1,7 +1,6 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.spark.executor.ExecutorGpu;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
@@ -109,7 +108,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
   @Override
   public SparkPlan apply(SparkPlan plan) {
     Mode mode = Mode.of(session);
-    if (!GpuPlanner.conf(session).enabled() || mode == Mode.NEVER) {
+    if (!VkConf.of(session).enabled() || mode == Mode.NEVER) {
       return plan;
     }
     boolean ansi = ansi(session);
@@ -149,7 +148,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
    */
   static boolean reducedOnGpu(SparkSession session, VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
     if (spec.keyOrdinal() >= 0 || !Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim())
-        || GpuPlanner.conf(session).verify().on() || eval.calls().isEmpty()
+        || VkConf.of(session).verify().on() || eval.calls().isEmpty()
         || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
       return false;
     }

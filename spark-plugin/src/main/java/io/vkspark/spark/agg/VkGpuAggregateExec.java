@@ -1,7 +1,6 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.spark.exec.GpuEvalIterator;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.NodeMetrics;
 import io.vkspark.spark.shim.Scala;
@@ -24,7 +23,6 @@ import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
-import org.apache.spark.sql.execution.UnaryExecNode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
@@ -171,7 +169,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   /** The GPU node's UDFs and this node's aggregates, computed together on the GPU ({@link GpuReduction}). */
   private static RDD<InternalRow> reduced(VkGpuEvalExec eval, GpuReduction reduction, Spec s, Map<String, SQLMetric> m) {
     List<GpuUdfCall> planned = eval.calls();
-    VkConf conf = GpuPlanner.conf(eval.session());
+    VkConf conf = VkConf.of(eval.session());
     VerifySettings verify = conf.verify();
     NodeMetrics em = eval.nodeMetrics();
     List<DataType> childTypes = Scala.list(eval.child().output()).stream().map(a -> a.dataType()).toList();

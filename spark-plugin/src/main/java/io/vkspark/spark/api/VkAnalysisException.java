@@ -1,5 +1,6 @@
 package io.vkspark.spark.api;
 
+import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.spark.shim.AnalysisExceptionShim;
 import io.vkspark.spark.shim.Scala;
 
@@ -116,5 +117,31 @@ public final class VkAnalysisException extends AnalysisExceptionShim {
   @Override
   public boolean isInternalError() {
     return false;
+  }
+
+  /**
+   * Runs {@code compile} (a GPU UDF's kernel compiled, as an analysis-time check) and reports its
+   * failure as Spark reports analysis errors: a body that does not compile (or not within
+   * {@code spark.vkspark.compileTimeout}), or that vkspark refuses, becomes a VkAnalysisException
+   * naming the UDF, whose cause names the line. A cancelled wait (CANCELLED) is thrown as it is.
+   */
+  public static <T> T compiling(String name, java.util.function.Supplier<T> compile) {
+    try {
+      return compile.get();
+    } catch (GpuException e) {
+      if (e.code() == Code.TIMEOUT) { // past spark.vkspark.compileTimeout: the body does not compile in time
+        throw raise(Condition.VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE, name,
+            new GpuException(Code.TIMEOUT, "GPU UDF '" + name + "': " + e.getMessage(), e));
+      }
+      Condition c = switch (e.code()) {
+        case COMPILE, INVALID_ARGUMENT -> Condition.VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE;
+        case UNSUPPORTED -> Condition.VKSPARK_GPU_UDF_UNSUPPORTED;
+        default -> null;
+      };
+      if (c == null) {
+        throw e;
+      }
+      throw raise(c, name, e);
+    }
   }
 }

@@ -11,9 +11,7 @@ import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.columnar.CachedBatch;
-import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
@@ -21,9 +19,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.util.TaskCompletionListener;
-import scala.Option;
 import scala.runtime.AbstractFunction2;
 
 /**

@@ -1,6 +1,5 @@
 package io.vkspark.spark.conf;
 
-import io.vkspark.spark.exec.VkMetric;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuException;
@@ -38,7 +37,7 @@ import java.util.function.Function;
  * @param kernelTimeout longest one GPU dispatch may run ({@code spark.vkspark.kernelTimeout}, a
  *     duration such as {@code 60s}, {@code 500ms} or {@code 2min}; default 60s; 0 for no limit);
  *     past it the kernel is aborted and the task fails with a TIMEOUT error naming the UDF
- * @param metricsLevel which {@link VkMetric}s the GPU node shows ({@code spark.vkspark.metrics.level}:
+ * @param metricsLevel which {@code VkMetric}s the GPU node shows ({@code spark.vkspark.metrics.level}:
  *     {@code essential}, the default, or {@code debug} for vkspark internals too)
  * @param verify whether the GPU node re-checks a sample of GPU rows with {@code call()}
  *     ({@code spark.vkspark.verify}: {@code off}, the default, {@code sample} or {@code strict};
@@ -64,7 +63,7 @@ import java.util.function.Function;
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
-                     VkMetric.Level metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
+                     MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
                      java.time.Duration compileTimeout, long batchBytes)
     implements Serializable {
 
@@ -123,7 +122,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   /** The settings with {@code vkspark_define} allowed, the default compile budget and batch bytes. */
   public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel,
+                long deviceMemoryLimit, java.time.Duration kernelTimeout, MetricsLevel metricsLevel,
                 VerifySettings verify, boolean coalesce) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
         deviceMemoryLimit, kernelTimeout, metricsLevel, verify, coalesce, true, DEFAULT_COMPILE_TIMEOUT, DEFAULT_BATCH_BYTES);
@@ -132,7 +131,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   /** The settings with verification off and small batches coalesced (the defaults). */
   public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit, java.time.Duration kernelTimeout, VkMetric.Level metricsLevel) {
+                long deviceMemoryLimit, java.time.Duration kernelTimeout, MetricsLevel metricsLevel) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
         deviceMemoryLimit, kernelTimeout, metricsLevel, VerifySettings.OFF, true);
   }
@@ -142,7 +141,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                 boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                 long deviceMemoryLimit, java.time.Duration kernelTimeout) {
     this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, VkMetric.Level.ESSENTIAL);
+        deviceMemoryLimit, kernelTimeout, MetricsLevel.ESSENTIAL);
   }
 
   /** The settings with the default kernel timeout. */
@@ -168,6 +167,13 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    */
   public static VkConf forSession(Function<String, String> session, Function<String, String> server) {
     return from(k -> STATIC.contains(k) ? server.apply(k) : session.apply(k), server);
+  }
+
+  /** The settings of {@code session}: its own values, the static ones from its SparkContext ({@link #forSession}). */
+  public static VkConf of(org.apache.spark.sql.SparkSession session) {
+    org.apache.spark.SparkConf server = session.sparkContext().conf();
+    return forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
+        k -> server.contains(k) ? server.get(k) : null);
   }
 
   private static VkConf from(Function<String, String> lookup, Function<String, String> server) {
@@ -379,11 +385,11 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     };
   }
 
-  private static VkMetric.Level metricsLevel(Function<String, String> lookup) {
+  private static MetricsLevel metricsLevel(Function<String, String> lookup) {
     String v = str(lookup, METRICS_LEVEL, "essential");
     return switch (v.toLowerCase(Locale.ROOT)) {
-      case "essential" -> VkMetric.Level.ESSENTIAL;
-      case "debug" -> VkMetric.Level.DEBUG;
+      case "essential" -> MetricsLevel.ESSENTIAL;
+      case "debug" -> MetricsLevel.DEBUG;
       default -> throw GpuException.of(Code.INVALID_ARGUMENT, METRICS_LEVEL + " is '" + v + "', not essential or debug.",
           "set " + METRICS_LEVEL + " to essential (rows, bytes, times, memory) or debug (also vkspark internals).");
     };

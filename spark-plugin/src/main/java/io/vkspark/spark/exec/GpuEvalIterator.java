@@ -1,6 +1,5 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorGpu;
 import io.vkspark.spark.executor.GpuLease;
 import io.vkspark.spark.agg.GpuReduction;
@@ -77,7 +76,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final ColumnVector[] results;
   private final FieldVector[] cpuVectors;
   /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
-  private CpuVulkan.Task cpuVulkan;
+  private CpuVulkanTask cpuVulkan;
   /** Each GPU call's result column over the runner's vector (results[i] points here or at a CPU recomputation). */
   private final ColumnVector[] gpuResults;
   private boolean loopLimitLogged;
@@ -674,7 +673,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     GpuUdfCall c = calls.get(i);
     if (c.glslOnly()) {
       if (cpuVulkan == null) {
-        cpuVulkan = new CpuVulkan.Task(conf, allocator);
+        cpuVulkan = new CpuVulkanTask(conf, allocator);
       }
       results[i] = cpuVulkan.run(i, c, in, rows);
       metrics.add(VkMetric.CPU_ROWS, rows);

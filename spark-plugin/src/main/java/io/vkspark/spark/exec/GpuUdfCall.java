@@ -1,7 +1,6 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.glsl.GlslUdf;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.ColumnKernel;
@@ -52,7 +51,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
 
   /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
   boolean glslOnly() {
-    return GpuUdfs.of(expr).orElse(null) instanceof GlslUdf;
+    return ScalaUdfs.of(expr).orElse(null) instanceof GlslUdf;
   }
 
   public SqlType resultType() {

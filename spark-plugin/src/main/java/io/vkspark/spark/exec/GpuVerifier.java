@@ -2,7 +2,6 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
 import io.vkspark.spark.conf.VerifySettings;
@@ -122,7 +121,7 @@ public final class GpuVerifier {
   }
 
   private Tolerance tolerance(GpuUdfCall c) {
-    return tolerances.computeIfAbsent(c, k -> GpuUdfs.of(k.expr()).map(GpuUdf::tolerance)
+    return tolerances.computeIfAbsent(c, k -> ScalaUdfs.of(k.expr()).map(GpuUdf::tolerance)
         .orElse(Tolerance.defaultFor(k.resultType())));
   }
 

@@ -1,5 +1,7 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.conf.MetricsLevel;
+
 import java.io.Serializable;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -23,7 +25,7 @@ public final class NodeMetrics implements Serializable {
   }
 
   /** The metrics of {@code level}, registered with {@code sc}. */
-  static NodeMetrics create(SparkContext sc, VkMetric.Level level) {
+  static NodeMetrics create(SparkContext sc, MetricsLevel level) {
     EnumMap<VkMetric, SQLMetric> m = new EnumMap<>(VkMetric.class);
     for (VkMetric k : VkMetric.at(level)) {
       m.put(k, k.kind().create(sc, k.description()));

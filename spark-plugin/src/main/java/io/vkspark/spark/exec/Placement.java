@@ -1,6 +1,5 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.plan.CallSites;
 import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.GpuException;
@@ -100,10 +99,6 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
         java.util.Arrays.stream(details).map(Placement::detail).toList(), by);
   }
 
-  /** The calls lambdas or conditions keep in Spark's projection or filter (see {@link CallSites}). */
-  public static Placement of(CallSites.Site site) {
-    return cpu(site == CallSites.Site.LAMBDA ? Cause.LAMBDA : Cause.CONDITIONAL, DecidedBy.LEFTOVERS);
-  }
 
   boolean onGpu() {
     return where == Where.GPU;

@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.plan.GpuPlanner;
+import io.vkspark.spark.conf.MetricsLevel;
+
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.shim.UnaryExecShim;
 import io.vkspark.spark.conf.VerifySettings;
@@ -86,7 +87,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     List<GpuUdfCall> planned = calls();
-    VkConf conf = GpuPlanner.conf(session());
+    VkConf conf = VkConf.of(session());
     VerifySettings verify = conf.verify();
     NodeMetrics m = nodeMetrics();
     List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
@@ -103,7 +104,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   public synchronized NodeMetrics nodeMetrics() {
     if (metrics == null) {
       SparkSession s = session();
-      VkMetric.Level level = s == null ? VkMetric.Level.ESSENTIAL : GpuPlanner.conf(s).metricsLevel();
+      MetricsLevel level = s == null ? MetricsLevel.ESSENTIAL : VkConf.of(s).metricsLevel();
       metrics = NodeMetrics.create(sparkContext(), level);
     }
     return metrics;

@@ -1,8 +1,9 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.conf.MetricsLevel;
+
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLMetrics;
@@ -15,33 +16,33 @@ import org.apache.spark.sql.execution.metric.SQLMetrics;
  * names and docs cannot drift apart. Enum order is the order the UI lists them in.
  */
 public enum VkMetric {
-  NUM_OUTPUT_ROWS("numOutputRows", Kind.SUM, Level.ESSENTIAL, "number of output rows"),
-  NUM_OUTPUT_BATCHES("numOutputBatches", Kind.SUM, Level.ESSENTIAL, "number of output batches"),
-  GPU_ROWS("gpuRows", Kind.SUM, Level.ESSENTIAL, "rows on GPU"),
-  CPU_ROWS("cpuRows", Kind.SUM, Level.ESSENTIAL, "rows on CPU (fallback)"),
-  CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, Level.ESSENTIAL,
+  NUM_OUTPUT_ROWS("numOutputRows", Kind.SUM, MetricsLevel.ESSENTIAL, "number of output rows"),
+  NUM_OUTPUT_BATCHES("numOutputBatches", Kind.SUM, MetricsLevel.ESSENTIAL, "number of output batches"),
+  GPU_ROWS("gpuRows", Kind.SUM, MetricsLevel.ESSENTIAL, "rows on GPU"),
+  CPU_ROWS("cpuRows", Kind.SUM, MetricsLevel.ESSENTIAL, "rows on CPU (fallback)"),
+  CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, MetricsLevel.ESSENTIAL,
       "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
-  LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, Level.ESSENTIAL,
+  LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
       "batches recomputed on CPU (GPU loop limit reached)"),
-  UPLOAD_BYTES("uploadBytes", Kind.SIZE, Level.ESSENTIAL, "bytes copied to GPU"),
-  READBACK_BYTES("readbackBytes", Kind.SIZE, Level.ESSENTIAL, "bytes copied back from GPU"),
-  DEVICE_TIME("deviceTime", Kind.NS_TIMING, Level.ESSENTIAL, "GPU time (device timestamps; 0 if it has none)"),
-  WAIT_TIME("waitTime", Kind.NS_TIMING, Level.ESSENTIAL, "host time waiting for the GPU"),
-  PEAK_DEVICE_MEMORY("peakDeviceMemory", Kind.SIZE, Level.ESSENTIAL,
+  UPLOAD_BYTES("uploadBytes", Kind.SIZE, MetricsLevel.ESSENTIAL, "bytes copied to GPU"),
+  READBACK_BYTES("readbackBytes", Kind.SIZE, MetricsLevel.ESSENTIAL, "bytes copied back from GPU"),
+  DEVICE_TIME("deviceTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "GPU time (device timestamps; 0 if it has none)"),
+  WAIT_TIME("waitTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "host time waiting for the GPU"),
+  PEAK_DEVICE_MEMORY("peakDeviceMemory", Kind.SIZE, MetricsLevel.ESSENTIAL,
       "peak GPU buffer memory of a task (see max)"),
-  VERIFY_ROWS("verifyRows", Kind.SUM, Level.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
-  VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, Level.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
-  VERIFY_TIME("verifyTime", Kind.NS_TIMING, Level.ESSENTIAL, "time re-checking rows on CPU"),
-  INPUT_BATCHES("inputBatches", Kind.SUM, Level.DEBUG,
+  VERIFY_ROWS("verifyRows", Kind.SUM, MetricsLevel.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
+  VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, MetricsLevel.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
+  VERIFY_TIME("verifyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "time re-checking rows on CPU"),
+  INPUT_BATCHES("inputBatches", Kind.SUM, MetricsLevel.DEBUG,
       "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
-  GPU_DISPATCHES("gpuDispatches", Kind.SUM, Level.DEBUG, "GPU submissions (a batch over capacity takes several)"),
-  HOST_TIME("hostTime", Kind.NS_TIMING, Level.DEBUG, "host time copying inputs and results"),
-  SEMAPHORE_WAIT_TIME("semaphoreWaitTime", Kind.NS_TIMING, Level.DEBUG,
+  GPU_DISPATCHES("gpuDispatches", Kind.SUM, MetricsLevel.DEBUG, "GPU submissions (a batch over capacity takes several)"),
+  HOST_TIME("hostTime", Kind.NS_TIMING, MetricsLevel.DEBUG, "host time copying inputs and results"),
+  SEMAPHORE_WAIT_TIME("semaphoreWaitTime", Kind.NS_TIMING, MetricsLevel.DEBUG,
       "time waiting for a GPU turn (spark.vkspark.concurrentGpuTasks)"),
-  REUSED_SLOTS("reusedSlots", Kind.SUM, Level.DEBUG, "output buffers reused from the previous batch"),
-  MOVED_SLOTS("movedSlots", Kind.SUM, Level.DEBUG, "output buffers reallocated larger"),
-  APPENDED_SLOTS("appendedSlots", Kind.SUM, Level.DEBUG, "output buffers newly allocated"),
-  BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, Level.DEBUG,
+  REUSED_SLOTS("reusedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers reused from the previous batch"),
+  MOVED_SLOTS("movedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers reallocated larger"),
+  APPENDED_SLOTS("appendedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers newly allocated"),
+  BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, MetricsLevel.DEBUG,
       "GPU buffer sets and command buffers recorded (0 when warm)");
 
   /** How Spark aggregates a metric over tasks and prints it (the matching {@code SQLMetrics.create*}). */
@@ -74,29 +75,12 @@ public enum VkMetric {
     }
   }
 
-  /** Which metrics a node shows ({@code spark.vkspark.metrics.level}). */
-  public enum Level {
-    /** what a Spark user tunes or checks with: rows, bytes, times, memory, verification */
-    ESSENTIAL,
-    /** also vkspark internals: dispatches, host copies, buffer reuse */
-    DEBUG;
-
-    /** Whether a node at this level shows a metric of level {@code m}. */
-    boolean shows(Level m) {
-      return m.ordinal() <= ordinal();
-    }
-
-    String value() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-  }
-
   private final String key;
   private final Kind kind;
-  private final Level level;
+  private final MetricsLevel level;
   private final String description;
 
-  VkMetric(String key, Kind kind, Level level, String description) {
+  VkMetric(String key, Kind kind, MetricsLevel level, String description) {
     this.key = key;
     this.kind = kind;
     this.level = level;
@@ -112,7 +96,7 @@ public enum VkMetric {
     return kind;
   }
 
-  public Level level() {
+  public MetricsLevel level() {
     return level;
   }
 
@@ -122,13 +106,13 @@ public enum VkMetric {
   }
 
   /** The metrics a node at {@code level} shows, in enum order. */
-  public static List<VkMetric> at(Level level) {
+  public static List<VkMetric> at(MetricsLevel level) {
     return Arrays.stream(values()).filter(m -> level.shows(m.level)).toList();
   }
 
   /** The metrics as the markdown table of docs/METRICS.md. */
   public static String markdownTable() {
-    StringBuilder b = new StringBuilder("| Key | Spark UI name | Kind | Level |\n|---|---|---|---|\n");
+    StringBuilder b = new StringBuilder("| Key | Spark UI name | Kind | MetricsLevel |\n|---|---|---|---|\n");
     for (VkMetric m : values()) {
       b.append("| `").append(m.key).append("` | ").append(m.description).append(" | ").append(m.kind.label())
           .append(" | ").append(m.level.value()).append(" |\n");

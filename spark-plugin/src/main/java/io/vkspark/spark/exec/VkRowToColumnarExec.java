@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.plan.GpuPlanner;
+import io.vkspark.spark.conf.VkConf;
+
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.shim.UnaryExecShim;
 
@@ -80,7 +81,7 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     int maxRows = SQLConf.get().columnBatchSize();
-    long maxBytes = GpuPlanner.conf(session()).batchBytes();
+    long maxBytes = VkConf.of(session()).batchBytes();
     boolean offHeap = SQLConf.get().offHeapColumnVectorEnabled();
     StructType schema = schema();
     Map<String, SQLMetric> m = metricsMap();

@@ -1,49 +1,19 @@
 package io.vkspark.spark.executor;
 
-import io.vkspark.spark.glsl.GlslUdf;
-import io.vkspark.spark.plan.GpuPlanner;
-import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.exec.SparkInputs;
 import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
-import io.vkspark.gpu.column.InputColumn;
-import io.vkspark.gpu.column.KernelCall;
-import io.vkspark.gpu.column.KernelSpec;
-import io.vkspark.gpu.column.SqlType;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DateDayVector;
-import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.TimeStampVector;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.spark.TaskContext;
 import org.apache.spark.sql.util.ArrowUtils$;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
-import org.apache.spark.sql.vectorized.ColumnVector;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The CPU fallback of GLSL-only UDFs ({@link GlslUdf}): they have no Java {@code call()}, so where a
+ * The CPU fallback of GLSL-only UDFs ({@code GlslUdf}): they have no Java {@code call()}, so where a
  * Java GPU UDF would run {@code call()}, their own SPIR-V runs on a CPU Vulkan device (Mesa's
  * lavapipe). Vulkan being vendor-neutral, the same compiled kernel runs there unchanged. The device
  * is this JVM's first Vulkan device of type CPU, opened on first use (whatever
@@ -51,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * Without one, the UDF fails with an error naming it, whose Fix is to install lavapipe.
  *
  * <p>Two ways in: {@link Task} evaluates a whole batch for the GPU node when it places a GLSL-only
- * call on the CPU, and {@link #evalRow} evaluates one row for {@code call()} (calls Spark keeps in
+ * call on the CPU, and {@code GlslRows.evalRow} evaluates one row for {@code call()} (calls Spark keeps in
  * its own operators, driver-side evaluation of local relations, verify mode). A row Spark evaluates
  * itself (in a join condition, a window, a grouping) runs on the JVM's own device when it has one
  * ({@link #rowDevice}): a GPU host needs no lavapipe for those. Verify mode's rows stay on the CPU
@@ -67,7 +37,8 @@ public final class CpuVulkan {
   private static final AtomicLong OWN_DEVICE_ROWS = new AtomicLong();
   /** Set while verify mode runs {@code call()}: its rows must run on the CPU device. */
   private static final ThreadLocal<Boolean> CPU_ONLY = ThreadLocal.withInitial(() -> false);
-  private static final Map<KernelSpec, Scalar> SCALARS = new HashMap<>();
+  /** What closes with a device: the row runners of GLSL-only {@code call()}s ({@code glsl.GlslRows}). */
+  private static final List<RowRunners> RUNNERS = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private CpuVulkan() {}
 
@@ -79,7 +50,7 @@ public final class CpuVulkan {
    *
    * @throws GpuException NO_DEVICE naming {@code udf} when there is no CPU Vulkan device
    */
-  static synchronized ExecutorGpu device(VkConf conf, String udf) {
+  public static synchronized ExecutorGpu device(VkConf conf, String udf) {
     if (device != null && !device.isClosed()) {
       return device;
     }
@@ -105,13 +76,23 @@ public final class CpuVulkan {
     return io.vkspark.gpu.GpuDevice.list();
   }
 
-  private static String executorId() {
+  public static String executorId() {
     return org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
   }
 
   /** The CPU Vulkan device, if it is open. */
   public static synchronized java.util.Optional<ExecutorGpu> current() {
     return java.util.Optional.ofNullable(device);
+  }
+
+  /** Counts {@code n} rows computed on the CPU Vulkan device ({@code cpu}) or on the JVM's own device. */
+  public static void count(boolean cpu, long n) {
+    (cpu ? ROWS : OWN_DEVICE_ROWS).addAndGet(n);
+  }
+
+  /** Whether this thread runs verify mode's {@code call()}s, which must stay on the CPU device ({@link #onCpuDevice}). */
+  public static boolean cpuOnly() {
+    return CPU_ONLY.get();
   }
 
   /** Rows computed on the CPU Vulkan device in this JVM so far (for tests and logs). */
@@ -140,7 +121,7 @@ public final class CpuVulkan {
    * lavapipe where that is the best it has), when it is open and has the kernel's features; else the
    * first CPU device of {@code devices}; empty when neither (the caller's error says to install lavapipe).
    */
-  static java.util.Optional<DeviceInfo> rowDevice(java.util.Optional<DeviceInfo> own, List<DeviceInfo> devices,
+  public static java.util.Optional<DeviceInfo> rowDevice(java.util.Optional<DeviceInfo> own, List<DeviceInfo> devices,
                                                    java.util.function.Predicate<DeviceInfo> runs) {
     if (own.isPresent() && runs.test(own.get())) {
       return own;
@@ -148,38 +129,32 @@ public final class CpuVulkan {
     return devices.stream().filter(d -> d.type() == DeviceType.CPU && runs.test(d)).findFirst();
   }
 
-  /** The device for one row of {@code udf}'s {@code call()} ({@link #rowDevice}, or the CPU device in verify mode). */
-  private static ExecutorGpu rowDevice(VkConf conf, GlslUdf udf) {
-    if (!CPU_ONLY.get()) {
-      java.util.Optional<ExecutorGpu> own = ExecutorGpu.get(conf, executorId()).filter(g -> !g.isClosed());
-      io.vkspark.gpu.column.ColumnKernel kernel = GpuPlanner.compile(udf.name(), udf.kernel(), conf);
-      java.util.Optional<DeviceInfo> ownInfo = own.map(g -> g.device().info());
-      // The device list is read only when the own device cannot run the row (rowDevice then picks the CPU one).
-      if (ownInfo.isPresent() && rowDevice(ownInfo, List.of(), d -> kernel.unsupportedOn(d).isEmpty()).isPresent()) {
-        return own.get();
-      }
-    }
-    return device(conf, udf.name());
+  /**
+   * Runners that hold buffers of a device: closed before that device closes, or before the CPU
+   * device closes at shutdown (so a runner never outlives its device).
+   */
+  public interface RowRunners {
+    /** Closes the runners on {@code dev} (its owner holds every permit, so none is running). */
+    void closeOn(ExecutorGpu dev);
+
+    /** Closes every runner (executor shutdown). */
+    void closeAll();
+  }
+
+  /** Adds {@code r} to what closes with a device. */
+  public static void register(RowRunners r) {
+    RUNNERS.add(r);
   }
 
   /** Closes the row runners on {@code dev} before it closes (its owner holds every permit, so none is running). */
   static void beforeClose(ExecutorGpu dev) {
-    List<Scalar> scalars;
-    synchronized (SCALARS) {
-      scalars = new ArrayList<>(SCALARS.values());
-    }
-    scalars.forEach(s -> s.closeRunnerOn(dev));
+    RUNNERS.forEach(r -> r.closeOn(dev));
   }
 
   /** Closes the CPU Vulkan device (executor shutdown); the next use opens it again. */
   public static void shutdown() {
-    // Scalars first, without the class lock: their runners go before the device they run on.
-    List<Scalar> scalars;
-    synchronized (SCALARS) {
-      scalars = new ArrayList<>(SCALARS.values());
-      SCALARS.clear();
-    }
-    scalars.forEach(Scalar::close);
+    // Runners first, without the class lock: they go before the device they run on.
+    RUNNERS.forEach(RowRunners::closeAll);
     synchronized (CpuVulkan.class) {
       if (device != null) {
         device.close();
@@ -189,226 +164,4 @@ public final class CpuVulkan {
     }
   }
 
-  private static VkConf conf() {
-    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-    return env == null ? VkConf.from(k -> null) : VkConf.from(env.conf());
-  }
-
-  /**
-   * One row of {@code udf} on the CPU Vulkan device: {@code call()} of a GLSL-only UDF. Arguments are
-   * Spark's external values (Integer, Long, Float, Double, Boolean, java.sql.Date or LocalDate,
-   * java.sql.Timestamp or Instant); a null argument gives null, as on the GPU.
-   */
-  public static Object evalRow(GlslUdf udf, Object[] args) {
-    for (Object a : args) {
-      if (a == null) {
-        return null;
-      }
-    }
-    VkConf conf = conf();
-    KernelSpec spec = udf.kernel().spec(udf.name());
-    Scalar s;
-    synchronized (SCALARS) {
-      s = SCALARS.computeIfAbsent(spec, k -> new Scalar(udf, conf));
-    }
-    return s.eval(args);
-  }
-
-  /** A one-row runner of one kernel, reused for every row (calls are serialized on it). */
-  private static final class Scalar {
-    private final GlslUdf udf;
-    private final VkConf conf;
-    private final BufferAllocator allocator =
-        ArrowUtils$.MODULE$.rootAllocator().newChildAllocator("vkspark-cpu-vulkan-row", 0, Long.MAX_VALUE);
-    private final List<FieldVector> inputs = new ArrayList<>();
-    private BatchRunner runner;
-    private ExecutorGpu runnerDevice;
-
-    Scalar(GlslUdf udf, VkConf conf) {
-      this.udf = udf;
-      this.conf = conf;
-      var args = udf.kernel().signature().args();
-      for (int i = 0; i < args.size(); i++) {
-        FieldVector v = new Field("a" + i, FieldType.nullable(args.get(i).arrowType()), null).createVector(allocator);
-        v.allocateNew();
-        inputs.add(v);
-      }
-    }
-
-    /** Device and permit first, then this runner's lock: a device closing holds every permit and then takes it. */
-    Object eval(Object[] args) {
-      ExecutorGpu dev = rowDevice(conf, udf);
-      AtomicLong counted = current().orElse(null) == dev ? ROWS : OWN_DEVICE_ROWS;
-      try (GpuLease lease = dev.lease()) {
-        synchronized (this) {
-          Object result = evalLeased(dev, args);
-          counted.incrementAndGet();
-          return result;
-        }
-      }
-    }
-
-    private Object evalLeased(ExecutorGpu dev, Object[] args) {
-      List<SqlType> types = udf.kernel().argTypes();
-      List<InputColumn> in = new ArrayList<>();
-      for (int i = 0; i < args.length; i++) {
-        set(inputs.get(i), types.get(i), args[i], udf.name());
-        in.add(ArrowInputs.of(inputs.get(i), types.get(i)));
-      }
-      BatchRunner r = runner(dev);
-      try {
-        FieldVector out = r.run(in, 1).get(0);
-        return out.isNull(0) ? null : get(out, udf.kernel().result());
-      } finally {
-        r.releaseBuffers();
-      }
-    }
-
-    synchronized void closeRunnerOn(ExecutorGpu dev) {
-      if (runner != null && runnerDevice == dev) {
-        runner.close();
-        runner = null;
-        runnerDevice = null;
-      }
-    }
-
-    private BatchRunner runner(ExecutorGpu dev) {
-      if (runner == null || runnerDevice != dev) {
-        if (runner != null) {
-          runner.close();
-        }
-        int[] cols = java.util.stream.IntStream.range(0, inputs.size()).toArray();
-        runner = dev.runtime().runner(List.of(new KernelCall(GpuPlanner.compile(udf.name(), udf.kernel(), conf), cols)),
-            udf.kernel().argTypes(), 64, allocator);
-        runner.bound(conf.kernelTimeout(), () -> false);
-        runnerDevice = dev;
-      }
-      return runner;
-    }
-
-    synchronized void close() {
-      if (runner != null) {
-        runner.close();
-      }
-      inputs.forEach(FieldVector::close);
-      allocator.close();
-    }
-  }
-
-  /** Spark's external value {@code value} into row 0 of {@code v}. */
-  private static void set(FieldVector v, SqlType t, Object value, String udf) {
-    switch (t) {
-      case TINYINT -> ((org.apache.arrow.vector.TinyIntVector) v).setSafe(0, ((Number) value).byteValue());
-      case SMALLINT -> ((org.apache.arrow.vector.SmallIntVector) v).setSafe(0, ((Number) value).shortValue());
-      case DECIMAL -> {
-        org.apache.arrow.vector.DecimalVector d = (org.apache.arrow.vector.DecimalVector) v;
-        d.setSafe(0, ((java.math.BigDecimal) value).setScale(d.getScale(), java.math.RoundingMode.UNNECESSARY));
-      }
-      case INT -> ((IntVector) v).setSafe(0, ((Number) value).intValue());
-      case BIGINT -> ((BigIntVector) v).setSafe(0, ((Number) value).longValue());
-      case FLOAT -> ((Float4Vector) v).setSafe(0, ((Number) value).floatValue());
-      case DOUBLE -> ((Float8Vector) v).setSafe(0, ((Number) value).doubleValue());
-      case BOOLEAN -> ((BitVector) v).setSafe(0, (Boolean) value ? 1 : 0);
-      case DATE -> ((DateDayVector) v).setSafe(0, days(value));
-      case TIMESTAMP -> ((TimeStampVector) v).setSafe(0, micros(value));
-      case STRING -> ((org.apache.arrow.vector.VarCharVector) v).setSafe(0,
-          ((String) value).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      case BINARY -> ((org.apache.arrow.vector.VarBinaryVector) v).setSafe(0, (byte[]) value);
-      case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw GpuException.of(GpuException.Code.UNSUPPORTED,
-          "GLSL-only GPU UDF '" + udf + "' was called row by row (Spark evaluated it outside its GPU node, e.g. on the "
-              + "driver or in verify mode) with an array argument, which that path does not take yet.",
-          "call it over a table column (its GPU node runs it batch by batch, on the GPU or on lavapipe), "
-              + "or define it with a Java call() through GpuFunction.");
-    }
-    v.setValueCount(1);
-  }
-
-  /** Days since the epoch of a Spark external date (as Spark itself converts it). */
-  private static int days(Object value) {
-    return value instanceof LocalDate d ? Math.toIntExact(d.toEpochDay())
-        : org.apache.spark.sql.catalyst.util.DateTimeUtils.fromJavaDate((java.sql.Date) value);
-  }
-
-  /** Microseconds since the epoch of a Spark external timestamp. */
-  private static long micros(Object value) {
-    return value instanceof Instant i ? org.apache.spark.sql.catalyst.util.DateTimeUtils.instantToMicros(i)
-        : org.apache.spark.sql.catalyst.util.DateTimeUtils.fromJavaTimestamp((java.sql.Timestamp) value);
-  }
-
-  /** Row 0 of {@code v} as the external value Spark converts back (LocalDate, Instant: no time zone involved). */
-  private static Object get(FieldVector v, SqlType t) {
-    return switch (t) {
-      case TINYINT -> ((org.apache.arrow.vector.TinyIntVector) v).get(0);
-      case SMALLINT -> ((org.apache.arrow.vector.SmallIntVector) v).get(0);
-      case DECIMAL -> ((org.apache.arrow.vector.DecimalVector) v).getObject(0);
-      case INT -> ((IntVector) v).get(0);
-      case BIGINT -> ((BigIntVector) v).get(0);
-      case FLOAT -> ((Float4Vector) v).get(0);
-      case DOUBLE -> ((Float8Vector) v).get(0);
-      case BOOLEAN -> ((BitVector) v).get(0) != 0;
-      case DATE -> LocalDate.ofEpochDay(((DateDayVector) v).get(0));
-      case TIMESTAMP -> org.apache.spark.sql.catalyst.util.DateTimeUtils.microsToInstant(((TimeStampVector) v).get(0));
-      case STRING, BINARY, ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(t + " is not a result type");
-    };
-  }
-
-  /**
-   * The GLSL-only calls of one task that its GPU node runs on the CPU: each batch through the CPU
-   * Vulkan device, one runner per call, made on its first batch.
-   */
-  public static final class Task implements AutoCloseable {
-    private final VkConf conf;
-    private final BufferAllocator allocator;
-    private final Map<Integer, BatchRunner> runners = new HashMap<>();
-    private final Map<Integer, ColumnVector> columns = new HashMap<>();
-
-    public Task(VkConf conf, BufferAllocator allocator) {
-      this.conf = conf;
-      this.allocator = allocator;
-    }
-
-    /** Call {@code i} ({@code c}) over {@code rows} rows of {@code in}; the column is valid until the next batch. */
-    public ColumnVector run(int i, GpuUdfCall c, ColumnarBatch in, int rows) {
-      ExecutorGpu dev = device(conf, c.name());
-      List<Integer> ordinals = new ArrayList<>();
-      int[] cols = new int[c.argOrdinals().length];
-      for (int a = 0; a < cols.length; a++) {
-        int o = c.argOrdinals()[a];
-        if (!ordinals.contains(o)) {
-          ordinals.add(o);
-        }
-        cols[a] = ordinals.indexOf(o);
-      }
-      List<SqlType> argTypes = c.kernel().signature().argTypes();
-      List<SqlType> types = new ArrayList<>();
-      List<InputColumn> inputs = new ArrayList<>();
-      for (int o : ordinals) {
-        int a = java.util.stream.IntStream.range(0, cols.length).filter(x -> c.argOrdinals()[x] == o).findFirst().orElseThrow();
-        types.add(argTypes.get(a));
-        inputs.add(SparkInputs.of(in.column(o), argTypes.get(a), rows));
-      }
-      try (GpuLease lease = dev.lease()) {
-        BatchRunner r = runners.get(i);
-        if (r == null) {
-          r = dev.runtime().runner(List.of(new KernelCall(c.kernel(), cols)), types, conf.batchRows(), allocator);
-          TaskContext task = TaskContext.get();
-          r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
-          runners.put(i, r);
-        }
-        try {
-          FieldVector out = r.run(inputs, rows).get(0);
-          ROWS.addAndGet(rows);
-          return columns.computeIfAbsent(i, k -> new ArrowColumnVector(out));
-        } finally {
-          r.releaseBuffers();
-        }
-      }
-    }
-
-    @Override
-    public void close() {
-      runners.values().forEach(BatchRunner::close);
-      runners.clear();
-    }
-  }
 }

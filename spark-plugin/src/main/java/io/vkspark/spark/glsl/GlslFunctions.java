@@ -1,9 +1,9 @@
 package io.vkspark.spark.glsl;
 
+import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.VkAnalysisException;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.plan.GpuPlanner;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.gpu.GpuException;
@@ -374,7 +374,7 @@ public final class GlslFunctions {
   /** Compiles a file's UDF; a body error names the file line as well as the body line. */
   private static void compile(GlslUdf u, Parsed f, VkConf conf) {
     try {
-      GpuPlanner.compile(u.name(), u.kernel(), conf);
+      CompiledKernels.compile(u.kernel().spec(u.name()), conf);
     } catch (GpuException e) {
       Matcher m = BODY_LINE.matcher(e.getMessage());
       StringBuilder s = new StringBuilder();
@@ -417,7 +417,7 @@ public final class GlslFunctions {
    */
   public static Expression define(List<Expression> args) {
     SparkSession spark = SparkSession.active();
-    VkConf conf = GpuPlanner.conf(spark);
+    VkConf conf = VkConf.of(spark);
     if (!conf.define()) {
       throw disabled(spark);
     }
@@ -460,7 +460,7 @@ public final class GlslFunctions {
     for (GlslUdf u : udfs) {
       checkNotBuiltin(u);
       checkNotAppWide(spark, u);
-      GpuUdfs.compile(u.name(), u.kernel(), conf); // always: the CPU fallback runs the same SPIR-V
+      VkAnalysisException.compiling(u.name(), () -> CompiledKernels.compile(u.kernel().spec(u.name()), conf)); // always: the CPU fallback runs the same SPIR-V
     }
     for (GlslUdf u : udfs) {
       GpuUdfs.register(spark, u.name(), u);

@@ -1,6 +1,5 @@
 package io.vkspark.spark.glsl;
 
-import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 
@@ -62,7 +61,7 @@ public final class GlslUdf implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, UDF6
   }
 
   private Object eval(Object... args) {
-    return CpuVulkan.evalRow(this, args);
+    return GlslRows.evalRow(this, args);
   }
 
   @Override

@@ -41,6 +41,14 @@ public final class CompiledKernels {
     };
   }
 
+  /**
+   * The compiled kernel of {@code spec}, compiled once per JVM (shaderc takes ~0.3 s) with the
+   * settings' shader cache, within {@code spark.vkspark.compileTimeout}, interruptibly.
+   */
+  public static ColumnKernel compile(KernelSpec spec, io.vkspark.spark.conf.VkConf conf) {
+    return JVM.get(spec, conf.shaderCachePath(), conf.compileTimeout());
+  }
+
   /** The kernel of {@code spec}, compiled once while it stays among the last {@code max} used. */
   public ColumnKernel get(KernelSpec spec, Path shaderCache) {
     return get(spec, shaderCache, java.time.Duration.ZERO);

@@ -1,6 +1,7 @@
 package io.vkspark.spark.plan;
 
-import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.shim.Scala;
 
 import java.util.ArrayList;
@@ -11,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AtLeastNNonNulls;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.CaseWhen;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.ConditionalExpression;
@@ -133,7 +133,7 @@ public final class CallSites {
     if (e instanceof LambdaFunction || e instanceof TryEval) {
       site = Site.LAMBDA;
     }
-    if (e instanceof ScalaUDF u && GpuUdfs.of(u).isPresent()) {
+    if (e instanceof ScalaUDF u && ScalaUdfs.of(u).isPresent()) {
       Site s = site != Site.LAMBDA && usesLambdaVariable(u) ? Site.LAMBDA : site;
       out.add(new Occurrence(u, s, s == Site.CONDITIONAL ? guard : null));
     }
@@ -281,5 +281,11 @@ public final class CallSites {
     return new org.apache.spark.sql.catalyst.expressions.Alias(e, name,
         org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(), Scala.seq(java.util.List.of()),
         scala.Option.empty(), Scala.seq(java.util.List.of()));
+  }
+
+  /** Where a call that a lambda or a condition keeps in Spark's projection or filter runs: left to Spark. */
+  public static Placement placement(Site site) {
+    return Placement.cpu(site == Site.LAMBDA ? Placement.Cause.LAMBDA : Placement.Cause.CONDITIONAL,
+        Placement.DecidedBy.LEFTOVERS);
   }
 }

@@ -41,15 +41,8 @@ public final class GpuPlanner {
   private final boolean local;
 
   GpuPlanner(SparkSession session) {
-    this.conf = conf(session);
+    this.conf = VkConf.of(session);
     this.local = session.sparkContext().isLocal();
-  }
-
-  /** The session's settings, the static ones from its SparkContext ({@link VkConf#forSession}). */
-  public static VkConf conf(SparkSession session) {
-    org.apache.spark.SparkConf server = session.sparkContext().conf();
-    return VkConf.forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
-        k -> server.contains(k) ? server.get(k) : null);
   }
 
   public VkConf conf() {
@@ -77,7 +70,7 @@ public final class GpuPlanner {
             SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null);
       }
     }
-    ColumnKernel kernel = compile(name, k, conf);
+    ColumnKernel kernel = CompiledKernels.compile(k.spec(name), conf);
     if (local) {
       Optional<ExecutorGpu> gpu = ExecutorGpu.current();
       if (gpu.isEmpty()) {
@@ -90,14 +83,6 @@ public final class GpuPlanner {
       }
     }
     return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
-  }
-
-  /**
-   * The compiled kernel of a UDF, compiled once per JVM (shaderc takes ~0.3 s): {@link CompiledKernels};
-   * within {@code spark.vkspark.compileTimeout}, interruptibly.
-   */
-  public static ColumnKernel compile(String name, GpuKernel k, VkConf conf) {
-    return CompiledKernels.JVM.get(k.spec(name), conf.shaderCachePath(), conf.compileTimeout());
   }
 
   /** The planner's CPU placement, or its error when fallback is off. */

@@ -1,7 +1,8 @@
 package io.vkspark.spark.plan;
 
+import io.vkspark.spark.kernel.CompiledKernels;
+import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.api.GpuKernel;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.api.VkAnalysisException;
@@ -46,13 +47,13 @@ public final class GpuUdfTypes {
       return plan.transformAllExpressions(new AbstractPartialFunction<Expression, Expression>() {
         @Override
         public boolean isDefinedAt(Expression e) {
-          return e instanceof ScalaUDF u && u.childrenResolved() && GpuUdfs.of(u).isPresent() && needsCast(u);
+          return e instanceof ScalaUDF u && u.childrenResolved() && ScalaUdfs.of(u).isPresent() && needsCast(u);
         }
 
         @Override
         public Expression apply(Expression e) {
           ScalaUDF u = (ScalaUDF) e;
-          GpuKernel k = GpuUdfs.of(u).get().kernel();
+          GpuKernel k = ScalaUdfs.of(u).get().kernel();
           List<Expression> args = Scala.list(u.children());
           List<Expression> cast = new ArrayList<>();
           for (int i = 0; i < args.size(); i++) {
@@ -66,7 +67,7 @@ public final class GpuUdfTypes {
     }
 
     private static boolean needsCast(ScalaUDF u) {
-      GpuKernel k = GpuUdfs.of(u).get().kernel();
+      GpuKernel k = ScalaUdfs.of(u).get().kernel();
       List<Expression> args = Scala.list(u.children());
       if (args.size() != k.argTypes().size()) {
         return false;
@@ -132,13 +133,13 @@ public final class GpuUdfTypes {
       for (Expression e : Scala.list(node.expressions())) {
         e.foreach(x -> {
           if (x instanceof ScalaUDF u && u.childrenResolved()) {
-            GpuUdfs.of(u).ifPresent(udf -> {
+            ScalaUdfs.of(u).ifPresent(udf -> {
               check(u, udf.kernel());
               if (conf[0] == null) {
-                conf[0] = GpuPlanner.conf(session);
+                conf[0] = VkConf.of(session);
               }
               if (conf[0].enabled()) {
-                GpuUdfs.compile(GpuPlanner.name(u), udf.kernel(), conf[0]);
+                VkAnalysisException.compiling(GpuPlanner.name(u), () -> CompiledKernels.compile(udf.kernel().spec(GpuPlanner.name(u)), conf[0]));
               }
             });
           }
@@ -153,7 +154,7 @@ public final class GpuUdfTypes {
     String name = GpuPlanner.name(u);
     List<Expression> args = Scala.list(u.children());
     if (args.size() != k.argTypes().size()) {
-      throw GpuUdfs.wrongArgumentCount(name, k, args.size());
+      throw ScalaUdfs.wrongArgumentCount(name, k, args.size());
     }
     for (int i = 0; i < args.size(); i++) {
       DataType want = SparkTypes.of(k.args().get(i));

@@ -1,8 +1,9 @@
 package io.vkspark.spark.plan;
 
+import io.vkspark.spark.exec.CountedFunction;
+import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.exec.Placement;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -74,7 +75,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   static boolean hasGpuUdf(Expression e) {
-    return e.find(x -> x instanceof ScalaUDF u && GpuUdfs.of(u).isPresent()).isDefined();
+    return e.find(x -> x instanceof ScalaUDF u && ScalaUdfs.of(u).isPresent()).isDefined();
   }
 
   private SparkPlan project(ProjectExec p, GpuPlanner planner) {
@@ -266,7 +267,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
-    Optional<GpuUdf> udf = GpuUdfs.of(u);
+    Optional<GpuUdf> udf = ScalaUdfs.of(u);
     if (udf.isEmpty()) {
       return false;
     }
@@ -303,7 +304,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       public boolean isDefinedAt(SparkPlan p) {
         return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
             && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
-                && !(u.function() instanceof OutsideNodeCalls.Counted) && GpuUdfs.of(u).isPresent()).isDefined());
+                && !(u.function() instanceof CountedFunction) && ScalaUdfs.of(u).isPresent()).isDefined());
       }
 
       @Override
@@ -354,7 +355,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     if (!(node instanceof ProjectExec || node instanceof FilterExec)) {
       return Placement.cpu(Placement.Cause.UNPLANNED_OPERATOR, Placement.DecidedBy.LEFTOVERS, node.nodeName());
     }
-    GpuPlanner.Decision d = planner.decide(u, GpuUdfs.of(u).orElseThrow());
-    return d.leftToSpark() ? d.placement() : Placement.of(site);
+    GpuPlanner.Decision d = planner.decide(u, ScalaUdfs.of(u).orElseThrow());
+    return d.leftToSpark() ? d.placement() : CallSites.placement(site);
   }
 }

@@ -34,7 +34,7 @@ public final class VkExplain extends ExplainGeneratorShim {
         for (GpuUdfCall c : g.calls()) {
           lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
           if (c.onGpu() && c.kernel().hasLoops()) {
-            lines.add("vkspark: " + loopNote(c, GpuPlanner.conf(g.session())));
+            lines.add("vkspark: " + loopNote(c, VkConf.of(g.session())));
           }
         }
       }

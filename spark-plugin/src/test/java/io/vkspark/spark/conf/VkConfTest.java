@@ -2,7 +2,6 @@ package io.vkspark.spark.conf;
 
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.exec.VkMetric;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -44,8 +43,8 @@ final class VkConfTest {
     assertEquals(1000L, with(VkConf.DEVICE_MEMORY_LIMIT, "1000").deviceMemoryLimit());
     assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, "0").deviceMemoryLimit());
     assertEquals(1_048_576, with(VkConf.BATCH_ROWS, "1_048_576").batchRows());
-    assertEquals(VkMetric.Level.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
-    assertEquals(VkMetric.Level.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
+    assertEquals(MetricsLevel.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
+    assertEquals(MetricsLevel.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
     assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
     assertTrue(VkConf.from(k -> null).coalesce());
     assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());

@@ -63,8 +63,8 @@ final class PlacementTest {
         Placement.cpu(Cause.RESULT_TYPE_DIFFERS, DecidedBy.PLANNER, "float", "double").reason());
     assertEquals("executor 7 has no Vulkan device (not opened)",
         Placement.cpu(Cause.NO_DEVICE_ON_EXECUTOR, DecidedBy.EXECUTOR, "7", "not opened").reason());
-    assertTrue(Placement.of(CallSites.Site.LAMBDA).reason().startsWith("it is inside a lambda function"));
-    assertTrue(Placement.of(CallSites.Site.CONDITIONAL).reason().startsWith("it sits in a branch of CASE"));
+    assertTrue(CallSites.placement(CallSites.Site.LAMBDA).reason().startsWith("it is inside a lambda function"));
+    assertTrue(CallSites.placement(CallSites.Site.CONDITIONAL).reason().startsWith("it sits in a branch of CASE"));
   }
 
   @Test
@@ -101,7 +101,7 @@ final class PlacementTest {
   @Test
   void leftToSpark_isTheCallsSparksOperatorKeeps() {
     assertTrue(Placement.cpu(Cause.RESULT_TYPE_DIFFERS, DecidedBy.PLANNER, "a", "b").leftToSpark());
-    assertTrue(Placement.of(CallSites.Site.LAMBDA).leftToSpark());
+    assertTrue(CallSites.placement(CallSites.Site.LAMBDA).leftToSpark());
     assertFalse(Placement.cpu(Cause.NO_PLUGIN, DecidedBy.PLANNER).leftToSpark());
     assertFalse(Placement.cpu(Cause.FEATURE_MISSING, DecidedBy.EXECUTOR, "x").leftToSpark());
     assertFalse(Placement.gpu(DecidedBy.PLANNER).leftToSpark());

@@ -1,5 +1,7 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.conf.MetricsLevel;
+
 import io.vkspark.spark.exec.VkMetric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,9 +33,9 @@ class VkMetricTest {
   @Test
   void keysAreUnique_andEssentialIsASubsetOfDebugInEnumOrder() {
     assertEquals(VkMetric.values().length, Arrays.stream(VkMetric.values()).map(VkMetric::key).distinct().count());
-    List<VkMetric> essential = VkMetric.at(VkMetric.Level.ESSENTIAL);
-    assertEquals(List.of(VkMetric.values()), VkMetric.at(VkMetric.Level.DEBUG));
-    assertEquals(Arrays.stream(VkMetric.values()).filter(m -> m.level() == VkMetric.Level.ESSENTIAL).toList(), essential);
+    List<VkMetric> essential = VkMetric.at(MetricsLevel.ESSENTIAL);
+    assertEquals(List.of(VkMetric.values()), VkMetric.at(MetricsLevel.DEBUG));
+    assertEquals(Arrays.stream(VkMetric.values()).filter(m -> m.level() == MetricsLevel.ESSENTIAL).toList(), essential);
     assertTrue(essential.contains(VkMetric.GPU_ROWS) && essential.contains(VkMetric.CPU_ROWS),
         "assertAllRowsOnGpu needs gpuRows and cpuRows at the default level");
     assertTrue(essential.size() < VkMetric.values().length, "debug shows more than essential");
