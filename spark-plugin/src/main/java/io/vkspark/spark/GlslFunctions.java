@@ -311,14 +311,9 @@ final class GlslFunctions {
 
   /** The paths of {@code spark.vkspark.glsl}, comma-separated; {@code ~/} is the home directory. */
   static List<Path> paths(java.util.function.Function<String, String> lookup) {
-    String v = lookup.apply(VkConf.GLSL);
     List<Path> out = new ArrayList<>();
-    if (v != null) {
-      for (String p : v.split(",")) {
-        if (!p.isBlank()) {
-          out.add(Path.of(VkConf.expandHome(p.trim())));
-        }
-      }
+    for (String p : Settings.GLSL.get(lookup)) {
+      out.add(Path.of(VkConf.expandHome(p)));
     }
     return out;
   }

@@ -33,14 +33,14 @@ import org.apache.spark.sql.types.DataTypes;
  */
 record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) implements Serializable {
   /** {@code spark.vkspark.fuseAggregates.onGpu}: reduce eligible fused aggregates on the GPU (default true). */
-  static final String CONF = FuseGpuAggregates.CONF + ".onGpu";
+  static final String CONF = Settings.FUSE_AGGREGATES_ON_GPU.key();
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
   /**
    * {@code spark.vkspark.fuseAggregates.onGpu.keySlots}: key values (and null) one batch may span
    * for a grouped aggregate to be reduced on the GPU, 1 to 256 (default 64); a batch spanning more
    * folds on the host.
    */
-  static final String SLOTS_CONF = CONF + ".keySlots";
+  static final String SLOTS_CONF = Settings.FUSE_AGGREGATES_KEY_SLOTS.key();
 
   GpuReduction {
     aggregates = List.copyOf(aggregates);

@@ -161,7 +161,7 @@ public final class DataPathBench {
     spark.read().parquet(dir.toString()).createOrReplaceTempView("bench_pq");
     spark.read().parquet(ivDir.toString()).createOrReplaceTempView("bench_pq_iv");
     int partitions = spark.table("bench_pq").rdd().getNumPartitions();
-    int batchRows = Integer.parseInt(spark.conf().get(VkConf.BATCH_ROWS, String.valueOf(VkConf.DEFAULT_BATCH_ROWS)));
+    int batchRows = io.vkspark.spark.Settings.BATCH_ROWS.get(io.vkspark.spark.Settings.lookup(spark));
     String common = String.format(Locale.ROOT, "\"rows\": %d, \"partitions\": %d, \"cores\": %d, \"source\": \"parquet\", "
         + "\"files\": %d, \"reader_batch\": %s, \"batch_rows\": %d, \"device\": \"%s\"", rows, partitions, cores,
         SparkBench.PARQUET_FILES, readerBatch, batchRows, SparkBench.deviceName());
