@@ -152,7 +152,6 @@ final class VkConfTest {
       GpuException e = bad(flag, typo);
       assertTrue(e.getMessage().contains("not a boolean. Fix: set " + flag.key() + " to true or false"), e.getMessage());
     }
-    assertEquals(Boolean.parseBoolean("yes"), false, "what the keys parsed with Boolean.parseBoolean silently read");
   }
 
   @Test
@@ -320,6 +319,8 @@ final class VkConfTest {
   void readmeTable_matchesTheDeclarations() throws Exception {
     List<String> problems = readmeProblems(readme());
     assertTrue(problems.isEmpty(), "README.md's configuration table and Settings differ:\n" + String.join("\n", problems));
+    GpuException lots = assertThrows(GpuException.class, () -> with(VkConf.BATCH_ROWS, "lots"));
+    assertTrue(readme().replace("\n", " ").contains("`" + lots.getMessage() + "`"), "the README quotes " + lots.getMessage());
   }
 
   @Test
