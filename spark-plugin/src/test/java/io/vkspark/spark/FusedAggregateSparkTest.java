@@ -213,6 +213,15 @@ final class FusedAggregateSparkTest {
     String message = e.getMessage();
     assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(FuseGpuAggregates.CONF + " is 'yes'")
         && message.contains("Fix:"), message);
+
+    spark().conf().unset(FuseGpuAggregates.CONF);
+    spark().conf().set(GpuReduction.CONF, "flase"); // Boolean.parseBoolean read this as false, silently
+    e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
+    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+      e = e.getCause();
+    }
+    assertTrue(e instanceof io.vkspark.gpu.GpuException && e.getMessage().startsWith(GpuReduction.CONF
+        + " is 'flase', not a boolean. Fix: set " + GpuReduction.CONF + " to true or false."), e.getMessage());
   }
 
   /** {@code sql} runs with Spark's partial aggregate over the GPU node, every row on the GPU, equal to Spark's. */

@@ -95,8 +95,8 @@ final class SparkReliabilityTest {
     assertTrue(closed.nothingLive(), "the executor's device closed with nothing alive: " + closed);
     assertEquals(0, old.validationErrors(), old.validationMessages().toString());
     // 2 MiB for everything: 1 M-row buffer sets (24 MiB) cannot exist; dispatches shrink to fit.
-    ExecutorGpu.init(new VkConf(true, "", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(), true,
-        good.functions(), true, good.transfers(), 2L << 20), "driver", null);
+    ExecutorGpu.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "",
+        VkConf.FALLBACK, "true", VkConf.VALIDATION, "true", VkConf.DEVICE_MEMORY_LIMIT, "2m")), "driver", null);
     try {
       assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"));
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b) AS h");

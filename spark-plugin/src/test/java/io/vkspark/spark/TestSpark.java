@@ -89,13 +89,18 @@ public final class TestSpark {
     }
   }
 
+  /** The settings of {@code base} with {@code overrides} set over them. */
+  static VkConf confWith(org.apache.spark.SparkConf base, java.util.Map<String, String> overrides) {
+    return VkConf.from(k -> overrides.containsKey(k) ? overrides.get(k) : base.contains(k) ? base.get(k) : null);
+  }
+
   /** Runs {@code body} with this JVM's device closed and unopenable, as on an executor without Vulkan. */
   public static void withoutDevice(Runnable body) {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     ExecutorGpu.shutdown();
-    ExecutorGpu.init(new VkConf(true, "no-such-gpu", good.batchRows(), good.concurrentGpuTasks(), good.shaderCacheDir(),
-        true, good.functions(), false, good.transfers(), 0), "driver", null);
+    ExecutorGpu.init(confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "no-such-gpu",
+        VkConf.FALLBACK, "true", VkConf.VALIDATION, "false", VkConf.DEVICE_MEMORY_LIMIT, "0")), "driver", null);
     try {
       assertTrue(ExecutorGpu.current().isEmpty());
       body.run();

@@ -1,5 +1,7 @@
 package io.vkspark.examples.bench;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.examples.bench.SparkBench.Result;
@@ -161,7 +163,7 @@ public final class DataPathBench {
     spark.read().parquet(dir.toString()).createOrReplaceTempView("bench_pq");
     spark.read().parquet(ivDir.toString()).createOrReplaceTempView("bench_pq_iv");
     int partitions = spark.table("bench_pq").rdd().getNumPartitions();
-    int batchRows = Integer.parseInt(spark.conf().get(VkConf.BATCH_ROWS, String.valueOf(VkConf.DEFAULT_BATCH_ROWS)));
+    int batchRows = io.vkspark.spark.conf.Settings.BATCH_ROWS.get(io.vkspark.spark.conf.Settings.lookup(spark));
     String common = String.format(Locale.ROOT, "\"rows\": %d, \"partitions\": %d, \"cores\": %d, \"source\": \"parquet\", "
         + "\"files\": %d, \"reader_batch\": %s, \"batch_rows\": %d, \"device\": \"%s\"", rows, partitions, cores,
         SparkBench.PARQUET_FILES, readerBatch, batchRows, SparkBench.deviceName());

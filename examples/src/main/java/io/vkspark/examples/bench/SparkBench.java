@@ -1,5 +1,7 @@
 package io.vkspark.examples.bench;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.gpu.DeviceCounters;
@@ -46,7 +48,7 @@ public final class SparkBench {
   private SparkBench() {}
 
   /** {@code spark.vkspark.fuseAggregates}: on by default where the GPU reduces the aggregate. */
-  static final String FUSE_AGGREGATES = "spark.vkspark.fuseAggregates";
+  static final String FUSE_AGGREGATES = io.vkspark.spark.conf.Settings.FUSE_AGGREGATES.key();
   /**
    * The {@code gpu_udf} variants' setting: the GPU UDF with Spark's own partial aggregate over its
    * results, as every earlier figure measured it (DataPathBench's {@code gpu_udf_fused} measures the
@@ -185,7 +187,7 @@ public final class SparkBench {
     Path dir = writeOptions(spark, a, rows);
     Path ivDir = writeOptions(spark, a, ivRows);
     boolean ivSql = Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"));
-    int batchRows = Integer.parseInt(spark.conf().get(VkConf.BATCH_ROWS, String.valueOf(VkConf.DEFAULT_BATCH_ROWS)));
+    int batchRows = io.vkspark.spark.conf.Settings.BATCH_ROWS.get(io.vkspark.spark.conf.Settings.lookup(spark));
     ExecutorGpu.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
     System.err.println("[bench] Parquet case: " + SparkJobs.deviceLine(spark));
     String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";

@@ -1,5 +1,7 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.executor.ExecutorGpu;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
@@ -64,7 +66,7 @@ import scala.runtime.AbstractPartialFunction;
  * on the host where the GPU cannot reduce; {@code false} never fuses.
  */
 public final class FuseGpuAggregates extends Rule<SparkPlan> {
-  public static final String CONF = VkConf.PREFIX + "fuseAggregates";
+  public static final String CONF = Settings.FUSE_AGGREGATES.key();
 
   /** What {@code spark.vkspark.fuseAggregates} asks for. */
   public enum Mode {
@@ -75,19 +77,9 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     /** {@code false}: Spark keeps every partial aggregate. */
     NEVER;
 
-    /** The session's mode; a value other than true or false is an error. */
+    /** The session's mode; a value other than true or false is an error ({@link Settings#FUSE_AGGREGATES}). */
     static Mode of(SparkSession session) {
-      if (!session.conf().contains(CONF)) {
-        return GPU_REDUCED;
-      }
-      String v = session.conf().get(CONF);
-      return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
-        case "true" -> ALWAYS;
-        case "false" -> NEVER;
-        default -> throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT,
-            CONF + " is '" + v + "', not a boolean.", "set " + CONF + " to true (fuse whenever possible), false "
-                + "(never), or leave it unset (fuse where the GPU reduces the aggregate).");
-      };
+      return Settings.FUSE_AGGREGATES.find(Settings.lookup(session)).map(on -> on ? ALWAYS : NEVER).orElse(GPU_REDUCED);
     }
   }
 
@@ -147,7 +139,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
    * aggregate with the host fold ({@code fuseAggregates=true} fuses grouped aggregates too).
    */
   static boolean reducedOnGpu(SparkSession session, VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    if (spec.keyOrdinal() >= 0 || !Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim())
+    if (spec.keyOrdinal() >= 0 || !Settings.FUSE_AGGREGATES_ON_GPU.get(Settings.lookup(session))
         || VkConf.of(session).verify().on() || eval.calls().isEmpty()
         || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
       return false;

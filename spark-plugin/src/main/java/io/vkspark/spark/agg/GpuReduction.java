@@ -1,5 +1,7 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
@@ -38,14 +40,14 @@ import org.apache.spark.sql.types.DataTypes;
  */
 public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) implements Serializable {
   /** {@code spark.vkspark.fuseAggregates.onGpu}: reduce eligible fused aggregates on the GPU (default true). */
-  public static final String CONF = FuseGpuAggregates.CONF + ".onGpu";
+  public static final String CONF = Settings.FUSE_AGGREGATES_ON_GPU.key();
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
   /**
    * {@code spark.vkspark.fuseAggregates.onGpu.keySlots}: key values (and null) one batch may span
    * for a grouped aggregate to be reduced on the GPU, 1 to 256 (default 64); a batch spanning more
    * folds on the host.
    */
-  public static final String SLOTS_CONF = CONF + ".keySlots";
+  public static final String SLOTS_CONF = Settings.FUSE_AGGREGATES_KEY_SLOTS.key();
 
   public GpuReduction {
     aggregates = List.copyOf(aggregates);

@@ -1,5 +1,7 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.NodeMetrics;
@@ -144,26 +146,14 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   private boolean onGpu(VkGpuEvalExec eval) {
     org.apache.spark.sql.SparkSession session = eval.session();
-    return session == null || Boolean.parseBoolean(session.conf().get(GpuReduction.CONF, "true").trim());
+    return session == null || Settings.FUSE_AGGREGATES_ON_GPU.get(Settings.lookup(session));
   }
 
   /** {@link GpuReduction#SLOTS_CONF}: key values one batch may span for a grouped aggregate to reduce on the GPU. */
   private static int keySlots(VkGpuEvalExec eval) {
     org.apache.spark.sql.SparkSession session = eval.session();
-    String v = session == null || !session.conf().contains(GpuReduction.SLOTS_CONF) ? null
-        : session.conf().get(GpuReduction.SLOTS_CONF);
-    int slots;
-    try {
-      slots = v == null ? io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS : Integer.parseInt(v.trim());
-    } catch (NumberFormatException e) {
-      slots = -1;
-    }
-    if (slots < 1 || slots > io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS) {
-      throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, GpuReduction.SLOTS_CONF
-          + " is '" + v + "', not a number of key slots from 1 to " + io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS + ".",
-          "set it to e.g. " + io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS + ", or leave it unset.");
-    }
-    return slots;
+    return session == null ? Settings.FUSE_AGGREGATES_KEY_SLOTS.defaultValue()
+        : Settings.FUSE_AGGREGATES_KEY_SLOTS.get(Settings.lookup(session));
   }
 
   /** The GPU node's UDFs and this node's aggregates, computed together on the GPU ({@link GpuReduction}). */

@@ -1,5 +1,8 @@
 package io.vkspark.spark.cache;
 
+import io.vkspark.spark.conf.Settings;
+
+import io.vkspark.spark.conf.Settings;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -41,8 +44,9 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   /**
    * Session conf: whether scans read this cache as column batches (default true, zero-copy). false
    * makes them read rows (copied into Spark's row format), as Spark does where a plan needs rows.
+   * The key of {@link Settings#CACHE_COLUMNAR_OUTPUT}.
    */
-  public static final String COLUMNAR_OUTPUT = "spark.vkspark.cache.columnarOutput";
+  public static final String COLUMNAR_OUTPUT = Settings.CACHE_COLUMNAR_OUTPUT.key();
 
   /** The column layouts of {@code schema}, or empty when a column's type is not cached columnar here. */
   static Optional<CachedType[]> layout(List<DataType> schema) {
@@ -118,7 +122,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     for (StructField f : schema.fields()) {
       types.add(f.dataType());
     }
-    return layout(types).isPresent() && Boolean.parseBoolean(CatalystCalls.sessionConf(COLUMNAR_OUTPUT, "true"));
+    return layout(types).isPresent() && Settings.CACHE_COLUMNAR_OUTPUT.get(k -> CatalystCalls.sessionConf(k, null));
   }
 
   @Override

@@ -1,20 +1,18 @@
 package io.vkspark.spark.conf;
 
-
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.TransferMode;
 import java.io.Serializable;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.Function;
 
 /**
- * The {@code spark.vkspark.*} settings, parsed and checked once: a bad value fails with the key,
- * the value and what to write instead.
+ * The {@code spark.vkspark.*} settings a plan uses, read through their declarations in
+ * {@link Settings} (which parse and check them: a bad value fails with the key, the value and what
+ * to write instead), plus the one rule across two keys: {@code kernelTimeout.max}.
  *
  * @param enabled plan GPU UDFs onto the GPU at all ({@code spark.vkspark.enabled}, default true)
  * @param device which Vulkan device ({@code spark.vkspark.device}: empty for the best, an index, a
@@ -67,45 +65,46 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                      java.time.Duration compileTimeout, long batchBytes)
     implements Serializable {
 
-  public static final String PREFIX = "spark.vkspark.";
-  public static final String ENABLED = PREFIX + "enabled";
-  public static final String DEVICE = PREFIX + "device";
-  public static final String BATCH_ROWS = PREFIX + "batchRows";
-  public static final String CONCURRENT_GPU_TASKS = PREFIX + "concurrentGpuTasks";
-  public static final String SHADER_CACHE_DIR = PREFIX + "shaderCacheDir";
-  public static final String FALLBACK = PREFIX + "fallback";
-  public static final String FUNCTIONS = PREFIX + "functions";
+  /** Keys, as {@link Settings} declares them (kept here for callers). */
+  public static final String ENABLED = Settings.ENABLED.key();
+  public static final String DEVICE = Settings.DEVICE.key();
+  public static final String BATCH_ROWS = Settings.BATCH_ROWS.key();
+  public static final String CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.key();
+  public static final String SHADER_CACHE_DIR = Settings.SHADER_CACHE_DIR.key();
+  public static final String FALLBACK = Settings.FALLBACK.key();
+  public static final String FUNCTIONS = Settings.FUNCTIONS.key();
   /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@link GlslFunctions}). */
-  public static final String GLSL = PREFIX + "glsl";
-  public static final String VALIDATION = PREFIX + "validation";
-  public static final String TRANSFERS = PREFIX + "transfers";
-  public static final String DEVICE_MEMORY_LIMIT = PREFIX + "deviceMemoryLimit";
-  public static final String KERNEL_TIMEOUT = PREFIX + "kernelTimeout";
-  public static final String METRICS_LEVEL = PREFIX + "metrics.level";
-  public static final String VERIFY = PREFIX + "verify";
-  public static final String VERIFY_SAMPLE_RATE = PREFIX + "verify.sampleRate";
-  public static final double DEFAULT_VERIFY_SAMPLE_RATE = 0.001;
-  public static final String COALESCE = PREFIX + "coalesce";
-  public static final String BATCH_BYTES = PREFIX + "batchBytes";
-  public static final long DEFAULT_BATCH_BYTES = 128L << 20;
-  public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = java.time.Duration.ofSeconds(60);
+  public static final String GLSL = Settings.GLSL.key();
+  public static final String VALIDATION = Settings.VALIDATION.key();
+  public static final String TRANSFERS = Settings.TRANSFERS.key();
+  public static final String DEVICE_MEMORY_LIMIT = Settings.DEVICE_MEMORY_LIMIT.key();
+  public static final String KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.key();
+  public static final String METRICS_LEVEL = Settings.METRICS_LEVEL.key();
+  public static final String VERIFY = Settings.VERIFY.key();
+  public static final String VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.key();
+  public static final String COALESCE = Settings.COALESCE.key();
+  public static final String BATCH_BYTES = Settings.BATCH_BYTES.key();
   /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
-  public static final String KERNEL_TIMEOUT_MAX = KERNEL_TIMEOUT + ".max";
+  public static final String KERNEL_TIMEOUT_MAX = Settings.KERNEL_TIMEOUT_MAX.key();
   /** Whether {@code vkspark_define} may be used (static). */
-  public static final String DEFINE_ENABLED = PREFIX + "define.enabled";
+  public static final String DEFINE_ENABLED = Settings.DEFINE_ENABLED.key();
   /** Time budget for compiling one GPU UDF's kernel (static). */
-  public static final String COMPILE_TIMEOUT = PREFIX + "compileTimeout";
-  public static final java.time.Duration DEFAULT_COMPILE_TIMEOUT = java.time.Duration.ofSeconds(60);
+  public static final String COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.key();
+
+  public static final double DEFAULT_VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.defaultValue();
+  public static final long DEFAULT_BATCH_BYTES = Settings.BATCH_BYTES.defaultValue();
+  public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.defaultValue();
+  public static final java.time.Duration DEFAULT_COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.defaultValue();
+  public static final int DEFAULT_BATCH_ROWS = Settings.BATCH_ROWS.defaultValue();
+  public static final int DEFAULT_CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.defaultValue();
+
   /**
    * Keys a session cannot change ({@link #forSession} reads them from the SparkContext's conf): the
    * executor's device and its resources, what is compiled and where it is cached, and the limits
-   * an administrator sets for every session.
+   * an administrator sets for every session. Declared by {@link Setting#isStatic}.
    */
-  public static final java.util.Set<String> STATIC = java.util.Set.of(DEVICE, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR,
-      FUNCTIONS, GLSL, VALIDATION, TRANSFERS, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT_MAX, DEFINE_ENABLED, COMPILE_TIMEOUT);
-
-  public static final int DEFAULT_BATCH_ROWS = 1 << 20;
-  public static final int DEFAULT_CONCURRENT_GPU_TASKS = 2;
+  public static final java.util.Set<String> STATIC = Settings.ALL.stream().filter(Setting::isStatic)
+      .map(Setting::key).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
   public VkConf {
     functions = List.copyOf(functions);
@@ -117,39 +116,6 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
       throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
           "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
     }
-  }
-
-  /** The settings with {@code vkspark_define} allowed, the default compile budget and batch bytes. */
-  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
-                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit, java.time.Duration kernelTimeout, MetricsLevel metricsLevel,
-                VerifySettings verify, boolean coalesce) {
-    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, metricsLevel, verify, coalesce, true, DEFAULT_COMPILE_TIMEOUT, DEFAULT_BATCH_BYTES);
-  }
-
-  /** The settings with verification off and small batches coalesced (the defaults). */
-  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
-                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit, java.time.Duration kernelTimeout, MetricsLevel metricsLevel) {
-    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, metricsLevel, VerifySettings.OFF, true);
-  }
-
-  /** The settings with the default metrics level. */
-  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
-                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit, java.time.Duration kernelTimeout) {
-    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, kernelTimeout, MetricsLevel.ESSENTIAL);
-  }
-
-  /** The settings with the default kernel timeout. */
-  public VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
-                boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                long deviceMemoryLimit) {
-    this(enabled, device, batchRows, concurrentGpuTasks, shaderCacheDir, fallback, functions, validation, transfers,
-        deviceMemoryLimit, DEFAULT_KERNEL_TIMEOUT);
   }
 
   /** Reads every setting through {@code lookup} (null for unset), as at application start. */
@@ -178,23 +144,23 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
 
   private static VkConf from(Function<String, String> lookup, Function<String, String> server) {
     return new VkConf(
-        bool(lookup, ENABLED, true),
-        str(lookup, DEVICE, ""),
-        positiveInt(lookup, BATCH_ROWS, DEFAULT_BATCH_ROWS, "rows per GPU batch, e.g. 1048576"),
-        positiveInt(lookup, CONCURRENT_GPU_TASKS, DEFAULT_CONCURRENT_GPU_TASKS, "tasks per executor on the GPU at once, e.g. 2"),
-        path(lookup, SHADER_CACHE_DIR, DeviceOptions.defaultCacheDir().toString()),
-        bool(lookup, FALLBACK, true),
-        Arrays.stream(str(lookup, FUNCTIONS, "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(),
-        bool(lookup, VALIDATION, false),
-        transfers(lookup),
-        bytes(lookup, DEVICE_MEMORY_LIMIT),
+        Settings.ENABLED.get(lookup),
+        Settings.DEVICE.get(lookup),
+        Settings.BATCH_ROWS.get(lookup),
+        Settings.CONCURRENT_GPU_TASKS.get(lookup),
+        Settings.SHADER_CACHE_DIR.get(lookup),
+        Settings.FALLBACK.get(lookup),
+        Settings.FUNCTIONS.get(lookup),
+        Settings.VALIDATION.get(lookup),
+        Settings.TRANSFERS.get(lookup),
+        Settings.DEVICE_MEMORY_LIMIT.get(lookup),
         kernelTimeout(lookup, server),
-        metricsLevel(lookup),
-        verify(lookup),
-        bool(lookup, COALESCE, true),
-        bool(lookup, DEFINE_ENABLED, true),
-        duration(lookup, COMPILE_TIMEOUT, DEFAULT_COMPILE_TIMEOUT),
-        positiveBytes(lookup, BATCH_BYTES, DEFAULT_BATCH_BYTES));
+        Settings.METRICS_LEVEL.get(lookup),
+        new VerifySettings(Settings.VERIFY.get(lookup), Settings.VERIFY_SAMPLE_RATE.get(lookup)),
+        Settings.COALESCE.get(lookup),
+        Settings.DEFINE_ENABLED.get(lookup),
+        Settings.COMPILE_TIMEOUT.get(lookup),
+        Settings.BATCH_BYTES.get(lookup));
   }
 
   /**
@@ -204,9 +170,9 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    * own value is checked the same way, at start.
    */
   private static java.time.Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
-    java.time.Duration max = duration(server, KERNEL_TIMEOUT_MAX, java.time.Duration.ZERO);
+    java.time.Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
     String asked = lookup.apply(KERNEL_TIMEOUT);
-    java.time.Duration t = duration(lookup, KERNEL_TIMEOUT, DEFAULT_KERNEL_TIMEOUT);
+    java.time.Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
     if (max.isZero()) {
       return t;
     }
@@ -239,184 +205,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     return shaderCacheDir.isBlank() || shaderCacheDir.equalsIgnoreCase("none") ? null : Path.of(expandHome(shaderCacheDir));
   }
 
-  /**
-   * {@code ~} and {@code ~/...} (or {@code ~\...}) with the user's home directory, as a shell
-   * would: Java does not, and a folder literally named {@code ~} is never what a user meant.
-   * {@code ~user/...} is not expanded (it is rejected where a path is read).
-   */
+  /** {@code ~} and {@code ~/...} with the user's home directory ({@link Setting.Dir#expandHome}). */
   public static String expandHome(String path) {
-    if (path.equals("~")) {
-      return System.getProperty("user.home");
-    }
-    if (path.startsWith("~/") || path.startsWith("~" + java.io.File.separator)) {
-      return Path.of(System.getProperty("user.home")).resolve(path.substring(2)).toString();
-    }
-    return path;
-  }
-
-  /** A directory setting: {@code ~} expanded; "none" and blank kept (they switch the feature off). */
-  private static String path(Function<String, String> lookup, String key, String def) {
-    String v = str(lookup, key, def);
-    if (v.isBlank() || v.equalsIgnoreCase("none")) {
-      return v;
-    }
-    if (v.startsWith("~") && expandHome(v).equals(v)) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "': vkspark expands only ~ and ~/ to the home "
-          + "directory, not ~user.", "set " + key + " to an absolute path or one starting with ~/.");
-    }
-    String expanded = expandHome(v);
-    try {
-      Path.of(expanded);
-    } catch (java.nio.file.InvalidPathException e) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a valid path (" + e.getReason() + ").",
-          "set " + key + " to a directory path, or none to switch it off.");
-    }
-    return expanded;
-  }
-
-  private static String str(Function<String, String> lookup, String key, String def) {
-    String v = lookup.apply(key);
-    return v == null ? def : v.trim();
-  }
-
-  static boolean bool(Function<String, String> lookup, String key, boolean def) {
-    String v = lookup.apply(key);
-    if (v == null) {
-      return def;
-    }
-    return switch (v.trim().toLowerCase(Locale.ROOT)) {
-      case "true" -> true;
-      case "false" -> false;
-      default -> throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a boolean.",
-          "set " + key + " to true or false.");
-    };
-  }
-
-  private static int positiveInt(Function<String, String> lookup, String key, int def, String meaning) {
-    String v = lookup.apply(key);
-    if (v == null) {
-      return def;
-    }
-    try {
-      int n = Integer.parseInt(v.trim().replace("_", ""));
-      if (n > 0) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive whole number.",
-        "set " + key + " to the number of " + meaning + ".");
-  }
-
-  /** A byte size: a number with an optional k, m, g or t suffix (powers of 1024; "4g", "4gb", "4GiB" alike). */
-  private static long bytes(Function<String, String> lookup, String key) {
-    String v = lookup.apply(key);
-    if (v == null || v.isBlank()) {
-      return 0;
-    }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("([0-9][0-9_]*)\\s*(?:([kmgt])(?:i?b)?|b)?")
-        .matcher(v.trim().toLowerCase(Locale.ROOT));
-    if (m.matches()) {
-      int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
-        case "k" -> 10;
-        case "m" -> 20;
-        case "g" -> 30;
-        default -> 40;
-      };
-      try {
-        long n = Long.parseLong(m.group(1).replace("_", ""));
-        if (n <= (Long.MAX_VALUE >> shift)) {
-          return n << shift;
-        }
-      } catch (NumberFormatException e) {
-        // too many digits: reported below
-      }
-    }
-    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a size.",
-        "set " + key + " to a number of bytes with an optional k, m, g or t suffix, e.g. 4g (0 for no limit).");
-  }
-
-  /** A byte size that must be positive ({@code def} when unset). */
-  private static long positiveBytes(Function<String, String> lookup, String key, long def) {
-    String v = lookup.apply(key);
-    if (v == null || v.isBlank()) {
-      return def;
-    }
-    long n;
-    try {
-      n = bytes(lookup, key);
-    } catch (GpuException e) {
-      n = 0; // reported below, without bytes()'s "0 for no limit"
-    }
-    if (n <= 0) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a positive size.",
-          "set " + key + " to a number of bytes with an optional k, m or g suffix, e.g. 128m.");
-    }
-    return n;
-  }
-
-  /** A duration as Spark writes them ({@code 60s}, {@code 500ms}, {@code 2min}, {@code 1h}; a bare number is seconds). */
-  private static java.time.Duration duration(Function<String, String> lookup, String key, java.time.Duration def) {
-    String v = lookup.apply(key);
-    if (v == null || v.isBlank()) {
-      return def;
-    }
-    try {
-      long ms = org.apache.spark.network.util.JavaUtils.timeStringAsMs(
-          v.trim().matches("\\d+") ? v.trim() + "s" : v.trim());
-      if (ms >= 0) {
-        return java.time.Duration.ofMillis(ms);
-      }
-    } catch (NumberFormatException e) {
-      // reported below
-    }
-    throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + v + "', not a duration.",
-        "set " + key + " to a duration such as 60s, 500ms or 2min (0 for no limit).");
-  }
-
-  private static TransferMode transfers(Function<String, String> lookup) {
-    String v = str(lookup, TRANSFERS, "auto");
-    return switch (v.toLowerCase(Locale.ROOT)) {
-      case "auto" -> TransferMode.AUTO;
-      case "staged" -> TransferMode.STAGED;
-      default -> throw GpuException.of(Code.INVALID_ARGUMENT, TRANSFERS + " is '" + v + "', not auto or staged.",
-          "set " + TRANSFERS + " to auto (mapped device memory where the device has it) or staged.");
-    };
-  }
-
-  private static MetricsLevel metricsLevel(Function<String, String> lookup) {
-    String v = str(lookup, METRICS_LEVEL, "essential");
-    return switch (v.toLowerCase(Locale.ROOT)) {
-      case "essential" -> MetricsLevel.ESSENTIAL;
-      case "debug" -> MetricsLevel.DEBUG;
-      default -> throw GpuException.of(Code.INVALID_ARGUMENT, METRICS_LEVEL + " is '" + v + "', not essential or debug.",
-          "set " + METRICS_LEVEL + " to essential (rows, bytes, times, memory) or debug (also vkspark internals).");
-    };
-  }
-
-  private static VerifySettings verify(Function<String, String> lookup) {
-    String m = str(lookup, VERIFY, "off");
-    VerifySettings.Mode mode = switch (m.toLowerCase(Locale.ROOT)) {
-      case "off", "false" -> VerifySettings.Mode.OFF;
-      case "sample" -> VerifySettings.Mode.SAMPLE;
-      case "strict" -> VerifySettings.Mode.STRICT;
-      default -> throw GpuException.of(Code.INVALID_ARGUMENT, VERIFY + " is '" + m + "', not off, sample or strict.",
-          "set " + VERIFY + " to off, sample (count and log mismatches) or strict (fail the query at the first one).");
-    };
-    String r = lookup.apply(VERIFY_SAMPLE_RATE);
-    double rate = DEFAULT_VERIFY_SAMPLE_RATE;
-    if (r != null) {
-      try {
-        rate = Double.parseDouble(r.trim());
-      } catch (NumberFormatException e) {
-        rate = Double.NaN;
-      }
-      if (!(rate > 0 && rate <= 1)) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, VERIFY_SAMPLE_RATE + " is '" + r + "', not a fraction in (0, 1].",
-            "set " + VERIFY_SAMPLE_RATE + " to the fraction of rows to check, e.g. 0.001 (at least one row per batch is checked).");
-      }
-    }
-    return new VerifySettings(mode, rate);
+    return Setting.Dir.expandHome(path);
   }
 }

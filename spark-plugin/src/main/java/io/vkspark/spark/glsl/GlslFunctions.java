@@ -1,5 +1,7 @@
 package io.vkspark.spark.glsl;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.VkAnalysisException;
@@ -316,15 +318,10 @@ public final class GlslFunctions {
   // ---- spark.vkspark.glsl ----
 
   /** The paths of {@code spark.vkspark.glsl}, comma-separated; {@code ~/} is the home directory. */
-  static List<Path> paths(java.util.function.Function<String, String> lookup) {
-    String v = lookup.apply(VkConf.GLSL);
+  public static List<Path> paths(java.util.function.Function<String, String> lookup) {
     List<Path> out = new ArrayList<>();
-    if (v != null) {
-      for (String p : v.split(",")) {
-        if (!p.isBlank()) {
-          out.add(Path.of(VkConf.expandHome(p.trim())));
-        }
-      }
+    for (String p : Settings.GLSL.get(lookup)) {
+      out.add(Path.of(VkConf.expandHome(p)));
     }
     return out;
   }

@@ -31,7 +31,8 @@ final class VkConfTest {
     assertNull(with(VkConf.SHADER_CACHE_DIR, "none").shaderCachePath());
     // A record built directly (as tests and tools do) expands too.
     VkConf d = VkConf.from(k -> null);
-    assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0)
+    assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
+        d.kernelTimeout(), d.metricsLevel(), d.verify(), d.coalesce(), d.define(), d.compileTimeout(), d.batchBytes())
         .shaderCachePath());
   }
 
@@ -129,5 +130,221 @@ final class VkConfTest {
     VkConf d = VkConf.from(k -> null);
     assertTrue(d.define());
     assertEquals(VkConf.DEFAULT_COMPILE_TIMEOUT, d.compileTimeout());
+  }
+
+  // ---- the declarations (Settings) ----
+
+  private static GpuException bad(Setting<?> s, String value) {
+    GpuException e = assertThrows(GpuException.class, () -> s.parse(value), s.key() + "=" + value);
+    assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
+    assertTrue(e.getMessage().startsWith(s.key() + " is '" + value + "'"), e.getMessage());
+    assertTrue(e.getMessage().contains(". Fix: set " + s.key() + " to "), e.getMessage());
+    return e;
+  }
+
+  static List<Setting.Flag> flags() {
+    return Settings.ALL.stream().filter(s -> s instanceof Setting.Flag).map(s -> (Setting.Flag) s).toList();
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.MethodSource("flags")
+  void booleans_areTrueOrFalse_anythingElseNamesKeyAndValue(Setting.Flag flag) {
+    assertEquals(true, flag.parse(" TRUE "));
+    assertEquals(false, flag.parse("False"));
+    for (String typo : List.of("yes", "no", "1", "0", "on", "off", "", "ture")) {
+      GpuException e = bad(flag, typo);
+      assertTrue(e.getMessage().contains("not a boolean. Fix: set " + flag.key() + " to true or false"), e.getMessage());
+    }
+  }
+
+  @Test
+  void keysReadOutsideVkConf_goThroughTheirDeclarations() {
+    Map<String, String> none = Map.of();
+    assertTrue(Settings.FUSE_AGGREGATES.find(none::get).isEmpty(), "unset: fuse what the GPU reduces");
+    assertEquals(java.util.Optional.of(true), Settings.FUSE_AGGREGATES.find(Map.of(Settings.FUSE_AGGREGATES.key(), "True")::get));
+    assertTrue(bad(Settings.FUSE_AGGREGATES, "yes").fix().endsWith("true or false, or leave it unset."));
+    assertEquals(true, Settings.FUSE_AGGREGATES_ON_GPU.get(none::get));
+    bad(Settings.FUSE_AGGREGATES_ON_GPU, "flase");
+    assertEquals(64, Settings.FUSE_AGGREGATES_KEY_SLOTS.get(none::get));
+    assertEquals(true, Settings.CACHE_COLUMNAR_OUTPUT.get(none::get));
+    assertEquals(false, Settings.CACHE_COLUMNAR_OUTPUT.get(Map.of(io.vkspark.spark.cache.VkCacheSerializer.COLUMNAR_OUTPUT,
+        "FALSE")::get));
+    bad(Settings.CACHE_COLUMNAR_OUTPUT, "no");
+    assertEquals(List.of(Path.of("/etc/a.glsl"), Path.of(System.getProperty("user.home"), "b.glsl")),
+        io.vkspark.spark.glsl.GlslFunctions.paths(Map.of(VkConf.GLSL, " /etc/a.glsl, ,~/b.glsl ")::get));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"64m, 67108864", "1g, 1073741824", "1G, 1073741824", "4gb, 4294967296", "4GiB, 4294967296",
+      "512KiB, 524288", "'4 g', 4294967296", "1_000, 1000", "1000b, 1000", "2t, 2199023255552", "0, 0"})
+  void sizes_readBySparksParser(String text, long bytes) {
+    assertEquals(bytes, Settings.DEVICE_MEMORY_LIMIT.parse(text));
+    assertEquals(bytes, with(VkConf.DEVICE_MEMORY_LIMIT, text).deviceMemoryLimit());
+    if (!text.matches(".*[i_ ].*")) { // what vkspark accepted before and Spark's parser does not (3.5: GiB)
+      assertEquals(org.apache.spark.network.util.JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
+    }
+  }
+
+  @Test
+  void sizes_outOfRangeOrNotSizes_areErrors() {
+    assertEquals(64L << 20, with(VkConf.BATCH_BYTES, "64m").batchBytes());
+    assertEquals(VkConf.DEFAULT_BATCH_BYTES, with(VkConf.BATCH_BYTES, " ").batchBytes(), "blank: the default");
+    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, " ").deviceMemoryLimit());
+    for (String v : List.of("0", "-64m", "1.5g", "64q", "99999999999t")) {
+      assertTrue(bad(Settings.BATCH_BYTES, v).getMessage().contains("not a positive size. Fix: set "
+          + VkConf.BATCH_BYTES + " to a number of bytes with an optional k, m, g or t suffix, e.g. 128m."));
+    }
+    assertTrue(bad(Settings.DEVICE_MEMORY_LIMIT, "lots").getMessage().endsWith("e.g. 4g (0 for no limit)."));
+  }
+
+  @Test
+  void wholeNumbers_areCheckedAgainstTheirBounds() {
+    assertEquals(1, Settings.FUSE_AGGREGATES_KEY_SLOTS.parse("1"));
+    assertEquals(256, Settings.FUSE_AGGREGATES_KEY_SLOTS.parse(" 256 "));
+    for (String v : List.of("0", "257", "-3", "64.0", "many")) {
+      GpuException e = bad(Settings.FUSE_AGGREGATES_KEY_SLOTS, v);
+      assertTrue(e.getMessage().contains("', not a whole number from 1 to 256. Fix: set "
+          + Settings.FUSE_AGGREGATES_KEY_SLOTS.key() + " to the number of key values one batch may span"), e.getMessage());
+    }
+    assertEquals(Integer.MAX_VALUE, Settings.BATCH_ROWS.parse(Integer.toString(Integer.MAX_VALUE)));
+    assertTrue(bad(Settings.CONCURRENT_GPU_TASKS, "-1").getMessage().contains("not a positive whole number"));
+    assertEquals(0.5, Settings.VERIFY_SAMPLE_RATE.parse("0.5"));
+    bad(Settings.VERIFY_SAMPLE_RATE, "-0.1");
+    assertEquals(java.time.Duration.ofSeconds(90), Settings.KERNEL_TIMEOUT.parse("90"), "a bare number is seconds");
+    assertEquals(java.time.Duration.ZERO, Settings.KERNEL_TIMEOUT_MAX.defaultValue(), "unset: no cap");
+  }
+
+  static List<Setting.Choice<?>> choices() {
+    return Settings.ALL.stream().filter(s -> s instanceof Setting.Choice).<Setting.Choice<?>>map(s -> (Setting.Choice<?>) s)
+        .toList();
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.MethodSource("choices")
+  void choices_acceptTheirWordsInAnyCase_andAnUnknownWordListsThem(Setting.Choice<?> choice) {
+    for (Setting.Choice.Option<?> o : choice.options()) {
+      assertEquals(o.value(), choice.parse(" " + o.word().toUpperCase(java.util.Locale.ROOT) + " "));
+    }
+    assertNotNull(choice.defaultValue());
+    GpuException e = bad(choice, "nonsense");
+    for (Setting.Choice.Option<?> o : choice.options()) {
+      assertTrue(e.getMessage().contains(o.word()), e.getMessage());
+    }
+  }
+
+  @Test
+  void everySettingIsDeclaredOnce_withADefaultThatParses_andTheStaticOnesAreTheSame() throws Exception {
+    List<Object> fields = new java.util.ArrayList<>();
+    for (java.lang.reflect.Field f : Settings.class.getFields()) {
+      if (Setting.class.isAssignableFrom(f.getType())) {
+        fields.add(f.get(null));
+      }
+    }
+    assertEquals(Settings.ALL.size(), fields.size(), "every Setting constant is in Settings.ALL");
+    assertTrue(Settings.ALL.containsAll(fields));
+    assertEquals(Settings.ALL.size(), Settings.ALL.stream().map(Setting::key).distinct().count(), "no key twice");
+    for (Setting<?> s : Settings.ALL) {
+      assertSame(s, Settings.of(s.key()));
+      if (s.info().defaultText() != null) {
+        assertNotNull(s.defaultValue(), s.key());
+      }
+    }
+    assertNull(Settings.of("spark.vkspark.nonsense"));
+    assertEquals(java.util.Set.of(VkConf.DEVICE, VkConf.CONCURRENT_GPU_TASKS, VkConf.SHADER_CACHE_DIR, VkConf.FUNCTIONS,
+        VkConf.GLSL, VkConf.VALIDATION, VkConf.TRANSFERS, VkConf.DEVICE_MEMORY_LIMIT, VkConf.KERNEL_TIMEOUT_MAX,
+        VkConf.DEFINE_ENABLED, VkConf.COMPILE_TIMEOUT), VkConf.STATIC);
+    VkConf d = VkConf.from(k -> null);
+    assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
+        List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
+        VerifySettings.OFF, true, true, java.time.Duration.ofSeconds(60), 128L << 20), d, "the defaults as before");
+  }
+
+  // ---- the README's configuration table ----
+
+  private static String readme() throws java.io.IOException {
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path p = dir.resolve("README.md");
+      if (java.nio.file.Files.isRegularFile(p) && java.nio.file.Files.readString(p).contains("\n## Configuration\n")) {
+        return java.nio.file.Files.readString(p);
+      }
+    }
+    return fail("no README.md with a Configuration section above " + Path.of("").toAbsolutePath());
+  }
+
+  /** The README's {@code spark.vkspark.*} rows of the configuration table, by key, in order. */
+  static Map<String, String> readmeRows(String readme) {
+    int from = readme.indexOf("\n## Configuration\n");
+    int to = readme.indexOf("\n## ", from + 1);
+    Map<String, String> rows = new java.util.LinkedHashMap<>();
+    for (String line : readme.substring(from, to < 0 ? readme.length() : to).split("\n")) {
+      if (line.startsWith("| `" + Settings.PREFIX)) {
+        String key = line.substring(3, line.indexOf('`', 3));
+        assertNull(rows.put(key, line), "the README lists " + key + " twice");
+      }
+    }
+    return rows;
+  }
+
+  /** What differs between the README's table and the declarations, one sentence each (empty: nothing). */
+  static List<String> readmeProblems(String readme) {
+    Map<String, String> rows = readmeRows(readme);
+    List<String> problems = new java.util.ArrayList<>();
+    List<String> declared = Settings.ALL.stream().map(Setting::key).toList();
+    rows.keySet().stream().filter(k -> !declared.contains(k))
+        .forEach(k -> problems.add("the README lists " + k + ", which Settings does not declare"));
+    declared.stream().filter(k -> !rows.containsKey(k))
+        .forEach(k -> problems.add(k + " is missing from the README; add: " + Settings.row(Settings.of(k))));
+    if (problems.isEmpty() && !declared.equals(List.copyOf(rows.keySet()))) {
+      problems.add("the README lists the keys in another order than Settings.ALL: " + declared);
+    }
+    java.util.regex.Pattern cells =
+        java.util.regex.Pattern.compile("\\| `([^`]+)` \\| (.*?) \\| (.*) \\((static|per session)\\) \\|");
+    for (Setting<?> s : Settings.ALL) {
+      String row = rows.get(s.key());
+      if (row == null) {
+        continue;
+      }
+      java.util.regex.Matcher m = cells.matcher(row);
+      if (!m.matches()) {
+        problems.add("the README's row for " + s.key() + " does not end in (static) or (per session): " + row);
+      } else if (!m.group(2).equals(s.info().shown())) {
+        problems.add("the README's default of " + s.key() + " is " + m.group(2) + ", declared " + s.info().shown());
+      } else if (!m.group(4).equals(s.info().scope().words())) {
+        problems.add("the README says " + s.key() + " is " + m.group(4) + ", declared " + s.info().scope().words());
+      } else if (!row.equals(Settings.row(s))) {
+        problems.add("the README's text for " + s.key() + " differs from its declaration; declared: " + Settings.row(s));
+      }
+    }
+    return problems;
+  }
+
+  @Test
+  void readmeTable_matchesTheDeclarations() throws Exception {
+    List<String> problems = readmeProblems(readme());
+    assertTrue(problems.isEmpty(), "README.md's configuration table and Settings differ:\n" + String.join("\n", problems));
+    GpuException lots = assertThrows(GpuException.class, () -> with(VkConf.BATCH_ROWS, "lots"));
+    assertTrue(readme().replace("\n", " ").contains("`" + lots.getMessage() + "`"), "the README quotes " + lots.getMessage());
+  }
+
+  @Test
+  void readmeCheck_failsOnEveryKindOfDifference() {
+    String table = "\n## Configuration\n\n| key | default | meaning |\n|---|---|---|\n"
+        + "| `spark.plugins` | | not a vkspark key: not checked |\n" + Settings.table() + "\n\n## Next\n";
+    assertEquals(List.of(), readmeProblems(table));
+    String rows = Settings.row(Settings.BATCH_ROWS);
+    assertEquals(List.of("the README's default of spark.vkspark.batchRows is `4096`, declared `1048576`"),
+        readmeProblems(table.replace(rows, rows.replace("`1048576`", "`4096`"))));
+    String device = Settings.row(Settings.DEVICE);
+    assertEquals(List.of("the README says spark.vkspark.device is per session, declared static"),
+        readmeProblems(table.replace(device, device.replace("(static)", "(per session)"))));
+    String cache = Settings.row(Settings.CACHE_COLUMNAR_OUTPUT);
+    assertEquals(List.of(Settings.CACHE_COLUMNAR_OUTPUT.key() + " is missing from the README; add: " + cache),
+        readmeProblems(table.replace(cache + "\n", "")));
+    assertEquals(List.of("the README lists spark.vkspark.batchSize, which Settings does not declare"),
+        readmeProblems(table.replace(cache, cache + "\n| `spark.vkspark.batchSize` | `1` | typo (per session) |")));
+    assertTrue(readmeProblems(table.replace(Settings.row(Settings.ENABLED) + "\n", "")
+        .replace(rows, rows + "\n" + Settings.row(Settings.ENABLED))).get(0).contains("another order"));
+    assertTrue(readmeProblems(table.replace("rows per GPU dispatch;", "rows per dispatch;")).get(0)
+        .startsWith("the README's text for spark.vkspark.batchRows differs"));
   }
 }
