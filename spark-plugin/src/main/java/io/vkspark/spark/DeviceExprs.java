@@ -1,7 +1,7 @@
 package io.vkspark.spark;
 
 import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.column.DeviceExpr;
+import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 import java.util.Optional;

@@ -1,7 +1,7 @@
 package io.vkspark.spark;
 
-import io.vkspark.gpu.column.ColumnReduction;
-import io.vkspark.gpu.column.DeviceExpr;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
+import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;

@@ -145,14 +145,14 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
         : session.conf().get(GpuReduction.SLOTS_CONF);
     int slots;
     try {
-      slots = v == null ? io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS : Integer.parseInt(v.trim());
+      slots = v == null ? io.vkspark.gpu.column.reduce.ColumnReduction.DEFAULT_SLOTS : Integer.parseInt(v.trim());
     } catch (NumberFormatException e) {
       slots = -1;
     }
-    if (slots < 1 || slots > io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS) {
+    if (slots < 1 || slots > io.vkspark.gpu.column.reduce.ColumnReduction.MAX_SLOTS) {
       throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, GpuReduction.SLOTS_CONF
-          + " is '" + v + "', not a number of key slots from 1 to " + io.vkspark.gpu.column.ColumnReduction.MAX_SLOTS + ".",
-          "set it to e.g. " + io.vkspark.gpu.column.ColumnReduction.DEFAULT_SLOTS + ", or leave it unset.");
+          + " is '" + v + "', not a number of key slots from 1 to " + io.vkspark.gpu.column.reduce.ColumnReduction.MAX_SLOTS + ".",
+          "set it to e.g. " + io.vkspark.gpu.column.reduce.ColumnReduction.DEFAULT_SLOTS + ", or leave it unset.");
     }
     return slots;
   }

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
@@ -7,9 +7,17 @@ import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ColumnReduction.Aggregate;
-import io.vkspark.gpu.column.ColumnReduction.Function;
-import io.vkspark.gpu.column.ColumnReduction.Value;
+import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -233,7 +241,7 @@ final class ColumnReductionTest {
       assertEquals(sum, got.values().get(0).floating(), RELATIVE * sum);
       assertEquals(2.0 * (rows - 1) * 0.5, got.values().get(1).floating());
       long groups = (rows + ColumnKernel.workgroupSize(d.info()) - 1) / ColumnKernel.workgroupSize(d.info());
-      assertEquals(groups * 2 * ColumnReduction.PARTIAL_BYTES, runner.stats().bytesRead(),
+      assertEquals(groups * 2 * HostFold.PARTIAL_BYTES, runner.stats().bytesRead(),
           "only the partials (16 bytes per aggregate and workgroup) are read back, not " + 8L * rows + " bytes of rows");
       GpuException e = assertThrows(GpuException.class, runner::results);
       assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());

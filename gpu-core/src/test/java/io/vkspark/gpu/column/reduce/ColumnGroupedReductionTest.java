@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
@@ -7,11 +7,19 @@ import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ColumnReduction.Aggregate;
-import io.vkspark.gpu.column.ColumnReduction.Function;
-import io.vkspark.gpu.column.ColumnReduction.Group;
-import io.vkspark.gpu.column.ColumnReduction.Grouped;
-import io.vkspark.gpu.column.ColumnReduction.Value;
+import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Group;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -312,7 +320,7 @@ final class ColumnGroupedReductionTest {
       Grouped got = runner.runGrouped(List.of(ArrowInputs.of(x, SqlType.DOUBLE), ArrowInputs.of(k, SqlType.INT)), rows)
           .orElseThrow();
       assertEquals(11, got.groups().size(), "keys -5..4 and null");
-      assertEquals(2, runner.reduction().chunks(runner.currentCapacity(), ColumnKernel.workgroupSize(d.info()), d.loopLimit()),
+      assertEquals(2, runner.reduction().passes().chunks(runner.currentCapacity(), ColumnKernel.workgroupSize(d.info()), d.loopLimit()),
           "two chunks per first-pass workgroup");
       for (int i = 0; i < 10; i++) {
         Group g = got.groups().get(i);
@@ -327,7 +335,7 @@ final class ColumnGroupedReductionTest {
       assertTrue(nulls.nullKey());
       assertTrue(nulls.values().get(2).isNull(), "sq(null) is null");
       assertEquals((rows + 6) / 7, nulls.values().get(3).count());
-      assertEquals(11L * (aggs.size() + 1) * ColumnReduction.PARTIAL_BYTES, runner.stats().bytesRead(),
+      assertEquals(11L * (aggs.size() + 1) * HostFold.PARTIAL_BYTES, runner.stats().bytesRead(),
           "one partial per aggregate and key slot in use (10 keys and null) comes back, not " + 16L * rows + " bytes of rows");
       assertThrows(GpuException.class, () -> runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
           ArrowInputs.of(k, SqlType.INT)), rows));
