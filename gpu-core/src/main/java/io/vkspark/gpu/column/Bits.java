@@ -4,7 +4,7 @@ package io.vkspark.gpu.column;
 /**
  * Bit-packed rows (least significant bit first, in little-endian 64-bit words, Arrow's and the
  * kernels' layout) moved between positions that are not on a 64-row boundary: a batch appended
- * behind rows already staged lands at any bit.
+ * behind rows already staged lands at any bit. Public for {@code column.reduce}, not for users.
  */
 public final class Bits {
   private Bits() {}

@@ -3,13 +3,12 @@ package io.vkspark.gpu.column.reduce;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.TransferMode;
 import io.vkspark.gpu.column.ArrowInputs;
 import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnGpu;
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.ColumnRuntime;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
@@ -36,7 +35,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -364,11 +362,9 @@ final class DeviceExprReductionTest {
   }
 
   @Test
-  void expressions_matchSparkSemanticsReference_nullsNaNZerosInfinitiesAndWrapping() {
-    GpuDevice dev = GpuDevice.open(DeviceOptions.defaults().withValidation(true)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
+  void expressions_matchSparkSemanticsReference_nullsNaNZerosInfinitiesAndWrapping() throws Exception {
     List<Aggregate> all = aggregates();
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(dev)) {
+    ColumnGpu.onDevice(TransferMode.AUTO, (dev, rt, a) -> {
       for (int from = 0; from < all.size(); from += 40) { // several reductions: one shader for all would be too long
         List<Aggregate> aggs = all.subList(from, Math.min(all.size(), from + 40));
         ColumnReduction red = ColumnReduction.of(aggs, List.of(TYPES));
@@ -393,12 +389,7 @@ final class DeviceExprReductionTest {
         }
       }
       assertEquals(0, a.getAllocatedMemory(), "Arrow memory leaked");
-    } finally {
-      var counters = dev.counters();
-      dev.close();
-      assertTrue(counters.nothingLive(), counters.toString());
-      assertEquals(0, dev.validationErrors(), dev.validationMessages().toString());
-    }
+    });
   }
 
   @Test
