@@ -93,7 +93,7 @@ public final class ReductionPasses {
   }
 
   /** Compiles and seals one pass; a shader vkspark generated that fails either is vkspark's bug. */
-  private static byte[] compile(String file, String source, String what, java.util.function.Function<byte[], Program> program) {
+  static byte[] compile(String file, String source, String what, java.util.function.Function<byte[], Program> program) {
     CompileResult r = SealedCompiler.compile(file, source, null, new SealedCompiler.Seal(program, m -> { },
         e -> GpuException.of(Code.COMPILE, "the GPU reduction " + what + " compiles to a shader that is not sealed: "
             + e.what(), "fold these aggregates on the host, and report the shader (ColumnReduction.source()).")));
@@ -115,7 +115,8 @@ public final class ReductionPasses {
     return program(spirv, workgroupSize);
   }
 
-  private Program program(byte[] module, int workgroupSize) {
+  /** The first (or only) pass's program over {@code module}: what its SPIR-V is sealed against. */
+  Program program(byte[] module, int workgroupSize) {
     boolean keyed = keyType != null;
     Program.Builder b = Program.spirv(keyed ? "vkspark-reduce-keyed" : "vkspark-reduce", ByteBuffer.wrap(module))
         .workgroupSize(workgroupSize)

@@ -237,6 +237,20 @@ final class ColumnReductionTest {
   }
 
   @Test
+  void reductionShader_touchingAnUndeclaredBuffer_isNotSealed() {
+    List<SqlType> types = List.of(SqlType.DOUBLE);
+    ColumnReduction red = ColumnReduction.of(List.of(new Aggregate(Function.SUM, 0)), types);
+    String escaped = red.source().replace("void main() {", "layout(std430, set = 0, binding = 9) buffer VkEscape "
+        + "{ uint vk_x[]; };\nvoid main() {\n  vk_x[0] = 1u;");
+    GpuException e = assertThrows(GpuException.class, () -> ReductionPasses.compile("vkspark-reduce.comp", escaped,
+        "[SUM(0)]", spv -> red.passes().program(spv, 64)));
+    assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+    assertTrue(e.getMessage().contains("the GPU reduction [SUM(0)] compiles to a shader that is not sealed"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
+  }
+
+  @Test
   void of_refusesBooleanResultsAndMissingCalls() {
     GpuException e = assertThrows(GpuException.class,
         () -> ColumnReduction.of(List.of(new Aggregate(Function.SUM, 0)), List.of(SqlType.BOOLEAN)));
