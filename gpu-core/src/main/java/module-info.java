@@ -1,7 +1,8 @@
 /**
  * vkspark's Vulkan compute runtime and Arrow column kernels. Exports the device API
- * ({@code io.vkspark.gpu}), column kernels ({@code io.vkspark.gpu.column}) and the command-line
- * tools; {@code io.vkspark.gpu.internal} (Vulkan handles, the SPIR-V seal) stays inside.
+ * ({@code io.vkspark.gpu}), column kernels ({@code io.vkspark.gpu.column}), their reductions on the
+ * device ({@code io.vkspark.gpu.column.reduce}) and the command-line tools;
+ * {@code io.vkspark.gpu.internal} (Vulkan handles, the SPIR-V seal) stays inside.
  */
 module io.vkspark.gpu {
   requires org.lwjgl;
@@ -14,5 +15,6 @@ module io.vkspark.gpu {
 
   exports io.vkspark.gpu;
   exports io.vkspark.gpu.column;
+  exports io.vkspark.gpu.column.reduce;
   exports io.vkspark.gpu.tools;
 }

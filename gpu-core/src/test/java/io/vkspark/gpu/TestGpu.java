@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
-/** Opens the real Vulkan device for tests (lavapipe in CI) and checks it closes clean. */
-final class TestGpu {
+/**
+ * Opens the real Vulkan device for tests (lavapipe in CI) and checks it closes clean. Public for
+ * the tests of other packages ({@code column.ColumnGpu} builds on it).
+ */
+public final class TestGpu {
   private TestGpu() {}
 
-  /** The test device with the validation layer on. */
   /**
    * The class path for a child JVM that runs gpu-core's main or test classes: surefire runs this
    * module's tests on the module path (gpu-core has a module-info), so java.class.path alone lacks
@@ -44,17 +46,19 @@ final class TestGpu {
     }
   }
 
-  static GpuDevice open(TransferMode mode) {
+  /** The test device with the validation layer on, moving data by {@code mode}; SPIR-V cached under target/. */
+  public static GpuDevice open(TransferMode mode) {
     return GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
         .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
   }
 
-  static GpuDevice open() {
+  /** {@link #open(TransferMode)} with the transfers the device prefers. */
+  public static GpuDevice open() {
     return open(TransferMode.AUTO);
   }
 
   /** Asserts nothing is left alive and the validation layer reported no error, then closes. */
-  static void closeClean(GpuDevice device) {
+  public static void closeClean(GpuDevice device) {
     DeviceCounters c = device.counters();
     device.close();
     assertTrue(c.nothingLive(), "objects left alive before close: " + c);
@@ -78,7 +82,7 @@ final class TestGpu {
   }
 
   /** Asserts a GpuException with {@code code} whose message contains {@code text} and a Fix. */
-  static GpuException assertGpuError(GpuException.Code code, String text, org.junit.jupiter.api.function.Executable body) {
+  public static GpuException assertGpuError(GpuException.Code code, String text, org.junit.jupiter.api.function.Executable body) {
     GpuException e = org.junit.jupiter.api.Assertions.assertThrows(GpuException.class, body);
     assertEquals(code, e.code(), e.getMessage());
     assertTrue(e.getMessage().contains(text), () -> "message lacks '" + text + "': " + e.getMessage());

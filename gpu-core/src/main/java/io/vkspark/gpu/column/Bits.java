@@ -4,9 +4,9 @@ package io.vkspark.gpu.column;
 /**
  * Bit-packed rows (least significant bit first, in little-endian 64-bit words, Arrow's and the
  * kernels' layout) moved between positions that are not on a 64-row boundary: a batch appended
- * behind rows already staged lands at any bit.
+ * behind rows already staged lands at any bit. Public for {@code column.reduce}, not for users.
  */
-final class Bits {
+public final class Bits {
   private Bits() {}
 
   /**
@@ -15,7 +15,7 @@ final class Bits {
    * word are kept; bits past the copied range in its last word are cleared. Both sides are read
    * and written in whole words, so each must cover the words its bit range touches.
    */
-  static void copy(long src, long srcBit, long dst, long dstBit, long count) {
+  public static void copy(long src, long srcBit, long dst, long dstBit, long count) {
     for (long done = 0; done < count; done += 64) {
       int k = (int) Math.min(64, count - done);
       long p = srcBit + done;
@@ -40,12 +40,12 @@ final class Bits {
   }
 
   /** Whether bit {@code bit} of {@code address} is set. */
-  static boolean get(long address, long bit) {
+  public static boolean get(long address, long bit) {
     return (RawMemory.memGetByte(address + (bit >>> 3)) & (1 << (bit & 7))) != 0;
   }
 
   /** Clears bit {@code bit} of {@code address}. */
-  static void clear(long address, long bit) {
+  public static void clear(long address, long bit) {
     long a = address + (bit >>> 3);
     RawMemory.memPutByte(a, (byte) (RawMemory.memGetByte(a) & ~(1 << (bit & 7))));
   }
@@ -54,7 +54,7 @@ final class Bits {
    * Writes the low {@code k} bits (1 to 64) of {@code bits} at bit {@code at} of the bitmap at
    * {@code dst}, keeping the other bits of the words it touches.
    */
-  static void write(long dst, long at, long bits, int k) {
+  public static void write(long dst, long at, long bits, int k) {
     long word = dst + ((at >>> 6) << 3);
     int s = (int) (at & 63);
     long mask = k == 64 ? -1L : (1L << k) - 1;
@@ -66,9 +66,26 @@ final class Bits {
   }
 
   /** Sets bits {@code [from, from + count)} of the bitmap at {@code dst}. */
-  static void fill(long dst, long from, long count) {
+  public static void fill(long dst, long from, long count) {
     for (long done = 0; done < count; done += 64) {
       write(dst, from + done, -1L, (int) Math.min(64, count - done));
     }
+  }
+
+  /**
+   * The null count of a validity bitmap of {@code rows} rows ({@code bytes}, whole 64-bit words) at
+   * {@code address}; clears the bits past the last row first, so the count (and Arrow) see only real rows.
+   */
+  public static long nullCount(long address, long bytes, int rows) {
+    int tail = rows & 63;
+    if (tail != 0) {
+      long last = address + 8L * (rows >>> 6);
+      RawMemory.memPutLong(last, RawMemory.memGetLong(last) & ((1L << tail) - 1));
+    }
+    long valid = 0;
+    for (long w = 0; w < bytes; w += 8) {
+      valid += Long.bitCount(RawMemory.memGetLong(address + w));
+    }
+    return rows - valid;
   }
 }

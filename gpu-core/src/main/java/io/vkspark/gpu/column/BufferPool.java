@@ -4,6 +4,7 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.internal.Closeables;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -7,6 +7,8 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
+import io.vkspark.gpu.column.reduce.ReductionBuffers;
 import io.vkspark.gpu.internal.Closeables;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -30,21 +32,8 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer[] varData;
   /** Element validity of each array input column (null for the others): {@code key.varElements()} bits. */
   final GpuBuffer[] varValid;
-  /** With a reduction ({@code key.reduction()}): each reduced call's result validity (host-written when it has nulls). */
-  final GpuBuffer[] valid;
-  /**
-   * With a reduction: each workgroup's partial per aggregate, the only output the host reads; else
-   * null. Grouped: each first-pass workgroup's partial per key slot and aggregate, device-only.
-   */
-  final GpuBuffer partials;
-  /** Grouped: the key base, null slot and first-pass group counts the host writes per dispatch; else null. */
-  final GpuBuffer keyParams;
-  /** Grouped: the key column's validity (host-written when the batch has null keys); else null. */
-  final GpuBuffer keyValid;
-  /** Grouped: one partial per key slot and aggregate, the only output the host reads; else null. */
-  final GpuBuffer keyed;
-  /** Grouped: workgroup-sized chunks of rows per first-pass workgroup ({@link ColumnReduction#chunks}); else 0. */
-  final int keyChunks;
+  /** With a reduction ({@code key.reduction()}): its buffers (validity, partials, key parameters); else null. */
+  final ReductionBuffers reduction;
   final PrerecordedDispatch dispatch;
   final long deviceBytes;
 
@@ -68,8 +57,7 @@ final class BufferSet implements AutoCloseable {
   }
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
-                    GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] valid, GpuBuffer partials,
-                    GpuBuffer keyParams, GpuBuffer keyValid, GpuBuffer keyed, int keyChunks, PrerecordedDispatch dispatch) {
+                    GpuBuffer[] varData, GpuBuffer[] varValid, ReductionBuffers reduction, PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
@@ -77,12 +65,7 @@ final class BufferSet implements AutoCloseable {
     this.outputs = outputs;
     this.varData = varData;
     this.varValid = varValid;
-    this.valid = valid;
-    this.partials = partials;
-    this.keyParams = keyParams;
-    this.keyValid = keyValid;
-    this.keyed = keyed;
-    this.keyChunks = keyChunks;
+    this.reduction = reduction;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
     for (GpuBuffer b : inputs) {
@@ -94,11 +77,8 @@ final class BufferSet implements AutoCloseable {
     for (int c = 0; c < varData.length; c++) {
       bytes += (varData[c] == null ? 0 : varData[c].byteLength()) + (varValid[c] == null ? 0 : varValid[c].byteLength());
     }
-    for (GpuBuffer b : valid) {
-      bytes += b == null ? 0 : b.byteLength();
-    }
-    for (GpuBuffer b : new GpuBuffer[] {partials, keyParams, keyValid, keyed}) {
-      bytes += b == null ? 0 : b.byteLength();
+    for (GpuBuffer b : reduction == null ? List.<GpuBuffer>of() : reduction.buffers()) {
+      bytes += b.byteLength();
     }
     this.deviceBytes = bytes;
   }
@@ -159,57 +139,15 @@ final class BufferSet implements AutoCloseable {
         }
         steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
       }
-      GpuBuffer[] valid = new GpuBuffer[outputs.length];
-      GpuBuffer partials = null;
-      GpuBuffer keyParams = null;
-      GpuBuffer keyValid = null;
-      GpuBuffer keyed = null;
-      int keyChunks = 0;
-      if (r != null) {
-        List<GpuBuffer> in = new ArrayList<>();
-        if (r.grouped()) {
-          keyParams = track(made, device.createBuffer(ColumnReduction.KEY_PARAMS_BYTES, BufferRole.PARAMS));
-          keyValid = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
-          in.add(keyParams);
-          in.add(inputs[r.keyColumn()]);
-          in.add(keyValid);
-        }
-        for (int c : r.reads()) {
-          valid[c] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
-          in.add(outputs[c]);
-          in.add(valid[c]);
-        }
-        if (r.grouped()) {
-          int wg = ColumnKernel.workgroupSize(device.info());
-          keyChunks = r.chunks(key.capacity(), wg, device.loopLimit());
-          long perGroup = (long) keyChunks * wg;
-          long groups = (key.capacity() + perGroup - 1) / perGroup;
-          partials = track(made, device.createBuffer(r.keyedPartialBytes(groups), BufferRole.SCRATCH));
-          steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
-          keyed = track(made, device.createBuffer(r.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
-          int invocations = r.slots() * (r.aggregates().size() + 1);
-          steps.add(new DispatchStep(reductionKernels.get(1), List.of(keyParams, partials), List.of(keyed), null,
-              Groups.of((invocations + wg - 1) / wg)));
-        } else {
-          long groups = groups(device, key.capacity());
-          partials = track(made, device.createBuffer(r.partialBytes(groups), BufferRole.OUTPUT));
-          steps.add(new DispatchStep(reductionKernels.get(0), in, List.of(partials), params, Groups.of(0)));
-        }
-      }
+      ReductionBuffers reduction = r == null ? null : ReductionBuffers.create(device, r, key.capacity(), inputs, outputs,
+          params, reductionKernels, steps, b -> track(made, b));
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, valid, partials, keyParams, keyValid,
-          keyed, keyChunks, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, reduction, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
       throw e;
     }
-  }
-
-  /** Workgroups that hold {@code rows} rows: the partials a reduction writes for them. */
-  static long groups(GpuDevice device, long rows) {
-    int wg = ColumnKernel.workgroupSize(device.info());
-    return (rows + wg - 1) / wg;
   }
 
   private static GpuBuffer track(List<AutoCloseable> made, GpuBuffer b) {
@@ -230,15 +168,8 @@ final class BufferSet implements AutoCloseable {
       }
     }
     parts.addAll(List.of(outputs));
-    for (GpuBuffer b : valid) {
-      if (b != null) {
-        parts.add(b);
-      }
-    }
-    for (GpuBuffer b : new GpuBuffer[] {partials, keyParams, keyValid, keyed}) {
-      if (b != null) {
-        parts.add(b);
-      }
+    if (reduction != null) {
+      parts.addAll(reduction.buffers());
     }
     for (int c = 0; c < varData.length; c++) {
       if (varData[c] != null) {

@@ -10,6 +10,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.ShaderFeature;
+import io.vkspark.gpu.internal.SealedCompiler;
 import io.vkspark.gpu.internal.SpirvModule;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
@@ -121,8 +122,7 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
     }
-    CompileResult r = GlslCompiler.compile(signature.shaderFileName(), g.source(), cacheDir,
-        GlslCompiler.Flavor.OPTIMIZED, spv -> seal(signature, spv));
+    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, seal(signature));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
@@ -136,13 +136,15 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
-    try {
-      checkLocals(sig, SpirvSeal.check(program(sig, spirv, 64).build(), spirv, true));
-    } catch (GpuException e) {
-      throw GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
-              + e.what(),
-          "keep the body to expressions and local variables of '" + sig.name() + "'.");
-    }
+    seal(sig).check(spirv);
+  }
+
+  /** The seal of {@code sig}'s kernels: its program's buffers and the local-memory bound ({@link SealedCompiler}). */
+  private static SealedCompiler.Seal seal(KernelSignature sig) {
+    return new SealedCompiler.Seal(spirv -> program(sig, spirv, 64).build(), m -> checkLocals(sig, m),
+        e -> GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
+                + e.what(),
+            "keep the body to expressions and local variables of '" + sig.name() + "'."));
   }
 
   /**
@@ -430,7 +432,8 @@ public final class ColumnKernel implements java.io.Serializable {
     return LoopGuard.rewrite(spec.body()).loops() > 0;
   }
 
-  static ElementType elementType(SqlType t) {
+  /** The element type a program declares for a buffer of {@code t}'s values (shared by the generated reductions). */
+  public static ElementType elementType(SqlType t) {
     return switch (t) {
       case INT, DATE -> ElementType.INT32;
       case BIGINT, TIMESTAMP, DECIMAL -> ElementType.INT64;

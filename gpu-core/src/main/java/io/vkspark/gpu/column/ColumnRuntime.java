@@ -4,6 +4,8 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
+import io.vkspark.gpu.column.reduce.ReductionPasses;
 import io.vkspark.gpu.internal.Closeables;
 import java.util.List;
 import java.util.Map;
@@ -109,7 +111,7 @@ public final class ColumnRuntime implements AutoCloseable {
       // the first pass's partials within one storage buffer, counted as if each first-pass workgroup
       // took one chunk of rows (it takes at least one); on a device with a loop limit, the second
       // pass's loop over those workgroups stays within half of it
-      long perGroup = reduction.keyedPartialBytes(1);
+      long perGroup = reduction.passes().keyedPartialBytes(1);
       long groups = Math.max(1, (device.info().maxStorageBufferRange() - 64) / perGroup);
       if (device.loopLimit() > 0) {
         groups = Math.min(groups, Math.max(1, device.loopLimit() / 2));
@@ -146,11 +148,12 @@ public final class ColumnRuntime implements AutoCloseable {
   /** The loaded passes of {@code r}: its one pass, or a grouped reduction's two. */
   List<Kernel> reduction(ColumnReduction r) {
     int wg = ColumnKernel.workgroupSize(device.info());
-    Kernel first = kernels.computeIfAbsent(r.id() + "@" + wg, id -> device.load(r.program(wg)));
+    ReductionPasses p = r.passes();
+    Kernel first = kernels.computeIfAbsent(p.id() + "@" + wg, id -> device.load(p.program(wg)));
     if (!r.grouped()) {
       return List.of(first);
     }
-    return List.of(first, kernels.computeIfAbsent(r.secondId() + "@" + wg, id -> device.load(r.secondProgram(wg))));
+    return List.of(first, kernels.computeIfAbsent(p.secondId() + "@" + wg, id -> device.load(p.secondProgram(wg))));
   }
 
 

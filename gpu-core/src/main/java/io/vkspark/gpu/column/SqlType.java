@@ -111,7 +111,7 @@ public enum SqlType {
   }
 
   /** The GLSL element type of the buffer holding this column ({@code uint} words for booleans, tinyints and smallints). */
-  String bufferElement() {
+  public String bufferElement() {
     return isBitPacked() || isBytePacked() ? "uint" : isVariableWidth() ? "int" : glsl;
   }
 

@@ -3,16 +3,12 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.SlotStats;
 import io.vkspark.gpu.TransferMode;
 import java.util.List;
 import java.util.Random;
 import java.util.function.BiFunction;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -23,46 +19,15 @@ import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Arrow batches through GPU kernels on lavapipe, every result checked against the CPU. */
 final class BatchRunnerTest {
-  private static GpuDevice device;
-  private static ColumnRuntime runtime;
-  private BufferAllocator allocator;
-
-  @BeforeAll
-  static void open() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
-    runtime = new ColumnRuntime(device);
-  }
-
-  @AfterAll
-  static void close() {
-    runtime.close();
-    var c = device.counters();
-    device.close();
-    assertTrue(c.nothingLive(), c.toString());
-    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
-  }
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void noLeaks() {
-    assertEquals(0, allocator.getAllocatedMemory(), "Arrow memory leaked");
-    allocator.close();
-  }
+  @RegisterExtension
+  static final ColumnGpu GPU = new ColumnGpu();
 
   /** A kernel over two columns of one type, with its CPU reference (null in -> null out). */
   record Case(SqlType in, SqlType out, String body, BiFunction<Object, Object, Object> cpu, String inSql, String outSql) {
@@ -120,7 +85,7 @@ final class BatchRunnerTest {
 
   FieldVector vector(SqlType t, String sql, Object[] values, String name) {
     org.apache.arrow.vector.types.pojo.ArrowType arrow = KernelSignature.arg("x", sql).arrowType();
-    FieldVector v = new Field(name, FieldType.nullable(arrow), null).createVector(allocator);
+    FieldVector v = new Field(name, FieldType.nullable(arrow), null).createVector(GPU.allocator());
     v.setInitialCapacity(values.length);
     v.allocateNew();
     for (int i = 0; i < values.length; i++) {
@@ -218,7 +183,7 @@ final class BatchRunnerTest {
     Case c = caseFor(type);
     ColumnKernel k = kernel(c);
     Random r = new Random(type.ordinal());
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})), List.of(type, type), 1000, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})), List.of(type, type), 1000, GPU.allocator())) {
       assertEquals(1024, runner.capacity(), "capacity rounds up to a multiple of 64");
       for (double nulls : new double[] {0, 0.1, 1.0}) {
         for (int rows : new int[] {1000, 1, 0, 777, 1024, 1025, 3 * 1024, 2 * 1024 + 63}) {
@@ -230,14 +195,12 @@ final class BatchRunnerTest {
 
   @ParameterizedTest
   @EnumSource(TransferMode.class)
-  void randomSizesUpTo3xCapacity_onBothTransferPaths(TransferMode mode) {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
-    try (ColumnRuntime rt = new ColumnRuntime(d)) {
+  void randomSizesUpTo3xCapacity_onBothTransferPaths(TransferMode mode) throws Exception {
+    ColumnGpu.onDevice(mode, (d, rt, a) -> {
       Random r = new Random(11);
       for (SqlType type : List.of(SqlType.DOUBLE, SqlType.BOOLEAN, SqlType.INT)) {
         Case c = caseFor(type);
-        try (BatchRunner runner = rt.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type), 512, allocator)) {
+        try (BatchRunner runner = rt.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type), 512, GPU.allocator())) {
           for (int i = 0; i < 12; i++) {
             runAndCheck(runner, c, r.nextInt(3 * 512 + 1), r.nextDouble() < 0.5 ? 0 : 0.2, r);
           }
@@ -246,20 +209,15 @@ final class BatchRunnerTest {
           }
         }
       }
-    } finally {
-      var counters = d.counters();
-      d.close();
-      assertTrue(counters.nothingLive(), counters.toString());
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
   }
 
   @Test
   void outputSlots_areReusedAfterTheFirstBatch() {
     Case c = caseFor(SqlType.DOUBLE);
     Random r = new Random(3);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
-        List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, GPU.allocator())) {
       runAndCheck(runner, c, 4096, 0.1, r);
       SlotStats first = runner.stats().slots().slots();
       assertEquals(new SlotStats(2, 0, 0, 2), first, "the first batch appends a validity and a data slot");
@@ -298,13 +256,13 @@ final class BatchRunnerTest {
       n[i] = i % 11 == 0 ? null : r.nextInt(1000);
       y[i] = r.nextGaussian();
     }
-    long dispatches = device.counters().dispatchesSubmitted();
-    try (BatchRunner runner = runtime.runner(calls, types, 8192, allocator);
+    long dispatches = GPU.device().counters().dispatchesSubmitted();
+    try (BatchRunner runner = GPU.runtime().runner(calls, types, 8192, GPU.allocator());
          FieldVector vx = vector(SqlType.DOUBLE, x, "x"); FieldVector vn = vector(SqlType.INT, n, "n");
          FieldVector vy = vector(SqlType.DOUBLE, y, "y")) {
       List<FieldVector> out = runner.run(List.of(ArrowInputs.of(vx, SqlType.DOUBLE), ArrowInputs.of(vn, SqlType.INT),
           ArrowInputs.of(vy, SqlType.DOUBLE)), rows);
-      assertEquals(dispatches + 1, device.counters().dispatchesSubmitted(), "three kernels, one submission");
+      assertEquals(dispatches + 1, GPU.device().counters().dispatchesSubmitted(), "three kernels, one submission");
       assertEquals((8L + 4 + 8) * rows, runner.stats().bytesUploaded(),
           "each column uploaded once, though column 2 feeds two kernels");
       for (int i = 0; i < rows; i++) {
@@ -321,21 +279,21 @@ final class BatchRunnerTest {
     ColumnKernel k = kernel(c);
     Random r = new Random(9);
     List<KernelCall> calls = List.of(new KernelCall(k, new int[] {0, 1}));
-    try (BatchRunner first = runtime.runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, allocator)) {
+    try (BatchRunner first = GPU.runtime().runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, GPU.allocator())) {
       runAndCheck(first, c, 2000, 0.05, r);
     }
-    long recorded = device.counters().commandBuffersCreated();
-    long buffers = device.counters().buffersCreated();
-    long sets = runtime.bufferSetsCreated();
-    try (BatchRunner second = runtime.runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, allocator)) {
+    long recorded = GPU.device().counters().commandBuffersCreated();
+    long buffers = GPU.device().counters().buffersCreated();
+    long sets = GPU.runtime().bufferSetsCreated();
+    try (BatchRunner second = GPU.runtime().runner(calls, List.of(SqlType.FLOAT, SqlType.FLOAT), 2048, GPU.allocator())) {
       for (int i = 0; i < 5; i++) {
         runAndCheck(second, c, r.nextInt(5000), 0.05, r);
       }
     }
-    assertEquals(recorded, device.counters().commandBuffersCreated(), "no new command buffers");
-    assertEquals(buffers, device.counters().buffersCreated(), "no new buffers");
-    assertEquals(sets, runtime.bufferSetsCreated());
-    assertTrue(runtime.bufferSetsReused() > 0);
+    assertEquals(recorded, GPU.device().counters().commandBuffersCreated(), "no new command buffers");
+    assertEquals(buffers, GPU.device().counters().buffersCreated(), "no new buffers");
+    assertEquals(sets, GPU.runtime().bufferSetsCreated());
+    assertTrue(GPU.runtime().bufferSetsReused() > 0);
   }
 
   @Test
@@ -343,10 +301,10 @@ final class BatchRunnerTest {
     Case c = caseFor(SqlType.DOUBLE);
     ColumnKernel k = kernel(c);
     Random r = new Random(13);
-    try (ColumnRuntime small = new ColumnRuntime(device, 1 << 20)) {
+    try (ColumnRuntime small = new ColumnRuntime(GPU.device(), 1 << 20)) {
       for (int rows : new int[] {4096, 8192, 16_384, 32_768, 65_536, 4096}) {
         try (BatchRunner runner = small.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-            List.of(SqlType.DOUBLE, SqlType.DOUBLE), 1 << 20, allocator)) {
+            List.of(SqlType.DOUBLE, SqlType.DOUBLE), 1 << 20, GPU.allocator())) {
           runAndCheck(runner, c, rows, 0.1, r);
         }
         assertTrue(small.idleBytes() <= Math.max(1 << 20, small.deviceBytesHeld()), "idle " + small.idleBytes());
@@ -367,14 +325,14 @@ final class BatchRunnerTest {
     ColumnKernel k = kernel(c);
     Random r = new Random(17);
     for (int keep : new int[] {3, 1}) {
-      try (ColumnRuntime rt = new ColumnRuntime(device, 1, keep)) {
+      try (ColumnRuntime rt = new ColumnRuntime(GPU.device(), 1, keep)) {
         long[] created = new long[2];
         for (int round = 0; round < 2; round++) {
           List<BatchRunner> runners = new java.util.ArrayList<>();
           try {
             for (int i = 0; i < 3; i++) {
               BatchRunner runner = rt.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-                  List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, allocator);
+                  List.of(SqlType.DOUBLE, SqlType.DOUBLE), 4096, GPU.allocator());
               runners.add(runner);
               runAndCheck(runner, c, 1000, 0.1, r); // holds its set until closed
             }
@@ -444,8 +402,8 @@ final class BatchRunnerTest {
   void append_oddSizesOverSeveralCalls_matchesCpu(SqlType type) {
     Case c = caseFor(type);
     Random r = new Random(100 + type.ordinal());
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
-        8192, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
+        8192, GPU.allocator())) {
       long batches = runner.stats().batches();
       // Small odd batches: every boundary off a 64-row word, all in one dispatch.
       assertEquals(1, appendAndCheck(runner, c, new int[] {1, 63, 65, 0, 7, 130, 1000, 3}, -1, 0.1, r),
@@ -467,8 +425,8 @@ final class BatchRunnerTest {
   void append_moreRowsThanOneBufferHolds_dispatchesAsItFills(SqlType type) {
     Case c = caseFor(type);
     Random r = new Random(200 + type.ordinal());
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
-        1000, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})), List.of(type, type),
+        1000, GPU.allocator())) {
       assertEquals(1024, runner.capacity());
       int[] sizes = {700, 1, 513, 1500, 95, 2100, 33};
       int total = java.util.Arrays.stream(sizes).sum();
@@ -484,8 +442,8 @@ final class BatchRunnerTest {
   void append_refusedColumns_leaveTheStagedRowsAsTheyWere() {
     Case c = caseFor(SqlType.INT);
     Random r = new Random(17);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), 2048, allocator);
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 2048, GPU.allocator());
          FieldVector d = vector(SqlType.DOUBLE, new Object[] {1.0}, "d")) {
       appendAndCheck(runner, c, new int[] {10}, 0, 0, r); // a dispatched batch first
       try (FieldVector va = vector(SqlType.INT, new Object[] {1, null, 3}, "a");
@@ -508,8 +466,8 @@ final class BatchRunnerTest {
   @Test
   void wrongInputs_areRefusedWithFix() {
     Case c = caseFor(SqlType.INT);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), 64, allocator);
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 64, GPU.allocator());
          FieldVector d = vector(SqlType.DOUBLE, new Object[] {1.0}, "d")) {
       GpuException e = assertThrows(GpuException.class, () -> runner.run(List.of(ArrowInputs.of(d, SqlType.DOUBLE)), 1));
       assertTrue(e.getMessage().contains("batch has 1 columns but the runner expects 2"), e.getMessage());

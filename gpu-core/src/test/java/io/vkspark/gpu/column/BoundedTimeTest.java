@@ -13,15 +13,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntUnaryOperator;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Bounded time and loop limits on lavapipe: loops are guarded, rows a driver's loop limit cut
@@ -29,36 +25,13 @@ import org.junit.jupiter.api.Test;
  * the next batch, and a lost device fails clearly.
  */
 final class BoundedTimeTest {
+  @RegisterExtension
+  static final ColumnGpu GPU = new ColumnGpu();
   private static final Path CACHE = Path.of("target", "shader-cache");
-  private static GpuDevice device;
-  private static ColumnRuntime runtime;
-  private BufferAllocator allocator;
-
-  @BeforeAll
-  static void open() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(CACHE));
-    runtime = new ColumnRuntime(device);
-  }
-
-  @AfterAll
-  static void close() {
-    runtime.close();
-    var c = device.counters();
-    device.close();
-    assertTrue(c.nothingLive(), c.toString());
-    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
-  }
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
 
   @AfterEach
-  void noLeaks() {
+  void resetFaults() {
     FaultInjection.reset();
-    assertEquals(0, allocator.getAllocatedMemory(), "Arrow memory leaked");
-    allocator.close();
   }
 
   @Test
@@ -97,13 +70,13 @@ final class BoundedTimeTest {
 
   @Test
   void loopLimit_isProbedWhenTheDeviceOpens() {
-    int limit = device.loopLimit();
-    if (device.info().driver().toLowerCase().contains("llvmpipe") || device.info().name().contains("llvmpipe")) {
+    int limit = GPU.device().loopLimit();
+    if (GPU.device().info().driver().toLowerCase().contains("llvmpipe") || GPU.device().info().name().contains("llvmpipe")) {
       assertEquals(65_535, limit, "lavapipe's gallivm loop limiter (LP_MAX_TGSI_LOOP_ITERATIONS)");
     } else {
       assertEquals(0, limit, "a GPU runs the 200,000-iteration probe in full");
     }
-    assertEquals(limit, device.loopLimit(), "probed once, then remembered");
+    assertEquals(limit, GPU.device().loopLimit(), "probed once, then remembered");
   }
 
   /** s = sum over i < n of ((x + i) & 7), looping n times per row. */
@@ -124,9 +97,9 @@ final class BoundedTimeTest {
     assertTrue(k.hasLoops());
     int rows = 300;
     IntUnaryOperator longN = r -> r % 3 == 0 ? 100_000 : 1_000 + r;
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), 4096, allocator)) {
-      int limit = device.loopLimit();
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 4096, GPU.allocator())) {
+      int limit = GPU.device().loopLimit();
       if (limit > 0 && limit < 100_000) {
         GpuException e = assertThrows(GpuException.class, () -> run(runner, rows, r -> r * 7, longN));
         assertEquals(Code.LOOP_LIMIT, e.code(), e.getMessage());
@@ -144,11 +117,11 @@ final class BoundedTimeTest {
   void endlessLoop_withoutLimitFailsAndNeverInventsValues() {
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("forever", SqlType.INT, arg("x", SqlType.INT),
         arg("n", SqlType.INT)), "int k = x;\nwhile (true) { k++; }\nreturn k;", CACHE);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), 4096, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 4096, GPU.allocator())) {
       runner.bound(Duration.ofSeconds(2), () -> false);
       GpuException e = assertThrows(GpuException.class, () -> run(runner, 64, r -> r, r -> r));
-      assertEquals(device.loopLimit() > 0 ? Code.LOOP_LIMIT : Code.TIMEOUT, e.code(), e.getMessage());
+      assertEquals(GPU.device().loopLimit() > 0 ? Code.LOOP_LIMIT : Code.TIMEOUT, e.code(), e.getMessage());
     }
   }
 
@@ -159,11 +132,11 @@ final class BoundedTimeTest {
   void slowKernel_pastTimeout_isAbortedAndTheNextBatchRuns() {
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("slow", SqlType.INT, arg("x", SqlType.INT),
         arg("n", SqlType.INT)), SUM_LOOP, CACHE);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), BIG, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), BIG, GPU.allocator())) {
       runner.bound(Duration.ofSeconds(2), () -> false);
       check(runner, BIG, r -> r, r -> r & 15); // warm: compiled, recorded, correct
-      long sets = runtime.bufferSetsCreated();
+      long sets = GPU.runtime().bufferSetsCreated();
       long t0 = System.nanoTime();
       GpuException e = assertThrows(GpuException.class, () -> run(runner, BIG, r -> r, r -> Integer.MAX_VALUE));
       long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -171,7 +144,7 @@ final class BoundedTimeTest {
       assertTrue(e.getMessage().contains("'slow'") && e.getMessage().contains("spark.vkspark.kernelTimeout"), e.getMessage());
       assertTrue(ms >= 2_000 && ms < 4_000, "aborted after " + ms + " ms; the bound is 2 s + a 50 ms slice + the abort");
       check(runner, BIG, r -> r + 3, r -> r & 15);
-      assertEquals(sets, runtime.bufferSetsCreated(), "the aborted buffer set served the next batch");
+      assertEquals(sets, GPU.runtime().bufferSetsCreated(), "the aborted buffer set served the next batch");
     }
   }
 
@@ -180,8 +153,8 @@ final class BoundedTimeTest {
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("slow", SqlType.INT, arg("x", SqlType.INT),
         arg("n", SqlType.INT)), SUM_LOOP, CACHE);
     AtomicBoolean cancel = new AtomicBoolean();
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-        List.of(SqlType.INT, SqlType.INT), BIG, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), BIG, GPU.allocator())) {
       runner.bound(Duration.ZERO, cancel::get);
       Thread canceller = new Thread(() -> {
         try {
@@ -210,7 +183,7 @@ final class BoundedTimeTest {
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("sum_loop", SqlType.INT, arg("x", SqlType.INT),
         arg("n", SqlType.INT)), SUM_LOOP, CACHE);
     List<KernelCall> calls = List.of(new KernelCall(k, new int[] {0, 1}));
-    try (BatchRunner runner = rt.runner(calls, List.of(SqlType.INT, SqlType.INT), 4096, allocator)) {
+    try (BatchRunner runner = rt.runner(calls, List.of(SqlType.INT, SqlType.INT), 4096, GPU.allocator())) {
       check(runner, 100, r -> r, r -> r);
       FaultInjection.loseDeviceOnNextWait();
       GpuException e = assertThrows(GpuException.class, () -> run(runner, 100, r -> r, r -> r));
@@ -224,7 +197,7 @@ final class BoundedTimeTest {
     }
     try (GpuDevice fresh = GpuDevice.open(DeviceOptions.defaults().withShaderCacheDir(CACHE))) {
       ColumnRuntime rt2 = new ColumnRuntime(fresh);
-      try (BatchRunner runner = rt2.runner(calls, List.of(SqlType.INT, SqlType.INT), 4096, allocator)) {
+      try (BatchRunner runner = rt2.runner(calls, List.of(SqlType.INT, SqlType.INT), 4096, GPU.allocator())) {
         assertFalse(fresh.isLost());
         check(runner, 100, r -> r + 1, r -> r);
       } finally {
@@ -250,7 +223,7 @@ final class BoundedTimeTest {
   }
 
   private IntVector ints(String name, int rows, IntUnaryOperator f) {
-    IntVector v = new IntVector(name, allocator);
+    IntVector v = new IntVector(name, GPU.allocator());
     v.allocateNew(rows);
     for (int r = 0; r < rows; r++) {
       v.set(r, f.applyAsInt(r));

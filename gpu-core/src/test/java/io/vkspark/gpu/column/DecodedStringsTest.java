@@ -3,21 +3,16 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Ill-formed UTF-8 in string arguments, on lavapipe: the body sees the UTF-8 of the Java String
@@ -27,22 +22,9 @@ import org.junit.jupiter.api.Test;
  * staged untouched.
  */
 final class DecodedStringsTest {
+  @RegisterExtension
+  static final ColumnGpu GPU = new ColumnGpu();
   private static final Path CACHE = Path.of("target", "shader-cache");
-  private static GpuDevice device;
-  private static ColumnRuntime runtime;
-
-  @BeforeAll
-  static void open() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(CACHE));
-    runtime = new ColumnRuntime(device);
-  }
-
-  @AfterAll
-  static void close() {
-    runtime.close();
-    device.close();
-    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
-  }
 
   private static byte[] bytes(int... b) {
     byte[] out = new byte[b.length];
@@ -121,9 +103,8 @@ final class DecodedStringsTest {
     }
     List<byte[]> decoded = rows.stream().map(b -> b == null ? null : javaDecoded(b)).toList();
     List<KernelCall> calls = List.of(new KernelCall(hash, new int[] {0}), new KernelCall(length, new int[] {0}));
-    try (BufferAllocator allocator = new RootAllocator();
-         BatchRunner runner = runtime.runner(calls, List.of(SqlType.STRING), 1024, allocator)) {
-      try (VarCharVector v = new VarCharVector("s", allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(calls, List.of(SqlType.STRING), 1024, GPU.allocator())) {
+      try (VarCharVector v = new VarCharVector("s", GPU.allocator())) {
         v.allocateNew();
         for (int i = 0; i < rows.size(); i++) {
           if (rows.get(i) == null) {

@@ -3,15 +3,11 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.ShaderFeature;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
@@ -19,11 +15,8 @@ import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * tinyint, smallint and decimal(p, s) arguments and results on lavapipe: extremes, nulls, odd
@@ -31,36 +24,8 @@ import org.junit.jupiter.api.Test;
  * needs an 8- or 16-bit storage feature. Every GPU value is checked against Java's.
  */
 final class FixedWidthTypesTest {
-  private static GpuDevice device;
-  private static ColumnRuntime runtime;
-  private BufferAllocator allocator;
-
-  @BeforeAll
-  static void open() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
-    runtime = new ColumnRuntime(device);
-  }
-
-  @AfterAll
-  static void close() {
-    runtime.close();
-    var c = device.counters();
-    device.close();
-    assertTrue(c.nothingLive(), c.toString());
-    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
-  }
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void noLeaks() {
-    assertEquals(0, allocator.getAllocatedMemory(), "Arrow memory leaked");
-    allocator.close();
-  }
+  @RegisterExtension
+  static final ColumnGpu GPU = new ColumnGpu();
 
   private static final byte[] BYTES = {Byte.MIN_VALUE, -1, 0, 1, Byte.MAX_VALUE, -100, 77};
   private static final short[] SHORTS = {Short.MIN_VALUE, -1, 0, 1, Short.MAX_VALUE, -12_345, 30_000};
@@ -208,7 +173,7 @@ final class FixedWidthTypesTest {
   private List<Object> run(ColumnKernel k, SqlType t, Object[] a, DecimalOverflow policy) {
     int rows = a.length;
     int first = rows / 3;
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0})), List.of(t), 4096, allocator);
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0})), List.of(t), 4096, GPU.allocator());
          FieldVector head = vector(k.signature().args().get(0), java.util.Arrays.copyOfRange(a, 0, first));
          FieldVector tail = vector(k.signature().args().get(0), java.util.Arrays.copyOfRange(a, first, rows))) {
       runner.onDecimalOverflow(policy);
@@ -231,7 +196,7 @@ final class FixedWidthTypesTest {
   }
 
   private FieldVector vector(KernelSignature.Arg arg, Object[] values) {
-    FieldVector v = new Field("a", FieldType.nullable(arg.arrowType()), null).createVector(allocator);
+    FieldVector v = new Field("a", FieldType.nullable(arg.arrowType()), null).createVector(GPU.allocator());
     v.setInitialCapacity(values.length);
     v.allocateNew();
     for (int i = 0; i < values.length; i++) {

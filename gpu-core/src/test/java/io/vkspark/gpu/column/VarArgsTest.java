@@ -3,8 +3,6 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -13,8 +11,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Function;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -24,11 +20,8 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * String, binary and array arguments on lavapipe: every row against a Java reference, through
@@ -37,10 +30,9 @@ import org.junit.jupiter.api.Test;
  * elements overflow one dispatch's data buffers.
  */
 final class VarArgsTest {
+  @RegisterExtension
+  static final ColumnGpu GPU = new ColumnGpu();
   private static final Path CACHE = Path.of("target", "shader-cache");
-  private static GpuDevice device;
-  private static ColumnRuntime runtime;
-  private BufferAllocator allocator;
 
   static final String FNV = """
       uint h = 2166136261u;
@@ -109,32 +101,6 @@ final class VarArgsTest {
     return na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
   }
 
-  @BeforeAll
-  static void open() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(CACHE));
-    runtime = new ColumnRuntime(device);
-  }
-
-  @AfterAll
-  static void close() {
-    runtime.close();
-    var c = device.counters();
-    device.close();
-    assertTrue(c.nothingLive(), c.toString());
-    assertEquals(0, device.validationErrors(), device.validationMessages().toString());
-  }
-
-  @BeforeEach
-  void allocator() {
-    allocator = new RootAllocator();
-  }
-
-  @AfterEach
-  void noLeaks() {
-    assertEquals(0, allocator.getAllocatedMemory(), "Arrow memory leaked");
-    allocator.close();
-  }
-
   static ColumnKernel kernel(String name, SqlType result, String body, KernelSignature.Arg... args) {
     return ColumnKernel.compile(KernelSignature.of(name, result, args), body, CACHE);
   }
@@ -163,7 +129,7 @@ final class VarArgsTest {
   }
 
   VarCharVector varChar(List<String> values) {
-    VarCharVector v = new VarCharVector("s", allocator);
+    VarCharVector v = new VarCharVector("s", GPU.allocator());
     v.allocateNew();
     for (int i = 0; i < values.size(); i++) {
       if (values.get(i) == null) {
@@ -210,7 +176,7 @@ final class VarArgsTest {
     ColumnKernel parse = kernel("parse_int", SqlType.INT, PARSE_INT, arg("s", SqlType.STRING));
     Random r = new Random(12);
     List<KernelCall> calls = List.of(new KernelCall(hash, new int[] {0}), new KernelCall(parse, new int[] {0}));
-    try (BatchRunner runner = runtime.runner(calls, List.of(SqlType.STRING), 8192, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(calls, List.of(SqlType.STRING), 8192, GPU.allocator())) {
       for (int rows : new int[] {0, 1, 777, 64, 5000, 0, 63}) {
         List<String> s = strings(rows, r);
         List<byte[]> bytes = utf8(s);
@@ -230,8 +196,8 @@ final class VarArgsTest {
   void strings_appendedBatchesAndFullDataBuffers_splitDispatches() {
     ColumnKernel hash = kernel("fnv1a", SqlType.INT, FNV, arg("s", SqlType.STRING));
     Random r = new Random(7);
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(hash, new int[] {0})), List.of(SqlType.STRING), 4096,
-        allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(hash, new int[] {0})), List.of(SqlType.STRING), 4096,
+        GPU.allocator())) {
       // short strings first, then 4,000 of 100 bytes: past the first dispatch's 64 Ki data bytes
       List<byte[]> all = new ArrayList<>();
       List<byte[]> first = utf8(strings(3000, r));
@@ -273,8 +239,8 @@ final class VarArgsTest {
       r.nextBytes(b);
       rows.add(i % 50 == 7 ? null : b);
     }
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0})), List.of(SqlType.BINARY), 4096,
-        allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0})), List.of(SqlType.BINARY), 4096,
+        GPU.allocator())) {
       for (List<byte[]> batch : List.of(rows, rows.subList(140, 160), rows.subList(0, 0))) {
         FieldVector out = runner.run(List.of(staged(SqlType.BINARY, batch)), batch.size()).get(0);
         for (int i = 0; i < batch.size(); i++) {
@@ -287,7 +253,7 @@ final class VarArgsTest {
   }
 
   ListVector floatLists(List<Float[]> rows) {
-    ListVector v = ListVector.empty("v", allocator);
+    ListVector v = ListVector.empty("v", GPU.allocator());
     v.addOrGetVector(FieldType.nullable(SqlType.FLOAT.arrowType()));
     v.allocateNew();
     Float4Vector child = (Float4Vector) v.getDataVector();
@@ -360,8 +326,8 @@ final class VarArgsTest {
     for (int i = 0; i < dim; i++) {
       constant[i] = (i + 1) / 10f;
     }
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-        List.of(SqlType.ARRAY_FLOAT, SqlType.ARRAY_FLOAT), 8192, allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+        List.of(SqlType.ARRAY_FLOAT, SqlType.ARRAY_FLOAT), 8192, GPU.allocator())) {
       for (int rows : new int[] {1, 0, 999, 4100}) {
         List<Float[]> a = floatArrays(rows, dim, r);
         List<Float[]> b = new ArrayList<>();
@@ -404,7 +370,7 @@ final class VarArgsTest {
     List<Integer[]> v = new ArrayList<>();
     List<Double[]> d = new ArrayList<>();
     StagedVarColumn sv = StagedVarColumn.of(SqlType.ARRAY_INT);
-    try (ListVector ld = ListVector.empty("d", allocator)) {
+    try (ListVector ld = ListVector.empty("d", GPU.allocator())) {
       ld.addOrGetVector(FieldType.nullable(SqlType.DOUBLE.arrowType()));
       ld.allocateNew();
       Float8Vector child = (Float8Vector) ld.getDataVector();
@@ -444,8 +410,8 @@ final class VarArgsTest {
       }
       child.setValueCount(e);
       ld.setValueCount(rows);
-      try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-          List.of(SqlType.ARRAY_INT, SqlType.ARRAY_DOUBLE), 4096, allocator)) {
+      try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+          List.of(SqlType.ARRAY_INT, SqlType.ARRAY_DOUBLE), 4096, GPU.allocator())) {
         Float8Vector out = (Float8Vector) runner.run(List.of(sv, ArrowInputs.of(ld, SqlType.ARRAY_DOUBLE)), rows).get(0);
         int nulls = 0;
         for (int i = 0; i < rows; i++) {
@@ -479,8 +445,8 @@ final class VarArgsTest {
     d.addDouble(1.5).addDouble(0.25).endRow();
     d.addDouble(-3.0).endRow();
     d.endRow();
-    try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0})), List.of(SqlType.ARRAY_DOUBLE), 4096,
-        allocator)) {
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0})), List.of(SqlType.ARRAY_DOUBLE), 4096,
+        GPU.allocator())) {
       Float8Vector out = (Float8Vector) runner.run(List.of(d), 3).get(0);
       double[] want = {StrictMath.exp(1.5) + 0.25, StrictMath.exp(-3.0), 1.0};
       for (int i = 0; i < 3; i++) {
@@ -498,7 +464,7 @@ final class VarArgsTest {
     Random r = new Random(11);
     int rows = 333;
     List<byte[]> values = new ArrayList<>();
-    try (VarBinaryVector b = new VarBinaryVector("b", allocator); IntVector salt = new IntVector("salt", allocator)) {
+    try (VarBinaryVector b = new VarBinaryVector("b", GPU.allocator()); IntVector salt = new IntVector("salt", GPU.allocator())) {
       b.allocateNew();
       salt.allocateNew(rows);
       for (int i = 0; i < rows; i++) {
@@ -514,8 +480,8 @@ final class VarArgsTest {
       }
       b.setValueCount(rows);
       salt.setValueCount(rows);
-      try (BatchRunner runner = runtime.runner(List.of(new KernelCall(k, new int[] {0, 1})),
-          List.of(SqlType.INT, SqlType.BINARY), 4096, allocator)) {
+      try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, 1})),
+          List.of(SqlType.INT, SqlType.BINARY), 4096, GPU.allocator())) {
         FieldVector out = runner.run(List.of(ArrowInputs.of(salt, SqlType.INT), ArrowInputs.of(b, SqlType.BINARY)), rows).get(0);
         for (int i = 0; i < rows; i++) {
           Integer want = null;
@@ -556,7 +522,7 @@ final class VarArgsTest {
 
   @Test
   void arrowVectorOfAnotherElementType_isRefused() {
-    try (ListVector v = ListVector.empty("v", allocator)) {
+    try (ListVector v = ListVector.empty("v", GPU.allocator())) {
       v.addOrGetVector(FieldType.nullable(SqlType.INT.arrowType()));
       GpuException e = assertThrows(GpuException.class, () -> ArrowInputs.of(v, SqlType.ARRAY_FLOAT));
       assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());

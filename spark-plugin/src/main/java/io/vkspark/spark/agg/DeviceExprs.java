@@ -3,7 +3,7 @@ package io.vkspark.spark.agg;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.column.DeviceExpr;
+import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 import java.util.Optional;

@@ -150,7 +150,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     }
     if (session.sparkContext().isLocal()) {
       Optional<ExecutorGpu> gpu = ExecutorGpu.current();
-      return gpu.isPresent() && io.vkspark.gpu.column.ColumnReduction.of(r.get().aggregates(),
+      return gpu.isPresent() && io.vkspark.gpu.column.reduce.ColumnReduction.of(r.get().aggregates(),
           eval.calls().stream().map(GpuUdfCall::resultType).toList()).unsupportedOn(gpu.get().device().info()).isEmpty();
     }
     return true;

@@ -7,8 +7,8 @@ import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 
-import io.vkspark.gpu.column.ColumnReduction;
-import io.vkspark.gpu.column.DeviceExpr;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
+import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;

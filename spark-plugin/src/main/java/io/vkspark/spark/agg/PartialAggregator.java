@@ -35,7 +35,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * as the GPU reduced them ({@link State#fold}; grouped, per key, into each key's group whether its
  * earlier batches were reduced or folded row by row) instead of its rows: integer results, counts and
  * MIN/MAX are the same, double sums differ from the row-by-row sum only by summation order
- * (see {@link io.vkspark.gpu.column.ColumnReduction}).
+ * (see {@link io.vkspark.gpu.column.reduce.ColumnReduction}).
  *
  * <p>More than {@link #MAX_GROUPS} keys in a partition: the groups so far are emitted and the
  * aggregation starts over, so memory stays bounded; the final aggregation merges repeated keys.
@@ -167,7 +167,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
 
   /** One batch's aggregates as the GPU reduced them, into the one group of an ungrouped aggregate. */
   private void fold(GpuEvalIterator.Reduced r) {
-    List<io.vkspark.gpu.column.ColumnReduction.Value> values = r.result().values();
+    List<io.vkspark.gpu.column.reduce.ColumnReduction.Value> values = r.result().values();
     for (int i = 0; i < states.length; i++) {
       states[i].fold(0, values.get(i));
     }
@@ -180,7 +180,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
    * key's first batch, reduced or folded row by row), after the batches before it.
    */
   private void fold(GpuEvalIterator.ReducedByKey r) {
-    for (io.vkspark.gpu.column.ColumnReduction.Group g : r.result().groups()) {
+    for (io.vkspark.gpu.column.reduce.ColumnReduction.Group g : r.result().groups()) {
       int slot = g.nullKey() ? nullSlot() : slot(g.key());
       for (int i = 0; i < states.length; i++) {
         states[i].fold(slot, g.values().get(i));
@@ -337,7 +337,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     abstract void update(ColumnarBatch batch, int rows, int[] slot);
 
     /** Adds a batch's value reduced on the GPU (its rows in order) to group {@code g}'s buffer, as {@link #update} would. */
-    abstract void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v);
+    abstract void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v);
 
     /** Writes group {@code g}'s buffer at {@code at}; returns the next position. */
     abstract int write(int g, Object[] values, int at);
@@ -400,7 +400,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       if (!v.isNull()) {
         sum[g] += v.integral(); // wraps: a GPU reduction is never planned for an ANSI integral sum
         has[g] = true;
@@ -445,7 +445,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       if (!v.isNull()) {
         sum[g] = sum[g] + v.floating();
         has[g] = true;
@@ -493,7 +493,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       if (!v.isNull()) {
         sum[g] += v.floating();
         count[g] += v.count();
@@ -547,7 +547,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       count[g] += v.count();
     }
 
@@ -592,7 +592,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       long x = v.integral();
       if (!v.isNull() && (!has[g] || (max ? x > value[g] : x < value[g]))) {
         value[g] = x;
@@ -648,7 +648,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     }
 
     @Override
-    void fold(int g, io.vkspark.gpu.column.ColumnReduction.Value v) {
+    void fold(int g, io.vkspark.gpu.column.reduce.ColumnReduction.Value v) {
       double x = v.floating();
       if (!v.isNull() && (!has[g] || (max ? compare(x, value[g]) > 0 : compare(x, value[g]) < 0))) {
         value[g] = x;

@@ -4,7 +4,7 @@ import static io.vkspark.spark.conf.Setting.Scope.SESSION;
 import static io.vkspark.spark.conf.Setting.Scope.STATIC;
 
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ColumnReduction;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.spark.conf.Setting.Choice;
 import io.vkspark.spark.conf.Setting.Choice.Option;
 import io.vkspark.spark.conf.Setting.Dir;

@@ -12,7 +12,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ReplacementStats;
 import io.vkspark.gpu.column.BatchRunner;
 import io.vkspark.gpu.column.BatchStats;
-import io.vkspark.gpu.column.ColumnReduction;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.DecimalOverflow;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;

@@ -1,7 +1,8 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
-import io.vkspark.gpu.column.ColumnReduction.Function;
-import io.vkspark.gpu.column.ColumnReduction.Value;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 
 /**
  * The reduction tests' CPU reference: Spark's partial aggregate of one function over values in row
@@ -35,7 +36,7 @@ final class SparkFold {
         case MIN, MAX -> {
           boolean max = f == Function.MAX;
           boolean better = count == 0 || (whole ? (max ? lx > integral : lx < integral)
-              : (max ? ColumnReduction.greater(dx, floating) : ColumnReduction.greater(floating, dx)));
+              : (max ? HostFold.greater(dx, floating) : HostFold.greater(floating, dx)));
           if (better) {
             integral = lx;
             floating = dx;

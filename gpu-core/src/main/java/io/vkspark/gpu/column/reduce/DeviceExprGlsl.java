@@ -1,18 +1,19 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
-import io.vkspark.gpu.column.DeviceExpr.Arithmetic;
-import io.vkspark.gpu.column.DeviceExpr.Call;
-import io.vkspark.gpu.column.DeviceExpr.Cast;
-import io.vkspark.gpu.column.DeviceExpr.Coalesce;
-import io.vkspark.gpu.column.DeviceExpr.Compare;
-import io.vkspark.gpu.column.DeviceExpr.If;
-import io.vkspark.gpu.column.DeviceExpr.IsNaN;
-import io.vkspark.gpu.column.DeviceExpr.IsNull;
-import io.vkspark.gpu.column.DeviceExpr.Literal;
-import io.vkspark.gpu.column.DeviceExpr.Logic;
-import io.vkspark.gpu.column.DeviceExpr.NaNvl;
-import io.vkspark.gpu.column.DeviceExpr.Negate;
-import io.vkspark.gpu.column.DeviceExpr.Not;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Arithmetic;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Call;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Cast;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Coalesce;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Compare;
+import io.vkspark.gpu.column.reduce.DeviceExpr.If;
+import io.vkspark.gpu.column.reduce.DeviceExpr.IsNaN;
+import io.vkspark.gpu.column.reduce.DeviceExpr.IsNull;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Literal;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Logic;
+import io.vkspark.gpu.column.reduce.DeviceExpr.NaNvl;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Negate;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Not;
+import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 
 /**

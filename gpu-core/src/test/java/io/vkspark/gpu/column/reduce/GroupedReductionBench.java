@@ -1,11 +1,19 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
-import io.vkspark.gpu.column.ColumnReduction.Aggregate;
-import io.vkspark.gpu.column.ColumnReduction.Function;
+import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;

@@ -1,7 +1,8 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.List;
 import java.util.Objects;

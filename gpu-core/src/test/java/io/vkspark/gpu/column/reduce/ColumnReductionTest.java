@@ -1,20 +1,25 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ColumnReduction.Aggregate;
-import io.vkspark.gpu.column.ColumnReduction.Function;
-import io.vkspark.gpu.column.ColumnReduction.Value;
+import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnGpu;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -156,12 +161,10 @@ final class ColumnReductionTest {
 
   @ParameterizedTest
   @EnumSource(TransferMode.class)
-  void everyFunction_matchesSequentialReference_onBothTransferPaths(TransferMode mode) {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
+  void everyFunction_matchesSequentialReference_onBothTransferPaths(TransferMode mode) throws Exception {
     List<Aggregate> aggs = aggregates();
     int[] sizes = {0, 1, 7, 63, 64, 255, 256, 257, 511, 512, 513, 1000, 1537, 2048};
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d)) {
+    ColumnGpu.onDevice(mode, (d, rt, a) -> {
       ColumnReduction red = ColumnReduction.of(aggs, List.of(TYPES));
       assertTrue(red.unsupportedOn(d.info()).isEmpty(), "lavapipe has float64 and int64");
       Random r = new Random(42);
@@ -174,74 +177,77 @@ final class ColumnReductionTest {
         }
       }
       assertEquals(0, a.getAllocatedMemory(), "Arrow memory leaked");
-    } finally {
-      var counters = d.counters();
-      d.close();
-      assertTrue(counters.nothingLive(), counters.toString());
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
   }
 
   @Test
-  void allNullAndEmpty_giveNullSumsMinMaxAndZeroCounts() {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true));
+  void allNullAndEmpty_giveNullSumsMinMaxAndZeroCounts() throws Exception {
     List<Aggregate> aggs = aggregates();
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d);
-         BatchRunner runner = rt.runner(calls(), List.of(TYPES), 4096, a, ColumnReduction.of(aggs, List.of(TYPES)))) {
-      for (int rows : new int[] {0, 1, 300}) {
-        Batch b = batch(new Random(1), rows, 1.0, false);
-        List<FieldVector> v = vectors(b, a);
-        try {
-          List<InputColumn> in = new ArrayList<>();
-          for (int c = 0; c < TYPES.length; c++) {
-            in.add(ArrowInputs.of(v.get(c), TYPES[c]));
+    ColumnGpu.onDevice(TransferMode.AUTO, (d, rt, a) -> {
+      try (BatchRunner runner = rt.runner(calls(), List.of(TYPES), 4096, a, ColumnReduction.of(aggs, List.of(TYPES)))) {
+        for (int rows : new int[] {0, 1, 300}) {
+          Batch b = batch(new Random(1), rows, 1.0, false);
+          List<FieldVector> v = vectors(b, a);
+          try {
+            List<InputColumn> in = new ArrayList<>();
+            for (int c = 0; c < TYPES.length; c++) {
+              in.add(ArrowInputs.of(v.get(c), TYPES[c]));
+            }
+            ColumnReduction.Result got = runner.runReduced(in, rows);
+            for (int i = 0; i < aggs.size() - 1; i++) {
+              assertTrue(got.values().get(i).isNull(), aggs.get(i) + " over " + rows + " null rows");
+            }
+            assertEquals(rows, got.values().get(aggs.size() - 1).count(), "COUNT(*) counts null rows too");
+          } finally {
+            v.forEach(FieldVector::close);
           }
-          ColumnReduction.Result got = runner.runReduced(in, rows);
-          for (int i = 0; i < aggs.size() - 1; i++) {
-            assertTrue(got.values().get(i).isNull(), aggs.get(i) + " over " + rows + " null rows");
-          }
-          assertEquals(rows, got.values().get(aggs.size() - 1).count(), "COUNT(*) counts null rows too");
-        } finally {
-          v.forEach(FieldVector::close);
         }
       }
-    } finally {
-      d.close();
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
   }
 
   @Test
-  void perRowResults_neverComeBack_onlyThePartials() {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true));
+  void perRowResults_neverComeBack_onlyThePartials() throws Exception {
     List<Aggregate> aggs = List.of(new Aggregate(Function.SUM, 0), new Aggregate(Function.MAX, 0));
     List<SqlType> types = List.of(SqlType.DOUBLE);
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("twice", SqlType.DOUBLE, arg("x", SqlType.DOUBLE)), "2.0 * x");
     int rows = 200_000;
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d);
-         BatchRunner runner = rt.runner(List.of(new KernelCall(k, new int[] {0})), types, rows, a,
-             ColumnReduction.of(aggs, types));
-         Float8Vector x = new Float8Vector("x", a)) {
-      x.allocateNew(rows);
-      double sum = 0;
-      for (int r = 0; r < rows; r++) {
-        x.set(r, r * 0.5);
-        sum += 2.0 * (r * 0.5);
+    ColumnGpu.onDevice(TransferMode.AUTO, (d, rt, a) -> {
+      try (BatchRunner runner = rt.runner(List.of(new KernelCall(k, new int[] {0})), types, rows, a,
+               ColumnReduction.of(aggs, types));
+           Float8Vector x = new Float8Vector("x", a)) {
+        x.allocateNew(rows);
+        double sum = 0;
+        for (int r = 0; r < rows; r++) {
+          x.set(r, r * 0.5);
+          sum += 2.0 * (r * 0.5);
+        }
+        x.setValueCount(rows);
+        ColumnReduction.Result got = runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE)), rows);
+        assertEquals(sum, got.values().get(0).floating(), RELATIVE * sum);
+        assertEquals(2.0 * (rows - 1) * 0.5, got.values().get(1).floating());
+        long groups = (rows + ColumnKernel.workgroupSize(d.info()) - 1) / ColumnKernel.workgroupSize(d.info());
+        assertEquals(groups * 2 * HostFold.PARTIAL_BYTES, runner.stats().bytesRead(),
+            "only the partials (16 bytes per aggregate and workgroup) are read back, not " + 8L * rows + " bytes of rows");
+        GpuException e = assertThrows(GpuException.class, runner::results);
+        assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
+        assertTrue(e.getMessage().contains("never leave the device"), e.getMessage());
       }
-      x.setValueCount(rows);
-      ColumnReduction.Result got = runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE)), rows);
-      assertEquals(sum, got.values().get(0).floating(), RELATIVE * sum);
-      assertEquals(2.0 * (rows - 1) * 0.5, got.values().get(1).floating());
-      long groups = (rows + ColumnKernel.workgroupSize(d.info()) - 1) / ColumnKernel.workgroupSize(d.info());
-      assertEquals(groups * 2 * ColumnReduction.PARTIAL_BYTES, runner.stats().bytesRead(),
-          "only the partials (16 bytes per aggregate and workgroup) are read back, not " + 8L * rows + " bytes of rows");
-      GpuException e = assertThrows(GpuException.class, runner::results);
-      assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
-      assertTrue(e.getMessage().contains("never leave the device"), e.getMessage());
-    } finally {
-      d.close();
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
+  }
+
+  @Test
+  void reductionShader_touchingAnUndeclaredBuffer_isNotSealed() {
+    List<SqlType> types = List.of(SqlType.DOUBLE);
+    ColumnReduction red = ColumnReduction.of(List.of(new Aggregate(Function.SUM, 0)), types);
+    String escaped = red.source().replace("void main() {", "layout(std430, set = 0, binding = 9) buffer VkEscape "
+        + "{ uint vk_x[]; };\nvoid main() {\n  vk_x[0] = 1u;");
+    GpuException e = assertThrows(GpuException.class, () -> ReductionPasses.compile("vkspark-reduce.comp", escaped,
+        "[SUM(0)]", spv -> red.passes().program(spv, 64)));
+    assertEquals(GpuException.Code.COMPILE, e.code(), e.getMessage());
+    assertTrue(e.getMessage().contains("the GPU reduction [SUM(0)] compiles to a shader that is not sealed"),
+        e.getMessage());
+    assertTrue(e.getMessage().contains("Fix: "), e.getMessage());
   }
 
   @Test

@@ -1,24 +1,29 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.reduce;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DeviceOptions;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ColumnReduction.Aggregate;
-import io.vkspark.gpu.column.ColumnReduction.Function;
-import io.vkspark.gpu.column.ColumnReduction.Group;
-import io.vkspark.gpu.column.ColumnReduction.Grouped;
-import io.vkspark.gpu.column.ColumnReduction.Value;
+import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.ColumnGpu;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Group;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.TreeMap;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -191,11 +196,6 @@ final class ColumnGroupedReductionTest {
     }
   }
 
-  private static GpuDevice open(TransferMode mode) {
-    return GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
-        .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
-  }
-
   private static List<SqlType> inputTypes(SqlType keyType) {
     List<SqlType> t = new ArrayList<>(List.of(TYPES));
     t.add(keyType);
@@ -204,11 +204,10 @@ final class ColumnGroupedReductionTest {
 
   @ParameterizedTest
   @EnumSource(TransferMode.class)
-  void everyFunctionPerKey_matchesSequentialReference_onBothTransferPaths(TransferMode mode) {
-    GpuDevice d = open(mode);
+  void everyFunctionPerKey_matchesSequentialReference_onBothTransferPaths(TransferMode mode) throws Exception {
     List<Aggregate> aggs = aggregates();
     int[] sizes = {0, 1, 7, 63, 255, 256, 257, 1000, 1537, 2048, 5003};
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d)) {
+    ColumnGpu.onDevice(mode, (d, rt, a) -> {
       ColumnReduction red = ColumnReduction.grouped(aggs, List.of(TYPES), 4, SqlType.INT, ColumnReduction.DEFAULT_SLOTS);
       assertTrue(red.unsupportedOn(d.info()).isEmpty(), "lavapipe has float64 and int64");
       Random r = new Random(7);
@@ -224,59 +223,50 @@ final class ColumnGroupedReductionTest {
         assertEquals(0, runner.wideBatches());
       }
       assertEquals(0, a.getAllocatedMemory(), "Arrow memory leaked");
-    } finally {
-      var counters = d.counters();
-      d.close();
-      assertTrue(counters.nothingLive(), counters.toString());
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
   }
 
   @Test
-  void rangeOfExactlyTheSlots_reducesAndOneMore_isLeftToTheCaller() {
-    GpuDevice d = open(TransferMode.AUTO);
+  void rangeOfExactlyTheSlots_reducesAndOneMore_isLeftToTheCaller() throws Exception {
     List<Aggregate> aggs = aggregates();
     int k = 16;
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d);
-         BatchRunner runner = rt.runner(calls(), inputTypes(SqlType.BIGINT), 4096, a,
-             ColumnReduction.grouped(aggs, List.of(TYPES), 4, SqlType.BIGINT, k))) {
-      long lo = Long.MIN_VALUE + 3;
-      Batch full = batch(new Random(1), 3000, lo, k, 0.0, 0.1, true, false);
-      full.keys()[0] = lo;
-      full.keys()[1] = lo + k - 1; // k values, no null: exactly the slots
-      assertTrue(run(runner, aggs, full, SqlType.BIGINT, a), "k values fit k slots");
-      Batch withNull = batch(new Random(2), 3000, 100, k - 1, 0.05, 0.1, false, false);
-      withNull.keys()[0] = 100L;
-      withNull.keys()[1] = 100L + k - 2;
-      withNull.keys()[2] = null; // k - 1 values and null: exactly the slots
-      assertTrue(run(runner, aggs, withNull, SqlType.BIGINT, a), "k - 1 values and null fit k slots");
-      long readBefore = runner.stats().bytesRead();
-      Batch over = batch(new Random(3), 3000, -50, k, 0.0, 0.1, false, false);
-      over.keys()[0] = -50L;
-      over.keys()[1] = -50L + k; // k + 1 values
-      assertFalse(run(runner, aggs, over, SqlType.BIGINT, a), "k + 1 values do not fit");
-      Batch overNull = batch(new Random(4), 3000, -50, k, 0.0, 0.1, false, false);
-      overNull.keys()[0] = -50L;
-      overNull.keys()[1] = -50L + k - 1;
-      overNull.keys()[2] = null; // k values and null
-      assertFalse(run(runner, aggs, overNull, SqlType.BIGINT, a), "k values and null do not fit");
-      Batch far = batch(new Random(5), 100, 0, 2, 0.0, 0.1, false, false);
-      far.keys()[0] = Long.MIN_VALUE;
-      far.keys()[1] = Long.MAX_VALUE; // the span overflows a long
-      assertFalse(run(runner, aggs, far, SqlType.BIGINT, a));
-      assertEquals(3, runner.wideBatches());
-      assertEquals(readBefore, runner.stats().bytesRead(), "a batch left to the caller dispatches nothing");
-      assertTrue(run(runner, aggs, batch(new Random(6), 500, 7, 3, 0.2, 0.2, false, false), SqlType.BIGINT, a),
-          "the runner goes on after wide batches");
-    } finally {
-      d.close();
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    ColumnGpu.onDevice(TransferMode.AUTO, (d, rt, a) -> {
+      try (BatchRunner runner = rt.runner(calls(), inputTypes(SqlType.BIGINT), 4096, a,
+               ColumnReduction.grouped(aggs, List.of(TYPES), 4, SqlType.BIGINT, k))) {
+        long lo = Long.MIN_VALUE + 3;
+        Batch full = batch(new Random(1), 3000, lo, k, 0.0, 0.1, true, false);
+        full.keys()[0] = lo;
+        full.keys()[1] = lo + k - 1; // k values, no null: exactly the slots
+        assertTrue(run(runner, aggs, full, SqlType.BIGINT, a), "k values fit k slots");
+        Batch withNull = batch(new Random(2), 3000, 100, k - 1, 0.05, 0.1, false, false);
+        withNull.keys()[0] = 100L;
+        withNull.keys()[1] = 100L + k - 2;
+        withNull.keys()[2] = null; // k - 1 values and null: exactly the slots
+        assertTrue(run(runner, aggs, withNull, SqlType.BIGINT, a), "k - 1 values and null fit k slots");
+        long readBefore = runner.stats().bytesRead();
+        Batch over = batch(new Random(3), 3000, -50, k, 0.0, 0.1, false, false);
+        over.keys()[0] = -50L;
+        over.keys()[1] = -50L + k; // k + 1 values
+        assertFalse(run(runner, aggs, over, SqlType.BIGINT, a), "k + 1 values do not fit");
+        Batch overNull = batch(new Random(4), 3000, -50, k, 0.0, 0.1, false, false);
+        overNull.keys()[0] = -50L;
+        overNull.keys()[1] = -50L + k - 1;
+        overNull.keys()[2] = null; // k values and null
+        assertFalse(run(runner, aggs, overNull, SqlType.BIGINT, a), "k values and null do not fit");
+        Batch far = batch(new Random(5), 100, 0, 2, 0.0, 0.1, false, false);
+        far.keys()[0] = Long.MIN_VALUE;
+        far.keys()[1] = Long.MAX_VALUE; // the span overflows a long
+        assertFalse(run(runner, aggs, far, SqlType.BIGINT, a));
+        assertEquals(3, runner.wideBatches());
+        assertEquals(readBefore, runner.stats().bytesRead(), "a batch left to the caller dispatches nothing");
+        assertTrue(run(runner, aggs, batch(new Random(6), 500, 7, 3, 0.2, 0.2, false, false), SqlType.BIGINT, a),
+            "the runner goes on after wide batches");
+      }
+    });
   }
 
   @Test
-  void keyReadByACall_severalChunksPerWorkgroup_andOnlyPerKeyPartialsComeBack() {
-    GpuDevice d = open(TransferMode.AUTO);
+  void keyReadByACall_severalChunksPerWorkgroup_andOnlyPerKeyPartialsComeBack() throws Exception {
     // the key (an int column) is also the argument of the second call
     ColumnKernel twice = ColumnKernel.compile(KernelSignature.of("twice", SqlType.DOUBLE, arg("x", SqlType.DOUBLE)), "2.0 * x");
     ColumnKernel sq = ColumnKernel.compile(KernelSignature.of("sq", SqlType.BIGINT, arg("k", SqlType.INT)), "int64_t(k) * k");
@@ -286,77 +276,72 @@ final class ColumnGroupedReductionTest {
         new Aggregate(Function.SUM, 1), new Aggregate(Function.COUNT, -1));
     int rows = 300_001; // over 1,024 workgroups' rows: each first-pass workgroup reduces two chunks
     int slots = ColumnReduction.DEFAULT_SLOTS;
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d);
-         BatchRunner runner = rt.runner(calls, List.of(SqlType.DOUBLE, SqlType.INT), rows, a,
-             ColumnReduction.grouped(aggs, callTypes, 1, SqlType.INT, slots));
-         Float8Vector x = new Float8Vector("x", a); IntVector k = new IntVector("k", a)) {
-      x.allocateNew(rows);
-      k.allocateNew(rows);
-      double[] sum = new double[10];
-      double[] max = new double[10];
-      long[] n = new long[10];
-      for (int r = 0; r < rows; r++) {
-        x.set(r, r * 0.5);
-        int key = r % 10 - 5;
-        if (r % 7 == 0) {
-          k.setNull(r);
-        } else {
-          k.set(r, key);
-          sum[key + 5] += 2.0 * (r * 0.5);
-          max[key + 5] = 2.0 * (r * 0.5);
-          n[key + 5]++;
+    ColumnGpu.onDevice(TransferMode.AUTO, (d, rt, a) -> {
+      try (BatchRunner runner = rt.runner(calls, List.of(SqlType.DOUBLE, SqlType.INT), rows, a,
+               ColumnReduction.grouped(aggs, callTypes, 1, SqlType.INT, slots));
+           Float8Vector x = new Float8Vector("x", a); IntVector k = new IntVector("k", a)) {
+        x.allocateNew(rows);
+        k.allocateNew(rows);
+        double[] sum = new double[10];
+        double[] max = new double[10];
+        long[] n = new long[10];
+        for (int r = 0; r < rows; r++) {
+          x.set(r, r * 0.5);
+          int key = r % 10 - 5;
+          if (r % 7 == 0) {
+            k.setNull(r);
+          } else {
+            k.set(r, key);
+            sum[key + 5] += 2.0 * (r * 0.5);
+            max[key + 5] = 2.0 * (r * 0.5);
+            n[key + 5]++;
+          }
         }
+        x.setValueCount(rows);
+        k.setValueCount(rows);
+        Grouped got = runner.runGrouped(List.of(ArrowInputs.of(x, SqlType.DOUBLE), ArrowInputs.of(k, SqlType.INT)), rows)
+            .orElseThrow();
+        assertEquals(11, got.groups().size(), "keys -5..4 and null");
+        assertEquals(2, runner.reduction().passes().chunks(runner.currentCapacity(), ColumnKernel.workgroupSize(d.info()), d.loopLimit()),
+            "two chunks per first-pass workgroup");
+        for (int i = 0; i < 10; i++) {
+          Group g = got.groups().get(i);
+          assertEquals(i - 5, g.key());
+          assertEquals(n[i], g.rows());
+          assertEquals(sum[i], g.values().get(0).floating(), RELATIVE * sum[i]);
+          assertEquals(max[i], g.values().get(1).floating());
+          assertEquals(n[i] * (i - 5L) * (i - 5L), g.values().get(2).integral(), "sq(k) summed: the key read by a call");
+          assertEquals(n[i], g.values().get(3).count());
+        }
+        Group nulls = got.groups().get(10);
+        assertTrue(nulls.nullKey());
+        assertTrue(nulls.values().get(2).isNull(), "sq(null) is null");
+        assertEquals((rows + 6) / 7, nulls.values().get(3).count());
+        assertEquals(11L * (aggs.size() + 1) * HostFold.PARTIAL_BYTES, runner.stats().bytesRead(),
+            "one partial per aggregate and key slot in use (10 keys and null) comes back, not " + 16L * rows + " bytes of rows");
+        assertThrows(GpuException.class, () -> runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
+            ArrowInputs.of(k, SqlType.INT)), rows));
+        // staging outside runGrouped would dispatch with the previous batch's key range
+        assertThrows(GpuException.class, () -> runner.append(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
+            ArrowInputs.of(k, SqlType.INT)), rows));
+        assertThrows(GpuException.class, runner::dispatch);
       }
-      x.setValueCount(rows);
-      k.setValueCount(rows);
-      Grouped got = runner.runGrouped(List.of(ArrowInputs.of(x, SqlType.DOUBLE), ArrowInputs.of(k, SqlType.INT)), rows)
-          .orElseThrow();
-      assertEquals(11, got.groups().size(), "keys -5..4 and null");
-      assertEquals(2, runner.reduction().chunks(runner.currentCapacity(), ColumnKernel.workgroupSize(d.info()), d.loopLimit()),
-          "two chunks per first-pass workgroup");
-      for (int i = 0; i < 10; i++) {
-        Group g = got.groups().get(i);
-        assertEquals(i - 5, g.key());
-        assertEquals(n[i], g.rows());
-        assertEquals(sum[i], g.values().get(0).floating(), RELATIVE * sum[i]);
-        assertEquals(max[i], g.values().get(1).floating());
-        assertEquals(n[i] * (i - 5L) * (i - 5L), g.values().get(2).integral(), "sq(k) summed: the key read by a call");
-        assertEquals(n[i], g.values().get(3).count());
-      }
-      Group nulls = got.groups().get(10);
-      assertTrue(nulls.nullKey());
-      assertTrue(nulls.values().get(2).isNull(), "sq(null) is null");
-      assertEquals((rows + 6) / 7, nulls.values().get(3).count());
-      assertEquals(11L * (aggs.size() + 1) * ColumnReduction.PARTIAL_BYTES, runner.stats().bytesRead(),
-          "one partial per aggregate and key slot in use (10 keys and null) comes back, not " + 16L * rows + " bytes of rows");
-      assertThrows(GpuException.class, () -> runner.runReduced(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
-          ArrowInputs.of(k, SqlType.INT)), rows));
-      // staging outside runGrouped would dispatch with the previous batch's key range
-      assertThrows(GpuException.class, () -> runner.append(List.of(ArrowInputs.of(x, SqlType.DOUBLE),
-          ArrowInputs.of(k, SqlType.INT)), rows));
-      assertThrows(GpuException.class, runner::dispatch);
-    } finally {
-      d.close();
-      assertEquals(0, d.validationErrors(), d.validationMessages().toString());
-    }
+    });
   }
 
   @Test
-  void grouped_refusesBadKeysAndSlots() {
+  void grouped_refusesBadKeysAndSlots() throws Exception {
     List<Aggregate> aggs = List.of(new Aggregate(Function.SUM, 0));
     List<SqlType> types = List.of(SqlType.DOUBLE);
     assertThrows(GpuException.class, () -> ColumnReduction.grouped(aggs, types, 1, SqlType.DOUBLE, 64));
     assertThrows(GpuException.class, () -> ColumnReduction.grouped(aggs, types, -1, SqlType.INT, 64));
     assertThrows(GpuException.class, () -> ColumnReduction.grouped(aggs, types, 1, SqlType.INT, 0));
     assertThrows(GpuException.class, () -> ColumnReduction.grouped(aggs, types, 1, SqlType.INT, ColumnReduction.MAX_SLOTS + 1));
-    GpuDevice d = open(TransferMode.AUTO);
     ColumnKernel id = ColumnKernel.compile(KernelSignature.of("id", SqlType.DOUBLE, arg("x", SqlType.DOUBLE)), "x");
-    try (BufferAllocator a = new RootAllocator(); ColumnRuntime rt = new ColumnRuntime(d)) {
+    ColumnGpu.onDevice(TransferMode.AUTO, (d, rt, a) -> {
       GpuException e = assertThrows(GpuException.class, () -> rt.runner(List.of(new KernelCall(id, new int[] {0})),
           List.of(SqlType.DOUBLE, SqlType.BIGINT), 1024, a, ColumnReduction.grouped(aggs, types, 1, SqlType.INT, 64)));
       assertTrue(e.getMessage().contains("groups by input column 1"), e.getMessage());
-    } finally {
-      d.close();
-    }
+    });
   }
 }

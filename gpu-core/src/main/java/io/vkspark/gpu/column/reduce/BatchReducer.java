@@ -1,0 +1,252 @@
+package io.vkspark.gpu.column.reduce;
+
+import io.vkspark.gpu.Groups;
+import io.vkspark.gpu.column.BatchMeter;
+import io.vkspark.gpu.column.Bits;
+import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.RawMemory;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Result;
+import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
+import java.util.List;
+import java.util.function.IntToLongFunction;
+import java.util.function.LongFunction;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * The reducing half of a {@code BatchRunner} built with a {@link ColumnReduction}: the runner stages
+ * and dispatches the rows as for any batch, and around each dispatch this writes what the
+ * reduction reads (the calls' validity, a grouped batch's key range) and folds what it wrote
+ * back, so the per-row results never leave the device. Also finds a grouped batch's key range
+ * before the batch is staged. One per runner (one thread).
+ */
+public final class BatchReducer implements AutoCloseable {
+  private final ColumnReduction reduction;
+  private final HostFold fold;
+  private final BufferAllocator allocator;
+  private final BatchMeter meter;
+  /** The runner's scratch host memory, grown on demand (shared: one is in use at a time). */
+  private final LongFunction<ArrowBuf> scratch;
+  private final int workgroupSize;
+  private final int maxGroupsX;
+  /** The staged batch's reduced values so far (one per aggregate); null before its first dispatch. */
+  private Value[] reduced;
+  /** Grouped: the staged batch's values so far per key slot; null before its first dispatch. */
+  private Value[][] reducedByKey;
+  /** Grouped: the staged batch's key range (slot s is key keyBase + s) and null keys' slot, if it has any. */
+  private long keyBase;
+  private int keyNullSlot;
+  private boolean keyNulls;
+  /** Grouped: host copy of the staged batch's key validity (uploaded per dispatch when it has null keys). */
+  private ArrowBuf keyValidHost;
+  /** Grouped: host side of the key parameters written before each dispatch. */
+  private ArrowBuf keyParams;
+  /** Grouped: batches whose key range did not fit the slots (left to the caller). */
+  private long wideBatches;
+
+  /**
+   * @param meter the runner's meter of the batch, which counts the bytes this moves
+   * @param scratch the runner's scratch memory of at least the given bytes
+   */
+  public BatchReducer(ColumnReduction reduction, BufferAllocator allocator, BatchMeter meter,
+                      LongFunction<ArrowBuf> scratch, int workgroupSize, int maxGroupsX) {
+    this.reduction = reduction;
+    this.fold = reduction.fold();
+    this.allocator = allocator;
+    this.meter = meter;
+    this.scratch = scratch;
+    this.workgroupSize = workgroupSize;
+    this.maxGroupsX = maxGroupsX;
+  }
+
+  public ColumnReduction reduction() {
+    return reduction;
+  }
+
+  /**
+   * Grouped: finds the key's range over {@code rows} rows (and keeps a host copy of its validity);
+   * whether its values, plus a slot for null keys, fit the slots. A batch that does not fit is
+   * left to the caller.
+   */
+  public boolean admit(InputColumn key, int rows) {
+    if (!keyRange(key, rows)) {
+      wideBatches++;
+      return false;
+    }
+    return true;
+  }
+
+  /** Grouped batches whose key range was too wide for the slots ({@link #admit} said no). */
+  public long wideBatches() {
+    return wideBatches;
+  }
+
+  /** Finds the key's range (sets keyBase, keyNullSlot, keyNulls and the host copy of the key validity); whether it fits. */
+  private boolean keyRange(InputColumn key, int rows) {
+    long vbytes = SqlType.BOOLEAN.bytesFor(rows);
+    if (keyValidHost == null || keyValidHost.capacity() < vbytes) {
+      if (keyValidHost != null) {
+        keyValidHost.close();
+      }
+      keyValidHost = allocator.buffer(Math.max(vbytes, 64));
+    }
+    long valid = keyValidHost.memoryAddress();
+    RawMemory.memSet(valid, 0xff, vbytes);
+    boolean nulls = false;
+    if (key.hasNulls() && rows > 0) {
+      key.andValidity(valid, rows);
+      nulls = Bits.nullCount(valid, vbytes, rows) > 0;
+    }
+    boolean wide = reduction.keyType() == SqlType.BIGINT;
+    int width = wide ? 8 : 4;
+    ArrowBuf s = scratch.apply((long) rows * width);
+    long at = s.memoryAddress();
+    if (rows > 0) {
+      key.copyValues(0, rows, at);
+    }
+    long min = Long.MAX_VALUE;
+    long max = Long.MIN_VALUE;
+    for (int r = 0; r < rows; r++) {
+      if (nulls && (RawMemory.memGetLong(valid + 8L * (r >>> 6)) & (1L << (r & 63))) == 0) {
+        continue;
+      }
+      long v = wide ? RawMemory.memGetLong(at + 8L * r) : RawMemory.memGetInt(at + 4L * r);
+      min = Math.min(min, v);
+      max = Math.max(max, v);
+    }
+    long values = 0;
+    if (min <= max) {
+      long span = max - min; // may overflow for bigints far apart: then the range is too wide
+      if (span < 0 || span >= reduction.slots()) {
+        return false;
+      }
+      values = span + 1;
+    }
+    if (values + (nulls ? 1 : 0) > reduction.slots()) {
+      return false;
+    }
+    keyBase = min <= max ? min : 0;
+    keyNullSlot = (int) values;
+    keyNulls = nulls;
+    return true;
+  }
+
+  /**
+   * Before the dispatch of the staged batch's rows {@code [from, from + n)}: writes the validity of
+   * each call the reduction reads that has nulls among them and, grouped, the key parameters.
+   *
+   * @param nullCounts each call's null count over the staged rows
+   * @param validity the address of call {@code c}'s validity bitmap over the staged rows
+   * @return a bit per call whose validity was written (the params' word at byte 4), so calls
+   *     without nulls upload nothing
+   */
+  public int beforeDispatch(ReductionBuffers b, int from, int n, long[] nullCounts, IntToLongFunction validity) {
+    int mask = 0;
+    long bytes = SqlType.BOOLEAN.bytesFor(n);
+    for (int c : reduction.passes().reads()) {
+      if (nullCounts[c] == 0) {
+        continue;
+      }
+      ArrowBuf s = scratch.apply(bytes);
+      Bits.copy(validity.applyAsLong(c), from, s.memoryAddress(), 0, n);
+      long valid = 0;
+      for (long w = 0; w < bytes; w += 8) {
+        valid += Long.bitCount(RawMemory.memGetLong(s.memoryAddress() + w));
+      }
+      if (valid < n) {
+        b.valid[c].write(0, s.memoryAddress(), bytes);
+        meter.uploaded(bytes);
+        mask |= 1 << c;
+      }
+    }
+    if (reduction.grouped()) {
+      writeKeyParams(b, from, n);
+    }
+    return mask;
+  }
+
+  /**
+   * Grouped: writes the key parameters (base, null slot, whether keys are null, the first pass's
+   * group counts and their total) and, when the batch has null keys, the key validity of the
+   * {@code n} rows being dispatched.
+   */
+  private void writeKeyParams(ReductionBuffers b, int from, int n) {
+    if (keyParams == null) {
+      keyParams = allocator.buffer(ReductionPasses.KEY_PARAMS_BYTES);
+    }
+    long perGroup = (long) b.keyChunks * workgroupSize;
+    Groups g = Groups.covering(n, (int) perGroup, maxGroupsX);
+    keyParams.setLong(0, keyBase);
+    keyParams.setInt(8, keyNullSlot);
+    keyParams.setInt(12, keyNulls ? 1 : 0);
+    keyParams.setInt(ReductionPasses.KEY_GROUPS_OFFSET, g.x());
+    keyParams.setInt(ReductionPasses.KEY_GROUPS_OFFSET + 4, g.y());
+    keyParams.setInt(ReductionPasses.KEY_GROUPS_OFFSET + 8, g.z());
+    keyParams.setInt(28, (int) ((n + perGroup - 1) / perGroup));
+    keyParams.setInt(32, keyNullSlot + (keyNulls ? 1 : 0)); // the slots in use
+    keyParams.setInt(36, b.keyChunks);
+    keyParams.setLong(40, 0);
+    b.keyParams.write(0, keyParams.memoryAddress(), ReductionPasses.KEY_PARAMS_BYTES);
+    if (keyNulls) {
+      long bytes = SqlType.BOOLEAN.bytesFor(n);
+      ArrowBuf s = scratch.apply(bytes);
+      Bits.copy(keyValidHost.memoryAddress(), from, s.memoryAddress(), 0, n);
+      b.keyValid.write(0, s.memoryAddress(), bytes);
+      meter.uploaded(bytes);
+    }
+  }
+
+  /** After the dispatch of {@code n} rows: reads their partials and folds them, in row order, into the batch's values. */
+  public void afterDispatch(ReductionBuffers b, int n) {
+    if (reduction.grouped()) {
+      int used = keyNullSlot + (keyNulls ? 1 : 0); // the slots the batch's key range spans: only they are read
+      long bytes = reduction.passes().keyedResultBytes(used);
+      ArrowBuf s = scratch.apply(bytes);
+      b.keyed.read(0, s.memoryAddress(), bytes);
+      meter.read(bytes);
+      if (reducedByKey == null) {
+        reducedByKey = fold.emptySlots();
+      }
+      fold.foldKeyed(s.memoryAddress(), used, reducedByKey);
+      return;
+    }
+    int groups = (int) ((n + (long) workgroupSize - 1) / workgroupSize);
+    long bytes = reduction.passes().partialBytes(groups);
+    ArrowBuf s = scratch.apply(bytes);
+    b.partials.read(0, s.memoryAddress(), bytes);
+    meter.read(bytes);
+    if (reduced == null) {
+      reduced = fold.empty();
+    }
+    fold.fold(s.memoryAddress(), groups, reduced);
+  }
+
+  /** The staged batch's values over its {@code rows} rows (empty values when nothing was dispatched). */
+  public Result result(long rows) {
+    return new Result(rows, List.of(reduced == null ? fold.empty() : reduced));
+  }
+
+  /** Grouped: the staged batch's groups over its {@code rows} rows. */
+  public Grouped grouped(long rows) {
+    Value[][] acc = reducedByKey == null ? fold.emptySlots() : reducedByKey;
+    return fold.groups(rows, acc, keyBase, keyNullSlot, keyNulls);
+  }
+
+  /** Forgets the staged batch's values (taken, or failed). */
+  public void discard() {
+    reduced = null;
+    reducedByKey = null;
+  }
+
+  @Override
+  public void close() {
+    if (keyValidHost != null) {
+      keyValidHost.close();
+    }
+    if (keyParams != null) {
+      keyParams.close();
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package io.vkspark.gpu.internal;
+
+import io.vkspark.gpu.CompileResult;
+import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.Program;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * The one path from generated GLSL to sealed SPIR-V, shared by UDF kernels
+ * ({@code ColumnKernel.compile}) and reductions ({@code column.reduce.ReductionPasses}): optimized
+ * compilation, cached on disk when a directory is given, and {@link SpirvSeal} on every module,
+ * fresh or read from the cache. One path means a shader vkspark generates cannot reach a driver
+ * without the seal, whoever generated it.
+ */
+public final class SealedCompiler {
+  private SealedCompiler() {
+  }
+
+  /**
+   * What a generated shader is sealed against.
+   *
+   * @param program the program its module must fit (declared buffers, element types), built from the module
+   * @param more further checks of the parsed module (e.g. local memory per invocation)
+   * @param broken the error thrown for a module that breaks the seal, from the seal's own error
+   */
+  public record Seal(Function<byte[], Program> program, Consumer<SpirvModule> more,
+                     Function<GpuException, GpuException> broken) {
+    /** Checks {@code spirv}; throws {@link #broken}'s error when it does not fit. */
+    public void check(byte[] spirv) {
+      try {
+        more.accept(SpirvSeal.check(program.apply(spirv), spirv, true));
+      } catch (GpuException e) {
+        throw broken.apply(e);
+      }
+    }
+  }
+
+  /**
+   * Compiles {@code source} (optimized) or reads it from {@code cacheDir}, sealing every module
+   * before it is returned or stored.
+   *
+   * @param fileName the shader's file name in messages, e.g. {@code vkspark-reduce.comp}
+   * @param cacheDir SPIR-V cache directory, or null
+   */
+  public static CompileResult compile(String fileName, String source, Path cacheDir, Seal seal) {
+    return GlslCompiler.compile(fileName, source, cacheDir, GlslCompiler.Flavor.OPTIMIZED, seal::check);
+  }
+}
