@@ -29,7 +29,7 @@ BENCH_HEAP ?= 8g
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build test test-lines test-line demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -44,6 +44,12 @@ build:
 
 examples/target/classpath.txt: build
 	$(MVN) -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -Dmdep.includeScope=compile >/dev/null
+
+## javadoc: the user API only (io.vkspark.spark.api and the plugin class) as HTML in target/javadoc;
+## every other package is vkspark's own (docs/ARCHITECTURE.md)
+javadoc: examples/target/classpath.txt
+	javadoc -quiet -Xdoclint:none -d target/javadoc -cp $$(cat examples/target/classpath.txt) \
+	  spark-plugin/src/main/java/io/vkspark/spark/api/*.java spark-plugin/src/main/java/io/vkspark/spark/VkSparkPlugin.java
 
 ## test: every module's tests on a real Vulkan driver (validation layer on), then a real standalone
 ## cluster, on Spark 4.2; then the Spark-facing suites on every other Spark line (test-lines)

@@ -21,10 +21,10 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.types.DataType;
 
 /**
- * Registering GPU UDFs, and recognizing them in plans. A Java UDF registered with
- * {@code spark.udf().register} reaches the plan as a {@link ScalaUDF} whose function is a Scala
- * closure capturing the Java UDF; {@link #of(ScalaUDF)} finds it through the closure's
- * serialized form, as spark-rapids does.
+ * Registering GPU UDFs from Java or Scala code: {@link #register} checks the UDF's arity and
+ * compiles its kernel before Spark registers it, so a body that does not compile fails at the
+ * registration, naming its line. SQL users list classes in {@code spark.vkspark.functions} or
+ * define GLSL-only UDFs instead (README).
  */
 public final class GpuUdfs {
   private GpuUdfs() {}
