@@ -73,7 +73,7 @@ suite() {   # module, extra JVM flags
   local m=$1; shift
   local log="$out/$m-tests.log"
   mkdir -p "$out/work-$m"
-  (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -XX:ErrorFile="$out/hs_err_$m.log" \
+  (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
       -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute --scan-class-path "$jars/$m-tests.jar" \
       --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
   local rc=$?

@@ -262,7 +262,9 @@ final class VkConfTest {
   // ---- the README's configuration table ----
 
   private static String readme() throws java.io.IOException {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+    // the working directory's (Maven runs in the module), or vkspark.source.root's (scripts/kit-suite.sh)
+    Path start = Path.of(System.getProperty("vkspark.source.root", "")).toAbsolutePath();
+    for (Path dir = start; dir != null; dir = dir.getParent()) {
       Path p = dir.resolve("README.md");
       if (java.nio.file.Files.isRegularFile(p) && java.nio.file.Files.readString(p).contains("\n## Configuration\n")) {
         return java.nio.file.Files.readString(p);
