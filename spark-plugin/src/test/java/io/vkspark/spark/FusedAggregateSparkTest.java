@@ -1,9 +1,8 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.agg.FuseGpuAggregates;
+import io.vkspark.spark.agg.ReducePlacement;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuKernel;
-import io.vkspark.spark.agg.GpuReduction;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
@@ -83,13 +82,13 @@ final class FusedAggregateSparkTest {
 
   @org.junit.jupiter.api.BeforeEach
   void fusionOn() {
-    spark().conf().set(FuseGpuAggregates.CONF, "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
+    spark().conf().set(ReducePlacement.FUSE, "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
   }
 
   @AfterEach
   void defaults() {
-    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled",
-        GpuReduction.CONF, GpuReduction.SLOTS_CONF, "spark.sql.ansi.enabled", VkConf.COALESCE,
+    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, ReducePlacement.FUSE, "spark.sql.adaptive.enabled",
+        ReducePlacement.ON_GPU, ReducePlacement.KEY_SLOTS, "spark.sql.ansi.enabled", VkConf.COALESCE,
         "spark.sql.inMemoryColumnarStorage.batchSize")) {
       spark().conf().unset(k);
     }
@@ -167,7 +166,7 @@ final class FusedAggregateSparkTest {
     both = gpuAndCpu(() -> spark().sql(doubles));
     assertFused(lastRun, 15_000, true);
     assertAggregatesEqual(both.get(1), both.get(0));
-    spark().conf().set(GpuReduction.CONF, "false"); // the switch back to the host fold
+    spark().conf().set(ReducePlacement.ON_GPU, "false"); // the switch back to the host fold
     both = gpuAndCpu(() -> spark().sql(doubles));
     assertFused(lastRun, 15_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
@@ -181,7 +180,7 @@ final class FusedAggregateSparkTest {
    */
   @Test
   void conf_unsetFusesExactlyWhatTheGpuReduces_trueAlsoFoldsOnTheHost_falseNever() {
-    spark().conf().unset(FuseGpuAggregates.CONF);
+    spark().conf().unset(ReducePlacement.FUSE);
     spark().conf().set("spark.sql.ansi.enabled", "true");
     String reducible = "SELECT sum(x_d), min(x_f), count(x_l), avg(x_i), count(*) FROM (" + CALLS + " FROM fused_t)";
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(reducible));
@@ -190,28 +189,28 @@ final class FusedAggregateSparkTest {
 
     String ansiIntSum = "SELECT sum(x_i), max(x_d) FROM (" + CALLS + " FROM fused_t)";
     assertNotFused(ansiIntSum);
-    spark().conf().set(GpuReduction.CONF, "false");
+    spark().conf().set(ReducePlacement.ON_GPU, "false");
     assertNotFused(reducible);
-    spark().conf().unset(GpuReduction.CONF);
+    spark().conf().unset(ReducePlacement.ON_GPU);
     spark().conf().set(VkConf.VERIFY, "sample");
     assertNotFused(reducible);
     spark().conf().unset(VkConf.VERIFY);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "true");
+    spark().conf().set(ReducePlacement.FUSE, "true");
     both = gpuAndCpu(() -> spark().sql(ansiIntSum));
     assertFused(lastRun, 15_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
 
-    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    spark().conf().set(ReducePlacement.FUSE, "false");
     assertNotFused(reducible);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "yes");
+    spark().conf().set(ReducePlacement.FUSE, "yes");
     Throwable e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
     while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
     String message = e.getMessage();
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(FuseGpuAggregates.CONF + " is 'yes'")
+    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(ReducePlacement.FUSE + " is 'yes'")
         && message.contains("Fix:"), message);
   }
 
@@ -299,7 +298,7 @@ final class FusedAggregateSparkTest {
     assertTrue(explain.contains("VkGpuAggregate (partial) [keys=[_groupingexpression#"), explain);
     assertTrue(explain.contains("sum(x_d"), explain);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    spark().conf().set(ReducePlacement.FUSE, "false");
     Dataset<Row> off = spark().sql(sql);
     List<Row> rows = off.collectAsList();
     assertTrue(fusedNodes(off).isEmpty(), () -> explain(off));
@@ -391,7 +390,7 @@ final class FusedAggregateSparkTest {
     assertEquals(20_000L, eval.get("gpuRows"), "the wide batches' UDFs ran on the GPU too");
     assertTrue(eval.get("numOutputBatches") >= 8, () -> "several batches per partition, keys repeated across them: " + eval);
 
-    spark().conf().set(GpuReduction.SLOTS_CONF, "4"); // 10 keys: every batch too wide
+    spark().conf().set(ReducePlacement.KEY_SLOTS, "4"); // 10 keys: every batch too wide
     both = gpuAndCpu(() -> spark().sql(byArg));
     assertFused(lastRun, 20_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
