@@ -1,9 +1,9 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.agg.FuseGpuAggregates;
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuKernel;
-import io.vkspark.spark.agg.GpuReduction;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
@@ -83,13 +83,13 @@ final class FusedAggregateSparkTest {
 
   @org.junit.jupiter.api.BeforeEach
   void fusionOn() {
-    spark().conf().set(FuseGpuAggregates.CONF, "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
   }
 
   @AfterEach
   void defaults() {
-    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, FuseGpuAggregates.CONF, "spark.sql.adaptive.enabled",
-        GpuReduction.CONF, GpuReduction.SLOTS_CONF, "spark.sql.ansi.enabled", VkConf.COALESCE,
+    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, Settings.FUSE_AGGREGATES.key(), "spark.sql.adaptive.enabled",
+        Settings.FUSE_AGGREGATES_ON_GPU.key(), Settings.FUSE_AGGREGATES_KEY_SLOTS.key(), "spark.sql.ansi.enabled", VkConf.COALESCE,
         "spark.sql.inMemoryColumnarStorage.batchSize")) {
       spark().conf().unset(k);
     }
@@ -167,7 +167,7 @@ final class FusedAggregateSparkTest {
     both = gpuAndCpu(() -> spark().sql(doubles));
     assertFused(lastRun, 15_000, true);
     assertAggregatesEqual(both.get(1), both.get(0));
-    spark().conf().set(GpuReduction.CONF, "false"); // the switch back to the host fold
+    spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "false"); // the switch back to the host fold
     both = gpuAndCpu(() -> spark().sql(doubles));
     assertFused(lastRun, 15_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
@@ -181,7 +181,7 @@ final class FusedAggregateSparkTest {
    */
   @Test
   void conf_unsetFusesExactlyWhatTheGpuReduces_trueAlsoFoldsOnTheHost_falseNever() {
-    spark().conf().unset(FuseGpuAggregates.CONF);
+    spark().conf().unset(Settings.FUSE_AGGREGATES.key());
     spark().conf().set("spark.sql.ansi.enabled", "true");
     String reducible = "SELECT sum(x_d), min(x_f), count(x_l), avg(x_i), count(*) FROM (" + CALLS + " FROM fused_t)";
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(reducible));
@@ -190,38 +190,38 @@ final class FusedAggregateSparkTest {
 
     String ansiIntSum = "SELECT sum(x_i), max(x_d) FROM (" + CALLS + " FROM fused_t)";
     assertNotFused(ansiIntSum);
-    spark().conf().set(GpuReduction.CONF, "false");
+    spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "false");
     assertNotFused(reducible);
-    spark().conf().unset(GpuReduction.CONF);
+    spark().conf().unset(Settings.FUSE_AGGREGATES_ON_GPU.key());
     spark().conf().set(VkConf.VERIFY, "sample");
     assertNotFused(reducible);
     spark().conf().unset(VkConf.VERIFY);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "true");
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     both = gpuAndCpu(() -> spark().sql(ansiIntSum));
     assertFused(lastRun, 15_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
 
-    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "false");
     assertNotFused(reducible);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "yes");
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "yes");
     Throwable e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
     while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
     String message = e.getMessage();
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(FuseGpuAggregates.CONF + " is 'yes'")
+    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(Settings.FUSE_AGGREGATES.key() + " is 'yes'")
         && message.contains("Fix:"), message);
 
-    spark().conf().unset(FuseGpuAggregates.CONF);
-    spark().conf().set(GpuReduction.CONF, "flase"); // Boolean.parseBoolean read this as false, silently
+    spark().conf().unset(Settings.FUSE_AGGREGATES.key());
+    spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "flase"); // Boolean.parseBoolean read this as false, silently
     e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
     while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && e.getMessage().startsWith(GpuReduction.CONF
-        + " is 'flase', not a boolean. Fix: set " + GpuReduction.CONF + " to true or false."), e.getMessage());
+    assertTrue(e instanceof io.vkspark.gpu.GpuException && e.getMessage().startsWith(Settings.FUSE_AGGREGATES_ON_GPU.key()
+        + " is 'flase', not a boolean. Fix: set " + Settings.FUSE_AGGREGATES_ON_GPU.key() + " to true or false."), e.getMessage());
   }
 
   /** {@code sql} runs with Spark's partial aggregate over the GPU node, every row on the GPU, equal to Spark's. */
@@ -308,7 +308,7 @@ final class FusedAggregateSparkTest {
     assertTrue(explain.contains("VkGpuAggregate (partial) [keys=[_groupingexpression#"), explain);
     assertTrue(explain.contains("sum(x_d"), explain);
 
-    spark().conf().set(FuseGpuAggregates.CONF, "false");
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "false");
     Dataset<Row> off = spark().sql(sql);
     List<Row> rows = off.collectAsList();
     assertTrue(fusedNodes(off).isEmpty(), () -> explain(off));
@@ -400,7 +400,7 @@ final class FusedAggregateSparkTest {
     assertEquals(20_000L, eval.get("gpuRows"), "the wide batches' UDFs ran on the GPU too");
     assertTrue(eval.get("numOutputBatches") >= 8, () -> "several batches per partition, keys repeated across them: " + eval);
 
-    spark().conf().set(GpuReduction.SLOTS_CONF, "4"); // 10 keys: every batch too wide
+    spark().conf().set(Settings.FUSE_AGGREGATES_KEY_SLOTS.key(), "4"); // 10 keys: every batch too wide
     both = gpuAndCpu(() -> spark().sql(byArg));
     assertFused(lastRun, 20_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));

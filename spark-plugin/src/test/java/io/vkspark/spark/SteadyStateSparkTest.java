@@ -1,8 +1,9 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.conf.Settings;
+
 import io.vkspark.spark.executor.ExecutorGpu;
 import io.vkspark.spark.executor.Footprint;
-import io.vkspark.spark.agg.FuseGpuAggregates;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
@@ -104,7 +105,7 @@ final class SteadyStateSparkTest {
   @AfterEach
   void defaults() {
     for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, FuseGpuAggregates.CONF, "spark.sql.ansi.enabled")) {
+        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, Settings.FUSE_AGGREGATES.key(), "spark.sql.ansi.enabled")) {
       s.conf().unset(k);
     }
     SAMPLES.clear();
@@ -184,7 +185,7 @@ final class SteadyStateSparkTest {
   @Test
   void fusedAggregate_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
     smallBatches();
-    s.conf().set(FuseGpuAggregates.CONF, "true");
+    s.conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     steady(() -> s.sql("SELECT sum(int_poly(i, j)) FROM parquet.`" + table + "`"), false, BATCHES);
   }
 
@@ -195,7 +196,7 @@ final class SteadyStateSparkTest {
   @Test
   void fusedGroupedAggregate_reducedOnTheGpu_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
     smallBatches();
-    s.conf().set(FuseGpuAggregates.CONF, "true");
+    s.conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     s.conf().set("spark.sql.ansi.enabled", "false");
     Dataset<Row> ran = steady(() -> s.sql("SELECT sum(p) FROM (SELECT j, sum(int_poly(i, j)) AS p FROM parquet.`" + table
         + "` GROUP BY j)"), false, BATCHES);

@@ -1,11 +1,7 @@
 package io.vkspark.spark.agg;
 
-import io.vkspark.spark.conf.Settings;
-
-import io.vkspark.spark.executor.ExecutorGpu;
-import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 
 import java.util.ArrayList;
@@ -13,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.BiPredicate;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -57,32 +52,15 @@ import scala.runtime.AbstractPartialFunction;
  * columns of the GPU node are deterministic expressions over them, computed by the fused node
  * (with Spark's own generated projection) as the projection or aggregate would have. Anything else stays Spark's.
  *
- * <p>{@code spark.vkspark.fuseAggregates} has three states ({@link Mode}). Unset, the default, it
- * fuses exactly the ungrouped aggregates the GPU will reduce in the UDFs' own submission
- * ({@link GpuReduction}, {@link #reducedOnGpu}): on an H200 those beat Spark's partial aggregate (a
+ * <p>{@code spark.vkspark.fuseAggregates} has three states ({@link ReducePlacement.Mode}). Unset, the
+ * default, it fuses exactly the ungrouped aggregates the GPU will reduce in the UDFs' own submission
+ * ({@link GpuReduction}, {@link ReducePlacement#fusing}): on an H200 those beat Spark's partial aggregate (a
  * Black-Scholes sum over 50 M cached rows 0.117 s against 0.162 s) and read back megabytes of
  * partials instead of the per-row results, while a host fold is not yet measured against Spark's
  * generated code. {@code true} fuses whatever the node reproduces, grouped aggregates too, folding
  * on the host where the GPU cannot reduce; {@code false} never fuses.
  */
 public final class FuseGpuAggregates extends Rule<SparkPlan> {
-  public static final String CONF = Settings.FUSE_AGGREGATES.key();
-
-  /** What {@code spark.vkspark.fuseAggregates} asks for. */
-  public enum Mode {
-    /** Unset (the default): fuse exactly the ungrouped aggregates that will be reduced on the GPU. */
-    GPU_REDUCED,
-    /** {@code true}: fuse every aggregate the node reproduces, folding on the host where the GPU cannot reduce. */
-    ALWAYS,
-    /** {@code false}: Spark keeps every partial aggregate. */
-    NEVER;
-
-    /** The session's mode; a value other than true or false is an error ({@link Settings#FUSE_AGGREGATES}). */
-    static Mode of(SparkSession session) {
-      return Settings.FUSE_AGGREGATES.find(Settings.lookup(session)).map(on -> on ? ALWAYS : NEVER).orElse(GPU_REDUCED);
-    }
-  }
-
   private final SparkSession session;
   /** After Spark's columnar transitions: the transition Spark put under a fused node goes. */
   private final boolean afterTransitions;
@@ -99,18 +77,26 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
 
   @Override
   public SparkPlan apply(SparkPlan plan) {
-    Mode mode = Mode.of(session);
-    if (!VkConf.of(session).enabled() || mode == Mode.NEVER) {
+    ReducePlacement.Mode mode = ReducePlacement.Mode.of(session);
+    if (!VkConf.of(session).enabled() || mode == ReducePlacement.Mode.NEVER) {
       return plan;
     }
     boolean ansi = ansi(session);
-    BiPredicate<VkGpuAggregateExec.Spec, VkGpuEvalExec> wanted = mode == Mode.ALWAYS ? (s, e) -> true
-        : (s, e) -> reducedOnGpu(session, s, e);
+    Placer placer = (s, e) -> ReducePlacement.fusing(session, mode, s, e);
     return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return (p instanceof HashAggregateExec a && fuse(a, ansi, wanted).isPresent())
-            || (afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec);
+        return (p instanceof HashAggregateExec a && fuse(a, ansi, placer).isPresent()) || planned(p);
+      }
+
+      /** Decides each aggregate once (isDefinedAt then apply would plan its reduction twice). */
+      @Override
+      public <A1 extends SparkPlan, B1> B1 applyOrElse(A1 p, scala.Function1<A1, B1> otherwise) {
+        if (p instanceof HashAggregateExec a) {
+          Optional<SparkPlan> fused = fuse(a, ansi, placer);
+          return fused.isPresent() ? (B1) fused.get() : otherwise.apply(p);
+        }
+        return planned(p) ? (B1) apply(p) : otherwise.apply(p);
       }
 
       @Override
@@ -119,7 +105,11 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
           // planned before the transitions: the node reads its GPU node's batches itself
           return g.withNewChildInternal(((ColumnarToRowExec) g.child()).child());
         }
-        return fuse((HashAggregateExec) p, ansi, wanted).orElseThrow();
+        return fuse((HashAggregateExec) p, ansi, placer).orElseThrow();
+      }
+
+      private boolean planned(SparkPlan p) {
+        return afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec;
       }
     });
   }
@@ -129,36 +119,14 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     return session.sessionState().conf().ansiEnabled();
   }
 
-  /**
-   * Whether the fused node for {@code spec} over {@code eval} will reduce on the GPU, as far as the
-   * driver knows: {@link GpuReduction#plan} accepts it, {@code fuseAggregates.onGpu} and verify are
-   * off, every call is placed on the GPU, and (in local mode, where the planner sees the device)
-   * the device has the reduction's features. An executor that finds otherwise folds on the host.
-   * Ungrouped only: whether a grouped one reduces depends on how many key values each batch spans,
-   * which the planner cannot know, and a high-cardinality key would replace Spark's generated hash
-   * aggregate with the host fold ({@code fuseAggregates=true} fuses grouped aggregates too).
-   */
-  static boolean reducedOnGpu(SparkSession session, VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    if (spec.keyOrdinal() >= 0 || !Settings.FUSE_AGGREGATES_ON_GPU.get(Settings.lookup(session))
-        || VkConf.of(session).verify().on() || eval.calls().isEmpty()
-        || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
-      return false;
-    }
-    Optional<GpuReduction> r = GpuReduction.plan(spec, eval);
-    if (r.isEmpty()) {
-      return false;
-    }
-    if (session.sparkContext().isLocal()) {
-      Optional<ExecutorGpu> gpu = ExecutorGpu.current();
-      return gpu.isPresent() && io.vkspark.gpu.column.reduce.ColumnReduction.of(r.get().aggregates(),
-          eval.calls().stream().map(GpuUdfCall::resultType).toList()).unsupportedOn(gpu.get().device().info()).isEmpty();
-    }
-    return true;
+  /** Where a fused aggregate reduces, or empty when the conf keeps Spark's partial aggregate ({@link ReducePlacement#fusing}). */
+  @FunctionalInterface
+  interface Placer {
+    Optional<ReducePlacement> place(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval);
   }
 
-  /** The fused node for {@code agg}, when it qualifies and {@code wanted} (the conf's {@link Mode}) accepts it. */
-  static Optional<SparkPlan> fuse(HashAggregateExec agg, boolean ansi,
-                                  BiPredicate<VkGpuAggregateExec.Spec, VkGpuEvalExec> wanted) {
+  /** The fused node for {@code agg}, when it qualifies and {@code placer} (the conf's mode) places it. */
+  static Optional<SparkPlan> fuse(HashAggregateExec agg, boolean ansi, Placer placer) {
     SparkPlan below = agg.child();
     ProjectExec project = below instanceof ProjectExec pe ? pe : null;
     if (project != null) {
@@ -228,7 +196,8 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
       }
     }
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
-    if (!wanted.test(spec, eval)) {
+    Optional<ReducePlacement> placement = placer.place(spec, eval);
+    if (placement.isEmpty()) {
       return Optional.empty();
     }
     // last check, and the only change to the plan's nodes: their links only get more precise, so it
@@ -236,7 +205,8 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (project != null && !relinkBelow(project, eval)) {
       return Optional.empty();
     }
-    return Optional.of(new VkGpuAggregateExec(spec, Scala.seq(Scala.list(agg.output())), agg.outputPartitioning(), eval));
+    return Optional.of(new VkGpuAggregateExec(spec, placement.get(), Scala.seq(Scala.list(agg.output())),
+        agg.outputPartitioning(), eval));
   }
 
   /**

@@ -1,7 +1,5 @@
 package io.vkspark.spark.agg;
 
-import io.vkspark.spark.conf.Settings;
-
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
@@ -29,9 +27,8 @@ import org.apache.spark.sql.types.DataTypes;
  * ({@link DeviceExprs}: {@code sum(CASE WHEN isnan(x) THEN 0D ELSE x END)}, {@code count_if(isnan(x))},
  * {@code max(coalesce(x, 0))}; not over a column of the GPU node's child), with no integral
  * {@code SUM} that must fail on overflow (ANSI).
- * Anything else folds on the host ({@link PartialAggregator}). On the executor the reduction runs
- * only when every UDF of the node runs on its GPU and {@code verify} is off (verify needs the rows);
- * otherwise, batch by batch, the host fold takes over, with the same results.
+ * Anything else folds on the host ({@link PartialAggregator}). Whether it is tried, and whether an
+ * executor runs it, is {@link ReducePlacement}'s decision.
  *
  * @param aggregates one per fused function, in order, reading call indices of the GPU node
  * @param keyOrdinal the grouping key's column of the GPU node's child (uploaded as a runner input
@@ -39,39 +36,37 @@ import org.apache.spark.sql.types.DataTypes;
  * @param slots key values (plus one for null keys) a batch may span to be reduced on the GPU
  */
 public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) implements Serializable {
-  /** {@code spark.vkspark.fuseAggregates.onGpu}: reduce eligible fused aggregates on the GPU (default true). */
-  public static final String CONF = Settings.FUSE_AGGREGATES_ON_GPU.key();
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
-  /**
-   * {@code spark.vkspark.fuseAggregates.onGpu.keySlots}: key values (and null) one batch may span
-   * for a grouped aggregate to be reduced on the GPU, 1 to 256 (default 64); a batch spanning more
-   * folds on the host.
-   */
-  public static final String SLOTS_CONF = Settings.FUSE_AGGREGATES_KEY_SLOTS.key();
 
   public GpuReduction {
     aggregates = List.copyOf(aggregates);
-  }
-
-  /** An ungrouped reduction. */
-  GpuReduction(List<ColumnReduction.Aggregate> aggregates) {
-    this(aggregates, -1, 0);
   }
 
   public boolean grouped() {
     return keyOrdinal >= 0;
   }
 
-  /** The reduction for {@code spec} over {@code eval}'s calls, when every part qualifies (default key slots). */
-  static Optional<GpuReduction> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    return plan(spec, eval, ColumnReduction.DEFAULT_SLOTS);
+  /**
+   * The reduction as gpu-core runs it, over calls of {@code callTypes}; grouped, with the key in
+   * runner input {@code keyInput} of type {@code keyType}. The one place a {@link ColumnReduction}
+   * is built from a plan.
+   */
+  ColumnReduction build(List<SqlType> callTypes, int keyInput, SqlType keyType) {
+    return grouped() ? ColumnReduction.grouped(aggregates, callTypes, keyInput, keyType, slots)
+        : ColumnReduction.of(aggregates, callTypes);
   }
+
+  /**
+   * A planned reduction, and the ungrouped form compiled on the driver to check that it compiles
+   * (a local device's features are checked against it too).
+   */
+  record Planned(GpuReduction reduction, ColumnReduction compiled) {}
 
   /**
    * The reduction for {@code spec} over {@code eval}'s calls, when every part qualifies; a grouped
    * one when the key is a column of {@code eval}'s child of type int, bigint or date.
    */
-  static Optional<GpuReduction> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval, int slots) {
+  static Optional<Planned> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval, int slots) {
     if (slots < 1 || slots > ColumnReduction.MAX_SLOTS) {
       return Optional.empty();
     }
@@ -127,18 +122,19 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       }
       out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
     }
+    GpuReduction planned = new GpuReduction(out, key, key >= 0 ? slots : 0);
     try {
       // compiled once per JVM: the executors' shaders are known to compile (a grouped one's source
       // does not depend on which runner input holds the key)
-      ColumnReduction.of(out, callTypes);
+      ColumnReduction compiled = ColumnReduction.of(out, callTypes);
       if (key >= 0) {
-        ColumnReduction.grouped(out, callTypes, 0, SparkTypes.of(spec.keyType()).orElseThrow(), slots);
+        planned.build(callTypes, 0, SparkTypes.of(spec.keyType()).orElseThrow());
       }
+      return Optional.of(new Planned(planned, compiled));
     } catch (io.vkspark.gpu.GpuException e) {
       LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
       return Optional.empty();
     }
-    return Optional.of(new GpuReduction(out, key, key >= 0 ? slots : 0));
   }
 
   /**

@@ -1,20 +1,12 @@
 package io.vkspark.spark.agg;
 
-import io.vkspark.spark.conf.Settings;
-
-import io.vkspark.spark.exec.GpuEvalIterator;
-import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.exec.NodeMetrics;
+import io.vkspark.spark.exec.DeviceReduction;
+import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.shim.UnaryExecShim;
-import io.vkspark.spark.conf.VerifySettings;
-import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.exec.VkGpuEvalExec;
-import io.vkspark.spark.exec.VkMetric;
 
 import java.io.Serializable;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -28,7 +20,6 @@ import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * A partial aggregation fused onto a {@link VkGpuEvalExec}: in place of Spark's
@@ -42,14 +33,14 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * <p>Where it can ({@link GpuReduction}: ungrouped or grouped by an int, bigint or date column of
  * the GPU node's child, every function {@code COUNT(*)} or over GPU UDF result columns, as they are
  * or through an expression the GPU computes exactly ({@link DeviceExprs}), no ANSI integral sum;
- * {@code spark.vkspark.fuseAggregates.onGpu}, default true), the aggregates are computed on the GPU
- * in the same submission as the UDFs and only
- * per-workgroup partials come back: the per-row results never leave the device. Results then match
+ * {@code spark.vkspark.fuseAggregates.onGpu}, default true; decided once, when the node is planned,
+ * as its {@link ReducePlacement}), the aggregates are computed on the GPU in the same submission as
+ * the UDFs and only per-workgroup partials come back: the per-row results never leave the device. Results then match
  * Spark's exactly for integer sums, counts, MIN and MAX, and within floating-point summation order
  * for double sums and averages (a pairwise sum per workgroup, then workgroups and batches in
  * order: at most {@code n * 2^-53 * sum(|x|)} apart for {@code n} rows). Otherwise, and for any
  * batch the GPU cannot reduce (verify on, a UDF on the CPU), it folds the rows on the host.
- * Metrics say which: {@code gpuReducedRows} against {@code aggregatedRows}.
+ * Metrics ({@link AggregateMetric}) say which: {@code gpuReducedRows} against {@code aggregatedRows}.
  *
  * <p>It consumes its child's batches itself: a {@code ColumnarToRow} that Spark's transitions put
  * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
@@ -83,14 +74,17 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   }
 
   private final Spec spec;
+  private final ReducePlacement placement;
   private final scala.collection.immutable.Seq<Attribute> output;
   private final Partitioning partitioning;
   private final SparkPlan child;
-  private transient Map<String, SQLMetric> metrics;
+  private transient Map<AggregateMetric, SQLMetric> metrics;
 
-  public VkGpuAggregateExec(Spec spec, scala.collection.immutable.Seq<Attribute> output, Partitioning partitioning,
-                            SparkPlan child) {
+  /** @param placement where the aggregates are reduced, decided once when the node is planned */
+  public VkGpuAggregateExec(Spec spec, ReducePlacement placement, scala.collection.immutable.Seq<Attribute> output,
+                            Partitioning partitioning, SparkPlan child) {
     this.spec = spec;
+    this.placement = placement;
     this.output = output;
     this.partitioning = partitioning;
     this.child = child;
@@ -112,7 +106,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkGpuAggregateExec(spec, output, partitioning, newChild);
+    return new VkGpuAggregateExec(spec, placement, output, partitioning, newChild);
   }
 
   @Override
@@ -125,66 +119,36 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
     return partitioning;
   }
 
+  /**
+   * The GPU node's batches, reduced on the GPU as {@link #placement} decided (each executor checks
+   * it once per task), folded into partial rows. A {@code ColumnarToRow} left under the node is
+   * skipped: the node reads the batches itself.
+   */
   @Override
   public RDD<InternalRow> doExecute() {
     Spec s = spec;
-    Map<String, SQLMetric> m = metricsMap();
-    SQLMetric outputRows = m.get("numOutputRows");
-    SQLMetric aggregatedRows = m.get("aggregatedRows");
+    Map<AggregateMetric, SQLMetric> m = aggregateMetrics();
     SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
-    if (source instanceof VkGpuEvalExec eval && onGpu(eval)) {
-      java.util.Optional<GpuReduction> reduction = GpuReduction.plan(s, eval, keySlots(eval));
-      if (reduction.isPresent()) {
-        return reduced(eval, reduction.get(), s, m);
-      }
-    }
-    return source.executeColumnar().toJavaRDD()
-        .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
-            new PartialAggregator(batches, s, outputRows, aggregatedRows))
+    RDD<DeviceReduction.Step> steps = placement.onGpu() && source instanceof VkGpuEvalExec eval
+        ? eval.executeReducing(placement)
+        : source.executeColumnar().toJavaRDD()
+            .mapPartitions(batches -> PartialAggregator.rows(batches)).rdd();
+    return steps.toJavaRDD()
+        .mapPartitions(in -> (java.util.Iterator<InternalRow>) new PartialAggregator(in, s, m))
         .rdd();
   }
 
-  private boolean onGpu(VkGpuEvalExec eval) {
-    org.apache.spark.sql.SparkSession session = eval.session();
-    return session == null || Settings.FUSE_AGGREGATES_ON_GPU.get(Settings.lookup(session));
-  }
-
-  /** {@link GpuReduction#SLOTS_CONF}: key values one batch may span for a grouped aggregate to reduce on the GPU. */
-  private static int keySlots(VkGpuEvalExec eval) {
-    org.apache.spark.sql.SparkSession session = eval.session();
-    return session == null ? Settings.FUSE_AGGREGATES_KEY_SLOTS.defaultValue()
-        : Settings.FUSE_AGGREGATES_KEY_SLOTS.get(Settings.lookup(session));
-  }
-
-  /** The GPU node's UDFs and this node's aggregates, computed together on the GPU ({@link GpuReduction}). */
-  private static RDD<InternalRow> reduced(VkGpuEvalExec eval, GpuReduction reduction, Spec s, Map<String, SQLMetric> m) {
-    List<GpuUdfCall> planned = eval.calls();
-    VkConf conf = VkConf.of(eval.session());
-    VerifySettings verify = conf.verify();
-    NodeMetrics em = eval.nodeMetrics();
-    List<DataType> childTypes = Scala.list(eval.child().output()).stream().map(a -> a.dataType()).toList();
-    SQLMetric outputRows = m.get("numOutputRows");
-    SQLMetric aggregatedRows = m.get("aggregatedRows");
-    SQLMetric gpuRows = m.get("gpuReducedRows");
-    SQLMetric readback = m.get("gpuReadbackBytes");
-    return eval.child().executeColumnar().toJavaRDD()
-        .mapPartitions((java.util.Iterator<ColumnarBatch> batches) -> (java.util.Iterator<InternalRow>)
-            new PartialAggregator(new GpuEvalIterator(batches, planned, childTypes, conf, em, verify, reduction), s,
-                outputRows, aggregatedRows, gpuRows, readback))
-        .rdd();
-  }
-
-  /** The node's metrics: partial rows emitted and rows aggregated (see docs/METRICS.md). */
-  public synchronized Map<String, SQLMetric> metricsMap() {
+  /** The node's metrics, every one of {@link AggregateMetric}, created once per node. */
+  private synchronized Map<AggregateMetric, SQLMetric> aggregateMetrics() {
     if (metrics == null) {
-      Map<String, SQLMetric> m = new LinkedHashMap<>();
-      m.put("numOutputRows", VkMetric.Kind.SUM.create(sparkContext(), "partial aggregate rows emitted"));
-      m.put("aggregatedRows", VkMetric.Kind.SUM.create(sparkContext(), "rows aggregated without leaving columns"));
-      m.put("gpuReducedRows", VkMetric.Kind.SUM.create(sparkContext(), "rows aggregated on the GPU (results not read back)"));
-      m.put("gpuReadbackBytes", VkMetric.Kind.SIZE.create(sparkContext(), "GPU aggregate partials read back"));
-      metrics = m;
+      metrics = AggregateMetric.create(sparkContext());
     }
     return metrics;
+  }
+
+  /** The node's metrics by key, in {@link AggregateMetric} order (see docs/METRICS.md). */
+  public Map<String, SQLMetric> metricsMap() {
+    return AggregateMetric.byKey(aggregateMetrics());
   }
 
   @Override
@@ -227,7 +191,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
     for (int i = 0; i < out.size(); i++) {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
-    return new VkGpuAggregateExec(spec.canonical(), Scala.seq(canonical),
+    return new VkGpuAggregateExec(spec.canonical(), placement, Scala.seq(canonical),
         new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child.canonicalized());
   }
 
@@ -235,16 +199,17 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   @Override
   public int productArity() {
-    return 4;
+    return 5;
   }
 
   @Override
   public Object productElement(int n) {
     return switch (n) {
       case 0 -> spec;
-      case 1 -> output;
-      case 2 -> partitioning;
-      case 3 -> child;
+      case 1 -> placement;
+      case 2 -> output;
+      case 3 -> partitioning;
+      case 4 -> child;
       default -> throw new IndexOutOfBoundsException(n);
     };
   }
@@ -256,12 +221,12 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof VkGpuAggregateExec g && g.spec.equals(spec) && g.output.equals(output)
-        && g.partitioning.equals(partitioning) && g.child.equals(child);
+    return o instanceof VkGpuAggregateExec g && g.spec.equals(spec) && g.placement.equals(placement)
+        && g.output.equals(output) && g.partitioning.equals(partitioning) && g.child.equals(child);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(spec, output, partitioning, child);
+    return java.util.Objects.hash(spec, placement, output, partitioning, child);
   }
 }

@@ -17,7 +17,6 @@ import org.apache.spark.sql.api.java.UDF6;
 import org.apache.spark.sql.api.java.UDF7;
 import org.apache.spark.sql.api.java.UDF8;
 import org.apache.spark.sql.api.java.UDF9;
-import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.types.DataType;
 
 /**

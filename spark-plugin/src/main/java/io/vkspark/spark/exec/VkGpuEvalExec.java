@@ -86,15 +86,38 @@ public final class VkGpuEvalExec extends UnaryExecShim {
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    List<GpuUdfCall> planned = calls();
+    Tasks tasks = tasks(null);
+    return child.executeColumnar().toJavaRDD()
+        .mapPartitions(batches -> (java.util.Iterator<ColumnarBatch>) tasks.iterator(batches))
+        .rdd();
+  }
+
+  /**
+   * The node's batches as a fused aggregate above it reads them: one {@link DeviceReduction.Step}
+   * per batch, reduced on the GPU with {@code reduction} where the executor can.
+   */
+  public RDD<DeviceReduction.Step> executeReducing(DeviceReduction reduction) {
+    Tasks tasks = tasks(reduction);
+    return child.executeColumnar().toJavaRDD()
+        .mapPartitions(batches -> tasks.iterator(batches).steps())
+        .rdd();
+  }
+
+  private Tasks tasks(DeviceReduction reduction) {
     VkConf conf = VkConf.of(session());
     VerifySettings verify = conf.verify();
-    NodeMetrics m = nodeMetrics();
     List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
         .map(a -> a.dataType()).toList();
-    return child.executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> new GpuEvalIterator(batches, planned, childTypes, conf, m, verify))
-        .rdd();
+    return new Tasks(calls(), childTypes, conf, nodeMetrics(), verify, reduction);
+  }
+
+  /** What each task's iterator is made of, sent to the executors with the closure. */
+  private record Tasks(List<GpuUdfCall> planned, List<org.apache.spark.sql.types.DataType> childTypes, VkConf conf,
+                       NodeMetrics metrics, VerifySettings verify, DeviceReduction reduction)
+      implements java.io.Serializable {
+    GpuEvalIterator iterator(java.util.Iterator<ColumnarBatch> batches) {
+      return new GpuEvalIterator(batches, planned, childTypes, conf, metrics, verify, reduction);
+    }
   }
 
   /**

@@ -112,7 +112,7 @@ public enum VkMetric {
 
   /** The metrics as the markdown table of docs/METRICS.md. */
   public static String markdownTable() {
-    StringBuilder b = new StringBuilder("| Key | Spark UI name | Kind | MetricsLevel |\n|---|---|---|---|\n");
+    StringBuilder b = new StringBuilder("| Key | Spark UI name | Kind | Level |\n|---|---|---|---|\n");
     for (VkMetric m : values()) {
       b.append("| `").append(m.key).append("` | ").append(m.description).append(" | ").append(m.kind.label())
           .append(" | ").append(m.level.value()).append(" |\n");

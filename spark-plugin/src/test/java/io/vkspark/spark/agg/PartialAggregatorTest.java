@@ -42,8 +42,11 @@ final class PartialAggregatorTest {
 
   private static List<InternalRow> run(List<ColumnarBatch> batches, int key, DataType keyType, FusedAggregate... aggs) {
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(key, keyType, "", List.of(aggs), List.of());
-    Iterator<InternalRow> it = new PartialAggregator(batches.iterator(), spec, new SQLMetric("sum", 0),
-        new SQLMetric("sum", 0));
+    java.util.Map<AggregateMetric, SQLMetric> metrics = new java.util.EnumMap<>(AggregateMetric.class);
+    for (AggregateMetric m : AggregateMetric.values()) {
+      metrics.put(m, new SQLMetric("sum", 0));
+    }
+    Iterator<InternalRow> it = new PartialAggregator(PartialAggregator.rows(batches.iterator()), spec, metrics);
     List<InternalRow> out = new ArrayList<>();
     it.forEachRemaining(out::add);
     return out;

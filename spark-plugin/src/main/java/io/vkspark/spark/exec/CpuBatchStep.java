@@ -1,0 +1,119 @@
+package io.vkspark.spark.exec;
+
+import io.vkspark.spark.conf.VkConf;
+
+import io.vkspark.gpu.column.SqlType;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * The CPU path of one task of a GPU node: a call's results computed with the UDF's own
+ * {@code call()}, row by row, or for a GLSL-only UDF (it has no {@code call()}) its SPIR-V over the
+ * whole batch on the CPU Vulkan device. Apart from the iterator so that the GPU and CPU paths each
+ * read on their own; the vectors are reused from batch to batch.
+ */
+final class CpuBatchStep implements AutoCloseable {
+  private final List<GpuUdfCall> calls;
+  private final VkConf conf;
+  private final BufferAllocator allocator;
+  private final NodeMetrics metrics;
+  private final FieldVector[] vectors;
+  /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
+  private CpuVulkanTask cpuVulkan;
+
+  CpuBatchStep(List<GpuUdfCall> calls, VkConf conf, BufferAllocator allocator, NodeMetrics metrics) {
+    this.calls = calls;
+    this.conf = conf;
+    this.allocator = allocator;
+    this.metrics = metrics;
+    this.vectors = new FieldVector[calls.size()];
+  }
+
+  /**
+   * Call {@code i} over {@code rows} rows of {@code in}, strictly: a null argument gives a null
+   * result. The column is valid until the next batch.
+   */
+  ColumnVector run(int i, ColumnarBatch in, int rows) {
+    GpuUdfCall c = calls.get(i);
+    if (c.glslOnly()) {
+      if (cpuVulkan == null) {
+        cpuVulkan = new CpuVulkanTask(conf, allocator);
+      }
+      ColumnVector out = cpuVulkan.run(i, c, in, rows);
+      metrics.add(VkMetric.CPU_ROWS, rows);
+      metrics.add(VkMetric.CPU_VULKAN_ROWS, rows);
+      return out;
+    }
+    if (vectors[i] == null) {
+      vectors[i] = new Field(c.name(), FieldType.nullable(c.kernel().signature().resultArrowType()), null)
+          .createVector(allocator);
+    }
+    FieldVector v = vectors[i];
+    v.setInitialCapacity(rows);
+    v.allocateNew();
+    int[] args = c.argOrdinals();
+    for (int r = 0; r < rows; r++) {
+      InternalRow row = in.getRow(r);
+      boolean anyNull = false;
+      for (int a : args) {
+        anyNull |= row.isNullAt(a);
+      }
+      // Rows Spark would not evaluate the call for (a CASE branch not taken, ...) get null, never call().
+      Object value = anyNull || !c.evaluatedFor(row) ? null : c.boundCpu().eval(row);
+      set(v, c.resultType(), r, value);
+    }
+    v.setValueCount(rows);
+    metrics.add(VkMetric.CPU_ROWS, rows);
+    return ResultColumn.of(v);
+  }
+
+  private static void set(FieldVector v, SqlType t, int r, Object value) {
+    if (value == null) {
+      v.setNull(r);
+      return;
+    }
+    switch (t) {
+      case INT -> ((IntVector) v).setSafe(r, (Integer) value);
+      case BIGINT -> ((BigIntVector) v).setSafe(r, (Long) value);
+      case FLOAT -> ((Float4Vector) v).setSafe(r, (Float) value);
+      case DOUBLE -> ((Float8Vector) v).setSafe(r, (Double) value);
+      case BOOLEAN -> ((BitVector) v).setSafe(r, (Boolean) value ? 1 : 0);
+      case DATE -> ((DateDayVector) v).setSafe(r, (Integer) value);
+      case TIMESTAMP -> ((TimeStampVector) v).setSafe(r, (Long) value);
+      case TINYINT -> ((TinyIntVector) v).setSafe(r, (Byte) value);
+      case SMALLINT -> ((SmallIntVector) v).setSafe(r, (Short) value);
+      case DECIMAL -> ((DecimalVector) v).setSafe(r, ((org.apache.spark.sql.types.Decimal) value).toUnscaledLong());
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (cpuVulkan != null) {
+        cpuVulkan.close();
+      }
+    } finally {
+      for (FieldVector v : vectors) {
+        if (v != null) {
+          v.close();
+        }
+      }
+    }
+  }
+}
