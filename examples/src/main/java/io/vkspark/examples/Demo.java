@@ -1,7 +1,7 @@
 package io.vkspark.examples;
 
 import io.vkspark.gpu.DeviceType;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.conf.VkConf;
 import java.io.PrintStream;
 import java.util.Locale;
@@ -50,7 +50,7 @@ public final class Demo {
     SparkJobs.registerAll(spark);
     out.printf("[demo] vkspark: Black-Scholes on %,d options, GPU UDF vs Spark on the CPU%n", rows);
     out.println(SparkJobs.deviceLine(spark));
-    if (ExecutorGpu.current().map(g -> g.device().info().type() == DeviceType.CPU).orElse(false)) {
+    if (ExecutorDevice.current().map(g -> g.device().info().type() == DeviceType.CPU).orElse(false)) {
       out.println("[demo] note: this Vulkan device is the CPU itself (no GPU found): the kernel and Spark share the"
           + " same cores, so expect no speed-up here; the point is that both paths agree.");
     }

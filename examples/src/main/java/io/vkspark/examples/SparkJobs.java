@@ -3,7 +3,7 @@ package io.vkspark.examples;
 import io.vkspark.spark.plan.VkExplain;
 
 import io.vkspark.gpu.DeviceInfo;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.VkSparkPlugin;
 import java.util.ArrayList;
@@ -188,13 +188,13 @@ public final class SparkJobs {
    * it has none, or that the devices are the executors' (cluster mode: see their logs).
    */
   public static String deviceLine(SparkSession spark) {
-    if (ExecutorGpu.current().isPresent()) {
-      DeviceInfo d = ExecutorGpu.current().get().device().info();
+    if (ExecutorDevice.current().isPresent()) {
+      DeviceInfo d = ExecutorDevice.current().get().device().info();
       return "[vkspark] device: " + d.name() + " (" + d.type().description() + ", Vulkan " + d.apiVersion() + ", "
           + d.driver() + ")";
     }
-    if (ExecutorGpu.unavailableReason().isPresent()) {
-      return "[vkspark] device: none, GPU UDFs run on the CPU: " + ExecutorGpu.unavailableReason().get();
+    if (ExecutorDevice.unavailableReason().isPresent()) {
+      return "[vkspark] device: none, GPU UDFs run on the CPU: " + ExecutorDevice.unavailableReason().get();
     }
     return spark.sparkContext().isLocal() ? "[vkspark] device: not opened (is spark.plugins set to "
         + VkSparkPlugin.class.getName() + "?)" : "[vkspark] device: the executors' (cluster mode; see executor logs)";

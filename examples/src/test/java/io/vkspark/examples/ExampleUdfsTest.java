@@ -5,7 +5,7 @@ import static io.vkspark.examples.ExampleSpark.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdf;
 import java.sql.Date;
 import java.sql.Timestamp;
@@ -68,7 +68,7 @@ final class ExampleUdfsTest {
 
   @AfterAll
   static void noValidationErrors() {
-    ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
+    ExecutorDevice.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
         () -> "validation errors: " + g.device().validationMessages()));
   }
 

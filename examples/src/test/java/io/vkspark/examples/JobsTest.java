@@ -1,6 +1,6 @@
 package io.vkspark.examples;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdfs;
 
 import static io.vkspark.examples.ExampleSpark.captureOut;
@@ -54,7 +54,7 @@ final class JobsTest {
   void optionsJob_main() throws Exception {
     String out = captureOut(() -> OptionsJob.main(new String[] {path}));
     // The device the local executor opened, by name (not "none" or "not opened").
-    String device = io.vkspark.spark.executor.ExecutorGpu.current().orElseThrow().device().info().name();
+    String device = io.vkspark.spark.executor.ExecutorDevice.current().orElseThrow().device().info().name();
     assertTrue(out.contains("[vkspark] device: " + device + " ("), out);
     assertTrue(out.contains("VkGpuEval [black_scholes("), "the plan shows the GPU node: " + out);
     assertTrue(out.contains("implied_volatility(price#") && out.contains(" on GPU"), out);
@@ -98,7 +98,7 @@ final class JobsTest {
   @Test
   void demo_main() throws Exception {
     String out = captureOut(() -> Demo.main(new String[] {"60000"}));
-    assertTrue(out.contains("[vkspark] device: " + io.vkspark.spark.executor.ExecutorGpu.current().orElseThrow().device().info().name()
+    assertTrue(out.contains("[vkspark] device: " + io.vkspark.spark.executor.ExecutorDevice.current().orElseThrow().device().info().name()
         + " ("), out);
     assertTrue(out.contains("[demo]   GPU  ") && out.contains("[demo]   CPU  "), out);
     assertTrue(out.contains("rows on GPU: 60,000"), out);

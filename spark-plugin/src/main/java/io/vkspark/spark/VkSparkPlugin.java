@@ -2,8 +2,8 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.plan.ConfiguredUdfs;
 import io.vkspark.spark.executor.CpuVulkan;
-import io.vkspark.spark.executor.ExecutorGpu;
-import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.executor.ExecutorDevice;
+import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.plan.OutsideNodeCalls;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
@@ -48,8 +48,8 @@ public final class VkSparkPlugin implements SparkPlugin {
         // while the SparkContext is being built, makes Spark stop it: a corrected builder in the same
         // JVM then gets a new context instead of this one with its bad configuration.
         VkConf vk = VkConf.from(conf);
-        GlslFunctions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
-            GlslFunctions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
+        GlslDefinitions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
+            GlslDefinitions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
         LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));
@@ -70,14 +70,14 @@ public final class VkSparkPlugin implements SparkPlugin {
           LOG.warn("executor {} was assigned {} GPUs ({}); vkspark uses one device per executor: {}",
               ctx.executorID(), gpu.addresses().length, Arrays.toString(gpu.addresses()), address);
         }
-        ExecutorGpu.init(conf, ctx.executorID(), address);
+        ExecutorDevice.init(conf, ctx.executorID(), address);
         register(ctx.metricRegistry());
       }
 
       @Override
       public void shutdown() {
         try {
-          ExecutorGpu.shutdown();
+          ExecutorDevice.shutdown();
         } finally {
           CpuVulkan.shutdown();
         }
@@ -94,13 +94,13 @@ public final class VkSparkPlugin implements SparkPlugin {
     gauge(registry, "bufferBytesLive", DeviceCounters::bufferBytesLive);
     gauge(registry, "commandBuffersCreated", DeviceCounters::commandBuffersCreated);
     gauge(registry, "descriptorSetsCreated", DeviceCounters::descriptorSetsCreated);
-    registry.register("deviceAvailable", (Gauge<Integer>) () -> ExecutorGpu.current().isPresent() ? 1 : 0);
+    registry.register("deviceAvailable", (Gauge<Integer>) () -> ExecutorDevice.current().isPresent() ? 1 : 0);
     registry.register("cpuRowsOutsideNode", (Gauge<Long>) OutsideNodeCalls.ROWS::sum);
   }
 
   private static void gauge(MetricRegistry registry, String name, ToLongFunction<DeviceCounters> f) {
     registry.register(name, (Gauge<Long>) () ->
-        ExecutorGpu.current().map(g -> f.applyAsLong(g.device().counters())).orElse(0L));
+        ExecutorDevice.current().map(g -> f.applyAsLong(g.device().counters())).orElse(0L));
   }
 
   /** Adds {@code value} to the comma-separated list {@code key}, once. */

@@ -4,10 +4,10 @@ import io.vkspark.spark.plan.ConfiguredUdfs;
 import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.agg.ExtractGpuUdfFromAggregate;
 import io.vkspark.spark.agg.FuseGpuAggregates;
-import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.glsl.GlslUdf;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.plan.GpuUdfTypes;
+import io.vkspark.spark.plan.ArgumentTypes;
 import io.vkspark.spark.plan.InsertGpuEval;
 import io.vkspark.spark.cache.ReadCacheColumns;
 import io.vkspark.spark.shim.Scala;
@@ -41,9 +41,9 @@ import scala.runtime.BoxedUnit;
 public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions ext) {
-    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new GpuUdfTypes.CastArguments());
-    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) GpuUdfTypes.CheckCalls::new);
-    ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) GpuUdfTypes.Check::new);
+    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ArgumentTypes.CastArguments());
+    ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) ArgumentTypes.CheckCalls::new);
+    ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) ArgumentTypes.Check::new);
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) s -> new FuseGpuAggregates(s, false));
@@ -75,12 +75,12 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         };
       }
     });
-    ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslFunctions.DEFINE),
-        new ExpressionInfo(GlslFunctions.class.getName(), null, GlslFunctions.DEFINE,
+    ext.injectFunction(new Tuple3<>(new FunctionIdentifier(GlslDefinitions.DEFINE),
+        new ExpressionInfo(GlslDefinitions.class.getName(), null, GlslDefinitions.DEFINE,
             "vkspark_define(definition) or vkspark_define(signature, body): defines GLSL-only GPU UDFs in this "
                 + "session, e.g. vkspark_define('double poly(double x) { return 1.0 + x * x; }'); returns their signatures",
             "", "", "", "", "", "", "scala_udf"),
-        Scala.functionBuilder(GlslFunctions::define)));
+        Scala.functionBuilder(GlslDefinitions::define)));
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
@@ -89,11 +89,11 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         inject(ext, udf, udf.getClass().getName());
         origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
       }
-      for (GlslUdf udf : GlslFunctions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
+      for (GlslUdf udf : GlslDefinitions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
         inject(ext, udf, GlslUdf.class.getName());
         origins.put(udf.name(), udf.origin());
       }
-      GlslFunctions.recordAppWide(env.conf().get("spark.app.id", ""), origins);
+      GlslDefinitions.recordAppWide(env.conf().get("spark.app.id", ""), origins);
     }
     return BoxedUnit.UNIT;
   }

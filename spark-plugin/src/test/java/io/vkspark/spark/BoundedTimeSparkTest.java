@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
@@ -122,7 +122,7 @@ final class BoundedTimeSparkTest {
   }
 
   private static int deviceLoopLimit() {
-    return ExecutorGpu.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit();
+    return ExecutorDevice.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit();
   }
 
   @Test
@@ -189,7 +189,7 @@ final class BoundedTimeSparkTest {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "false");
     s.conf().set(VkConf.KERNEL_TIMEOUT, "0"); // no timeout: only the cancellation stops it
-    ExecutorGpu gpu = ExecutorGpu.get(VkConf.of(s), "driver").orElseThrow();
+    ExecutorDevice gpu = ExecutorDevice.get(VkConf.of(s), "driver").orElseThrow();
     int permits = gpu.availablePermits();
     long dispatchesBefore = gpu.device().counters().dispatchesSubmitted();
     CompletableFuture<Object> query = CompletableFuture.supplyAsync(() -> big("heavy_loop", "x + 1000000000").collectAsList());
@@ -223,16 +223,16 @@ final class BoundedTimeSparkTest {
   void deviceLost_failsTheTask_andTheExecutorOpensTheDeviceAgain() {
     SparkSession s = spark();
     s.conf().set(VkConf.FALLBACK, "false");
-    ExecutorGpu before = ExecutorGpu.get(VkConf.of(s), "driver").orElseThrow();
+    ExecutorDevice before = ExecutorDevice.get(VkConf.of(s), "driver").orElseThrow();
     GpuDevice old = before.device();
-    long lost = ExecutorGpu.devicesLost();
+    long lost = ExecutorDevice.devicesLost();
     FaultInjection.loseDeviceOnNextWait();
     // The first attempt of the task whose wait reports the loss fails with DEVICE_LOST; Spark
     // retries it (local[4,3]) on the device the executor opened again.
     assertGpuEqualsCpu(() -> table().selectExpr("id", "loop_sum(j, j) AS s"));
-    assertEquals(lost + 1, ExecutorGpu.devicesLost());
+    assertEquals(lost + 1, ExecutorDevice.devicesLost());
     assertTrue(old.isLost());
-    ExecutorGpu now = ExecutorGpu.current().orElseThrow();
+    ExecutorDevice now = ExecutorDevice.current().orElseThrow();
     assertNotSame(before, now);
     assertFalse(now.device().isLost());
     assertNextQueryRunsOnGpu();

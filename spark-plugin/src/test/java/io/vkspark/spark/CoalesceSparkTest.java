@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
 
@@ -181,7 +181,7 @@ final class CoalesceSparkTest {
   void loopLimitRecomputation_onCoalescedBatches_usesCall() {
     // j * 50 is computed below the node, row by row: RowToColumnar's batches (500 rows) are coalesced.
     set("spark.sql.inMemoryColumnarStorage.batchSize", "500", VkConf.METRICS_LEVEL, "debug", VkConf.FALLBACK, "true");
-    boolean limited = ExecutorGpu.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit() > 0;
+    boolean limited = ExecutorDevice.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit() > 0;
     assertVksparkEqualsCpu(() -> table().selectExpr("*", "loop_sum(j, j * 50) AS s50", "gpu_hypot(a, b) AS h"), ran -> {
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
       assertEquals(18L, m.get("inputBatches"), m.toString());
@@ -228,17 +228,17 @@ final class CoalesceSparkTest {
     try {
       table().selectExpr(cols).collectAsList(); // warm: buffers pooled, kernels built
       s.sparkContext().listenerBus().waitUntilEmpty();
-      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
+      GpuDevice device = ExecutorDevice.current().orElseThrow().device();
       // Idle buffer sets freed before each count: how many the pool holds depends on how many tasks
       // happened to hold a GPU permit at once (CI once saw one more set, 5 buffers, in the second query).
-      ExecutorGpu.current().orElseThrow().runtime().trim();
+      ExecutorDevice.current().orElseThrow().runtime().trim();
       DeviceCounters before = device.counters();
       assertVksparkEqualsCpu(() -> table().selectExpr(cols), ran -> {
         assertAllRowsOnGpu(ran);
         Map<String, Long> m = metrics(gpuNodes(ran).get(0));
         assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), m.toString());
       });
-      ExecutorGpu.current().orElseThrow().runtime().trim();
+      ExecutorDevice.current().orElseThrow().runtime().trim();
       DeviceCounters after = device.counters();
       assertEquals(before.buffersLive(), after.buffersLive(), "no buffer leaked by the failed attempt");
       assertEquals(before.commandBuffersLive(), after.commandBuffersLive(), "no command buffer leaked");

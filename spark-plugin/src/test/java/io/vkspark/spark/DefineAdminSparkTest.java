@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.conf.VkConf;
 
 import static io.vkspark.spark.FallbackTest.assertAnalysisError;
@@ -108,14 +108,14 @@ final class DefineAdminSparkTest {
     assertAnalysisError(assertThrows(Exception.class,
             () -> spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", huge))),
         "VKSPARK_GPU_UDF_UNSUPPORTED", "0A000", "vkspark_define was given " + huge.length() + " characters",
-        "more than it takes (" + GlslFunctions.MAX_DEFINE_CHARS + ")", "Fix:");
+        "more than it takes (" + GlslDefinitions.MAX_DEFINE_CHARS + ")", "Fix:");
     assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "refused before any compile");
   }
 
   @Test
   void slowDefinition_failsWithinTheCompileBudget() {
     String slow = "int slow_f(int x) { return " + chain(6_000) + "; }"; // 24 KB, several seconds of shaderc
-    assertTrue(slow.length() < GlslFunctions.MAX_DEFINE_CHARS);
+    assertTrue(slow.length() < GlslDefinitions.MAX_DEFINE_CHARS);
     withServer(VkConf.COMPILE_TIMEOUT, "300ms", () -> {
       long t0 = System.nanoTime();
       Exception e = assertThrows(Exception.class,

@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
@@ -110,7 +110,7 @@ final class FallbackTest {
         assertTrue(msg.contains("Fix: "), msg);
       });
     });
-    assertTrue(ExecutorGpu.current().isPresent());
+    assertTrue(ExecutorDevice.current().isPresent());
   }
 
   /** Registered with the wrong return type: Spark runs it, EXPLAIN says why. */

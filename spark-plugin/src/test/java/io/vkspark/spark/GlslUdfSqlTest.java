@@ -1,7 +1,7 @@
 package io.vkspark.spark;
 
 import io.vkspark.spark.executor.CpuVulkan;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 
@@ -157,7 +157,7 @@ final class GlslUdfSqlTest {
   private static void joinAndGroupBy() {
     SparkSession spark = spark();
     spark.sql("SELECT vkspark_define('int glsl_gap(int i, int j) { return i * 3 - j; }')").collectAsList();
-    String device = ExecutorGpu.current().orElseThrow().device().info().summary();
+    String device = ExecutorDevice.current().orElseThrow().device().info().summary();
     long lavapipeBefore = CpuVulkan.rows();
 
     long ownBefore = CpuVulkan.ownDeviceRows();

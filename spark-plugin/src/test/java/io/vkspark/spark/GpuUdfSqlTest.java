@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.conf.VkConf;
 
@@ -251,8 +251,8 @@ final class GpuUdfSqlTest {
   @Test
   void secondQuery_recordsNothingNew() {
     table().selectExpr("id", "float_saxpy(f, g)").coalesce(1).collectAsList();
-    long recorded = ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated();
-    long buffers = ExecutorGpu.current().orElseThrow().device().counters().buffersCreated();
+    long recorded = ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated();
+    long buffers = ExecutorDevice.current().orElseThrow().device().counters().buffersCreated();
     Dataset<Row> again;
     spark().conf().set(VkConf.METRICS_LEVEL, "debug");
     try {
@@ -261,9 +261,9 @@ final class GpuUdfSqlTest {
     } finally {
       spark().conf().unset(VkConf.METRICS_LEVEL);
     }
-    assertEquals(recorded, ExecutorGpu.current().orElseThrow().device().counters().commandBuffersCreated(),
+    assertEquals(recorded, ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated(),
         () -> "command buffers recorded by the second query; its metrics: " + metrics(gpuNodes(again).get(0)));
-    assertEquals(buffers, ExecutorGpu.current().orElseThrow().device().counters().buffersCreated());
+    assertEquals(buffers, ExecutorDevice.current().orElseThrow().device().counters().buffersCreated());
     assertEquals(0L, metrics(gpuNodes(again).get(0)).get("bufferSetsRecorded"));
     assertAllRowsOnGpu(again);
   }

@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.conf.VkConf;
@@ -80,7 +80,7 @@ final class SessionRecoveryTest {
     // The corrected builder, same JVM: the session starts and its GPU UDFs run on the GPU.
     SparkSession s = spark();
     assertEquals("false", s.conf().get(VkConf.FALLBACK));
-    assertTrue(ExecutorGpu.current().isPresent(), "the new executor opened its device");
+    assertTrue(ExecutorDevice.current().isPresent(), "the new executor opened its device");
     Dataset<Row> df = s.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p", "long_mix(l, m) AS q");
     assertEquals(20_000, df.collectAsList().size());
     assertAllRowsOnGpu(df);

@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.conf.VkConf;
 
 import static io.vkspark.spark.TestSpark.*;
@@ -60,15 +60,15 @@ final class SparkReliabilityTest {
     try {
       String[] cols = {"fail_first_attempt(id) AS id", "gpu_hypot(a, b) AS h", "int_poly(i, j) AS p"};
       table().selectExpr("id", "gpu_hypot(a, b) AS h", "int_poly(i, j) AS p").collectAsList(); // warm the pool
-      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
-      ExecutorGpu.current().orElseThrow().runtime().trim(); // count without idle sets (their number depends on timing)
+      GpuDevice device = ExecutorDevice.current().orElseThrow().device();
+      ExecutorDevice.current().orElseThrow().runtime().trim(); // count without idle sets (their number depends on timing)
       DeviceCounters before = device.counters();
       Dataset<Row> df = table().selectExpr(cols);
       List<List<Row>> both = gpuAndCpu(() -> table().selectExpr(cols));
       assertRowsEqual(both.get(1), both.get(0));
       assertEquals(20_000, both.get(0).size());
       df.collectAsList();
-      ExecutorGpu.current().orElseThrow().runtime().trim();
+      ExecutorDevice.current().orElseThrow().runtime().trim();
       DeviceCounters after = device.counters();
       assertEquals(before.buffersLive(), after.buffersLive(), "no buffer leaked by the failed attempt");
       assertEquals(before.commandBuffersLive(), after.commandBuffersLive(), "no command buffer leaked");
@@ -89,13 +89,13 @@ final class SparkReliabilityTest {
   void deviceOutOfMemory_batchesAreSplitAndTheQueryCompletes() {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
-    GpuDevice old = ExecutorGpu.current().orElseThrow().device();
-    ExecutorGpu.shutdown();
+    GpuDevice old = ExecutorDevice.current().orElseThrow().device();
+    ExecutorDevice.shutdown();
     DeviceCounters closed = old.counters();
     assertTrue(closed.nothingLive(), "the executor's device closed with nothing alive: " + closed);
     assertEquals(0, old.validationErrors(), old.validationMessages().toString());
     // 2 MiB for everything: 1 M-row buffer sets (24 MiB) cannot exist; dispatches shrink to fit.
-    ExecutorGpu.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "",
+    ExecutorDevice.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "",
         VkConf.FALLBACK, "true", VkConf.VALIDATION, "true", VkConf.DEVICE_MEMORY_LIMIT, "2m")), "driver", null);
     try {
       assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"));
@@ -103,12 +103,12 @@ final class SparkReliabilityTest {
       df.collectAsList();
       Map<String, Long> m = metrics(gpuNodes(df).get(0));
       assertEquals(20_000L, m.get("gpuRows"), "still on the GPU, in smaller dispatches: " + m);
-      DeviceCounters c = ExecutorGpu.current().orElseThrow().device().counters();
+      DeviceCounters c = ExecutorDevice.current().orElseThrow().device().counters();
       assertTrue(c.bufferBytesLive() <= 2L << 20, "the limit holds: " + c);
       assertTrue(c.buffersCreated() > 0, c.toString());
     } finally {
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
+      ExecutorDevice.shutdown();
+      ExecutorDevice.init(good, "driver", null);
     }
   }
 
@@ -126,14 +126,14 @@ final class SparkReliabilityTest {
       }
     });
     try {
-      GpuDevice device = ExecutorGpu.current().orElseThrow().device();
+      GpuDevice device = ExecutorDevice.current().orElseThrow().device();
       long before = device.counters().dispatchesSubmitted();
       query.start();
       long deadline = System.nanoTime() + 60_000_000_000L;
       while (device.counters().dispatchesSubmitted() < before + 20 && System.nanoTime() < deadline) {
         Thread.sleep(5);
       }
-      ExecutorGpu.shutdown();
+      ExecutorDevice.shutdown();
       DeviceCounters c = device.counters();
       assertTrue(device.isClosed());
       assertTrue(c.nothingLive(), "nothing alive after shutting down under load: " + c);
@@ -143,8 +143,8 @@ final class SparkReliabilityTest {
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
       s.conf().unset(VkConf.COALESCE);
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
+      ExecutorDevice.shutdown();
+      ExecutorDevice.init(good, "driver", null);
     }
     assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b)"));
   }

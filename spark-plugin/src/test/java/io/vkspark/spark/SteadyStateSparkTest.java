@@ -2,7 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.conf.Settings;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.Footprint;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.conf.VkConf;
@@ -91,7 +91,7 @@ final class SteadyStateSparkTest {
   @AfterAll
   static void stop() {
     try {
-      ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
+      ExecutorDevice.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
           () -> "validation errors: " + g.device().validationMessages()));
     } finally {
       if (s != null) {
@@ -154,18 +154,18 @@ final class SteadyStateSparkTest {
   void parquetStaged_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
     org.apache.spark.SparkConf conf = s.sparkContext().conf();
     VkConf good = VkConf.from(conf);
-    ExecutorGpu.shutdown();
-    ExecutorGpu.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
+    ExecutorDevice.shutdown();
+    ExecutorDevice.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
         "driver", null);
     try {
-      ExecutorGpu gpu = ExecutorGpu.current().orElseThrow();
+      ExecutorDevice gpu = ExecutorDevice.current().orElseThrow();
       assertEquals(io.vkspark.gpu.TransferMode.STAGED, gpu.device().options().transfers());
       smallBatches();
       steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
       assertEquals(0, gpu.device().validationErrors(), () -> "validation errors: " + gpu.device().validationMessages());
     } finally {
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
+      ExecutorDevice.shutdown();
+      ExecutorDevice.init(good, "driver", null);
     }
   }
 

@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.SparkShim;
@@ -98,17 +98,17 @@ public final class TestSpark {
   public static void withoutDevice(Runnable body) {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
-    ExecutorGpu.shutdown();
-    ExecutorGpu.init(confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "no-such-gpu",
+    ExecutorDevice.shutdown();
+    ExecutorDevice.init(confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "no-such-gpu",
         VkConf.FALLBACK, "true", VkConf.VALIDATION, "false", VkConf.DEVICE_MEMORY_LIMIT, "0")), "driver", null);
     try {
-      assertTrue(ExecutorGpu.current().isEmpty());
+      assertTrue(ExecutorDevice.current().isEmpty());
       body.run();
     } finally {
-      ExecutorGpu.shutdown();
-      ExecutorGpu.init(good, "driver", null);
+      ExecutorDevice.shutdown();
+      ExecutorDevice.init(good, "driver", null);
     }
-    assertTrue(ExecutorGpu.current().isPresent());
+    assertTrue(ExecutorDevice.current().isPresent());
   }
 
   /** Every message of {@code t} and its causes, one per line (Spark wraps task failures). */
@@ -277,7 +277,7 @@ public final class TestSpark {
 
   /** The validation layer found nothing on the executor's device. */
   public static void assertNoValidationErrors() {
-    ExecutorGpu.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
+    ExecutorDevice.current().ifPresent(g -> assertEquals(0, g.device().validationErrors(),
         () -> "validation errors: " + g.device().validationMessages()));
   }
 

@@ -6,7 +6,7 @@ import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.examples.bench.SparkBench.Result;
 import io.vkspark.examples.bench.SparkBench.Variant;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.Footprint;
 import io.vkspark.spark.conf.VkConf;
 import java.io.PrintStream;
@@ -134,7 +134,7 @@ public final class DataPathBench {
     spark.udf().register("float_polynomial_cpu",
         (UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : FloatPolynomial.eval(x, y),
         DataTypes.FloatType);
-    ExecutorGpu.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
+    ExecutorDevice.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
     System.err.println("[bench] session with spark.sql.cache.serializer=" + serializer + "; " + SparkJobs.deviceLine(spark));
     return spark;
   }

@@ -5,7 +5,7 @@ import io.vkspark.spark.conf.Settings;
 import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.gpu.DeviceCounters;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.Footprint;
 import io.vkspark.spark.conf.VkConf;
 import java.io.IOException;
@@ -188,7 +188,7 @@ public final class SparkBench {
     Path ivDir = writeOptions(spark, a, ivRows);
     boolean ivSql = Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"));
     int batchRows = io.vkspark.spark.conf.Settings.BATCH_ROWS.get(io.vkspark.spark.conf.Settings.lookup(spark));
-    ExecutorGpu.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
+    ExecutorDevice.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
     System.err.println("[bench] Parquet case: " + SparkJobs.deviceLine(spark));
     String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
     for (String readerBatch : a.getOrDefault("reader-batches", "4096,1048576").split(",")) {
@@ -454,11 +454,11 @@ public final class SparkBench {
   }
 
   private static DeviceCounters counters() {
-    return ExecutorGpu.current().map(g -> g.device().counters()).orElse(null);
+    return ExecutorDevice.current().map(g -> g.device().counters()).orElse(null);
   }
 
   static String deviceName() {
-    return ExecutorGpu.current().map(g -> g.device().info().name()).orElse("none");
+    return ExecutorDevice.current().map(g -> g.device().info().name()).orElse("none");
   }
 
   private static long usedHeap() {

@@ -5,7 +5,7 @@ import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
@@ -113,7 +113,7 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
 
   /** In local mode the planner sees the device: what it lacks for {@code compiled}, or null. */
   private static String localDeviceLacks(ColumnReduction compiled) {
-    Optional<ExecutorGpu> gpu = ExecutorGpu.current();
+    Optional<ExecutorDevice> gpu = ExecutorDevice.current();
     if (gpu.isEmpty()) {
       return "no device opened in this JVM";
     }

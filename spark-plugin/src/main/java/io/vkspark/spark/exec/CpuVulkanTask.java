@@ -17,7 +17,7 @@ import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import io.vkspark.spark.executor.CpuVulkan;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.GpuLease;
 
 /**
@@ -37,7 +37,7 @@ public final class CpuVulkanTask implements AutoCloseable {
 
   /** Call {@code i} ({@code c}) over {@code rows} rows of {@code in}; the column is valid until the next batch. */
   public ColumnVector run(int i, GpuUdfCall c, ColumnarBatch in, int rows) {
-    ExecutorGpu dev = CpuVulkan.device(conf, c.name());
+    ExecutorDevice dev = CpuVulkan.device(conf, c.name());
     List<Integer> ordinals = new ArrayList<>();
     int[] cols = new int[c.argOrdinals().length];
     for (int a = 0; a < cols.length; a++) {

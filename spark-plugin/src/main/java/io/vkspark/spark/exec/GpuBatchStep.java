@@ -2,7 +2,7 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.GpuLease;
 
 import io.vkspark.gpu.GpuException;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
 final class GpuBatchStep implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GpuBatchStep.class);
 
-  private final ExecutorGpu gpu;
+  private final ExecutorDevice gpu;
   private final List<GpuUdfCall> calls = new ArrayList<>();
   private final List<Integer> columns = new ArrayList<>();
   private final VkConf conf;
@@ -59,7 +59,7 @@ final class GpuBatchStep implements AutoCloseable {
    * @param keyOrdinal a grouped reduction's key column (a runner input whether or not a call reads
    *     it: the device reduces per key value); -1 for none
    */
-  GpuBatchStep(List<GpuUdfCall> placed, ExecutorGpu gpu, List<DataType> childTypes, int keyOrdinal, VkConf conf,
+  GpuBatchStep(List<GpuUdfCall> placed, ExecutorDevice gpu, List<DataType> childTypes, int keyOrdinal, VkConf conf,
                NodeMetrics metrics, BufferAllocator allocator) {
     this.gpu = gpu;
     this.conf = conf;
@@ -92,7 +92,7 @@ final class GpuBatchStep implements AutoCloseable {
     return calls;
   }
 
-  ExecutorGpu gpu() {
+  ExecutorDevice gpu() {
     return gpu;
   }
 
@@ -214,7 +214,7 @@ final class GpuBatchStep implements AutoCloseable {
         return false;
       }
       case DEVICE_LOST -> {
-        ExecutorGpu.deviceLost(gpu, e);
+        ExecutorDevice.deviceLost(gpu, e);
         return false;
       }
       default -> {

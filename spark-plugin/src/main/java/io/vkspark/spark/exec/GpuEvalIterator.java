@@ -1,9 +1,9 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
@@ -93,7 +93,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (task != null) {
       task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
     }
-    ExecutorGpu device = planned.stream().anyMatch(GpuUdfCall::onGpu) ? ExecutorGpu.get(conf, executor()).orElse(null)
+    ExecutorDevice device = planned.stream().anyMatch(GpuUdfCall::onGpu) ? ExecutorDevice.get(conf, executor()).orElse(null)
         : null;
     this.calls = decideOnExecutor(planned, device);
     int key = reduction != null && reduction.grouped() ? reduction.keyOrdinal() : -1;
@@ -110,7 +110,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /** Calls planned for the GPU fall back here when this executor has no device for them. */
-  private List<GpuUdfCall> decideOnExecutor(List<GpuUdfCall> planned, ExecutorGpu gpu) {
+  private List<GpuUdfCall> decideOnExecutor(List<GpuUdfCall> planned, ExecutorDevice gpu) {
     if (planned.stream().noneMatch(GpuUdfCall::onGpu)) {
       return planned;
     }
@@ -128,10 +128,10 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   }
 
   /** Where a call planned for the GPU runs on this executor: on its device, if it has one with the kernel's features. */
-  private static Placement onThisExecutor(GpuUdfCall c, ExecutorGpu gpu, String executor) {
+  private static Placement onThisExecutor(GpuUdfCall c, ExecutorDevice gpu, String executor) {
     if (gpu == null) {
       return Placement.cpu(Placement.Cause.NO_DEVICE_ON_EXECUTOR, Placement.DecidedBy.EXECUTOR, executor,
-          ExecutorGpu.unavailableReason().orElse("not opened"));
+          ExecutorDevice.unavailableReason().orElse("not opened"));
     }
     return c.kernel().unsupportedOn(gpu.device().info())
         .map(missing -> Placement.cpu(Placement.Cause.FEATURE_MISSING, Placement.DecidedBy.EXECUTOR, missing))

@@ -29,11 +29,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class CpuVulkan {
   private static final Logger LOG = LoggerFactory.getLogger(CpuVulkan.class);
-  private static ExecutorGpu device;
+  private static ExecutorDevice device;
   private static GpuException unavailable;
   /** Rows this JVM computed on the CPU Vulkan device (batches and single rows). */
   private static final AtomicLong ROWS = new AtomicLong();
-  /** Rows of {@code call()} this JVM computed on its own device ({@link ExecutorGpu}). */
+  /** Rows of {@code call()} this JVM computed on its own device ({@link ExecutorDevice}). */
   private static final AtomicLong OWN_DEVICE_ROWS = new AtomicLong();
   /** Set while verify mode runs {@code call()}: its rows must run on the CPU device. */
   private static final ThreadLocal<Boolean> CPU_ONLY = ThreadLocal.withInitial(() -> false);
@@ -50,7 +50,7 @@ public final class CpuVulkan {
    *
    * @throws GpuException NO_DEVICE naming {@code udf} when there is no CPU Vulkan device
    */
-  public static synchronized ExecutorGpu device(VkConf conf, String udf) {
+  public static synchronized ExecutorDevice device(VkConf conf, String udf) {
     if (device != null && !device.isClosed()) {
       return device;
     }
@@ -59,7 +59,7 @@ public final class CpuVulkan {
         DeviceInfo cpu = rowDevice(java.util.Optional.empty(), devices(), d -> true).orElseThrow(() ->
             GpuException.of(Code.NO_DEVICE, "Vulkan has no CPU device (only " + devices().stream()
                 .map(DeviceInfo::name).toList() + ")", FIX));
-        device = ExecutorGpu.open(conf, String.valueOf(cpu.index()), executorId() + " (CPU Vulkan)");
+        device = ExecutorDevice.open(conf, String.valueOf(cpu.index()), executorId() + " (CPU Vulkan)");
         LOG.info("vkspark: GLSL-only GPU UDFs fall back to the CPU Vulkan device {}", cpu.summary());
         return device;
       } catch (GpuException | LinkageError e) {
@@ -81,7 +81,7 @@ public final class CpuVulkan {
   }
 
   /** The CPU Vulkan device, if it is open. */
-  public static synchronized java.util.Optional<ExecutorGpu> current() {
+  public static synchronized java.util.Optional<ExecutorDevice> current() {
     return java.util.Optional.ofNullable(device);
   }
 
@@ -135,7 +135,7 @@ public final class CpuVulkan {
    */
   public interface RowRunners {
     /** Closes the runners on {@code dev} (its owner holds every permit, so none is running). */
-    void closeOn(ExecutorGpu dev);
+    void closeOn(ExecutorDevice dev);
 
     /** Closes every runner (executor shutdown). */
     void closeAll();
@@ -147,7 +147,7 @@ public final class CpuVulkan {
   }
 
   /** Closes the row runners on {@code dev} before it closes (its owner holds every permit, so none is running). */
-  static void beforeClose(ExecutorGpu dev) {
+  static void beforeClose(ExecutorDevice dev) {
     RUNNERS.forEach(r -> r.closeOn(dev));
   }
 

@@ -39,7 +39,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
                         int keepSets, long deviceMemoryLimit, long arrowBytes, long cacheBytes, long directBytes, long directBuffers,
                         long rssBytes, long jvmCommittedBytes) {
 
-  /** This JVM's footprint now (the device part from {@link ExecutorGpu#current()}). */
+  /** This JVM's footprint now (the device part from {@link ExecutorDevice#current()}). */
   public static Footprint now() {
     DeviceCounters counters = null;
     long held = 0;
@@ -48,9 +48,9 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     long idleBudget = 0;
     int keepSets = 1;
     long limit = 0;
-    java.util.Optional<ExecutorGpu> gpu = ExecutorGpu.current();
+    java.util.Optional<ExecutorDevice> gpu = ExecutorDevice.current();
     if (gpu.isPresent()) {
-      ExecutorGpu g = gpu.get();
+      ExecutorDevice g = gpu.get();
       counters = g.device().counters();
       held = g.runtime().deviceBytesHeld();
       idle = g.runtime().idleBytes();

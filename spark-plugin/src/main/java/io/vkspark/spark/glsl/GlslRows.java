@@ -30,7 +30,7 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.spark.sql.util.ArrowUtils$;
 import io.vkspark.spark.executor.CpuVulkan;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.GpuLease;
 
 /**
@@ -45,7 +45,7 @@ final class GlslRows {
   static {
     CpuVulkan.register(new CpuVulkan.RowRunners() {
       @Override
-      public void closeOn(ExecutorGpu dev) {
+      public void closeOn(ExecutorDevice dev) {
         scalars(false).forEach(s -> s.closeRunnerOn(dev));
       }
 
@@ -69,9 +69,9 @@ final class GlslRows {
   }
 
   /** The device for one row of {@code udf}'s {@code call()} ({@link #rowDevice}, or the CPU device in verify mode). */
-  private static ExecutorGpu rowDevice(VkConf conf, GlslUdf udf) {
+  private static ExecutorDevice rowDevice(VkConf conf, GlslUdf udf) {
     if (!CpuVulkan.cpuOnly()) {
-      java.util.Optional<ExecutorGpu> own = ExecutorGpu.get(conf, CpuVulkan.executorId()).filter(g -> !g.isClosed());
+      java.util.Optional<ExecutorDevice> own = ExecutorDevice.get(conf, CpuVulkan.executorId()).filter(g -> !g.isClosed());
       io.vkspark.gpu.column.ColumnKernel kernel = CompiledKernels.compile(udf.kernel().spec(udf.name()), conf);
       java.util.Optional<DeviceInfo> ownInfo = own.map(g -> g.device().info());
       // The device list is read only when the own device cannot run the row (rowDevice then picks the CPU one).
@@ -115,7 +115,7 @@ final class GlslRows {
         ArrowUtils$.MODULE$.rootAllocator().newChildAllocator("vkspark-cpu-vulkan-row", 0, Long.MAX_VALUE);
     private final List<FieldVector> inputs = new ArrayList<>();
     private BatchRunner runner;
-    private ExecutorGpu runnerDevice;
+    private ExecutorDevice runnerDevice;
 
     Scalar(GlslUdf udf, VkConf conf) {
       this.udf = udf;
@@ -130,7 +130,7 @@ final class GlslRows {
 
     /** Device and permit first, then this runner's lock: a device closing holds every permit and then takes it. */
     Object eval(Object[] args) {
-      ExecutorGpu dev = rowDevice(conf, udf);
+      ExecutorDevice dev = rowDevice(conf, udf);
       boolean cpu = CpuVulkan.current().orElse(null) == dev;
       try (GpuLease lease = dev.lease()) {
         synchronized (this) {
@@ -141,7 +141,7 @@ final class GlslRows {
       }
     }
 
-    private Object evalLeased(ExecutorGpu dev, Object[] args) {
+    private Object evalLeased(ExecutorDevice dev, Object[] args) {
       List<SqlType> types = udf.kernel().argTypes();
       List<InputColumn> in = new ArrayList<>();
       for (int i = 0; i < args.length; i++) {
@@ -157,7 +157,7 @@ final class GlslRows {
       }
     }
 
-    synchronized void closeRunnerOn(ExecutorGpu dev) {
+    synchronized void closeRunnerOn(ExecutorDevice dev) {
       if (runner != null && runnerDevice == dev) {
         runner.close();
         runner = null;
@@ -165,7 +165,7 @@ final class GlslRows {
       }
     }
 
-    private BatchRunner runner(ExecutorGpu dev) {
+    private BatchRunner runner(ExecutorDevice dev) {
       if (runner == null || runnerDevice != dev) {
         if (runner != null) {
           runner.close();

@@ -16,7 +16,7 @@ import org.apache.spark.sql.api.java.UDF9;
 
 /**
  * A GPU UDF defined in GLSL only, with no Java: a signature and a body, from
- * {@code spark.vkspark.glsl} or {@code SELECT vkspark_define(...)} ({@link GlslFunctions}). It has no
+ * {@code spark.vkspark.glsl} or {@code SELECT vkspark_define(...)} ({@link GlslDefinitions}). It has no
  * CPU implementation of its own, so wherever vkspark would run {@code call()} (an executor without a
  * usable GPU, verify mode), the same SPIR-V runs on a CPU Vulkan device, Mesa's lavapipe
  * ({@link CpuVulkan}). It is a Spark {@code UDF1} .. {@code UDF10} so that it registers like any Java

@@ -1,7 +1,7 @@
 package io.vkspark.spark.plan;
 
 import io.vkspark.spark.kernel.CompiledKernels;
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.Placement;
@@ -72,9 +72,9 @@ public final class GpuPlanner {
     }
     ColumnKernel kernel = CompiledKernels.compile(k.spec(name), conf);
     if (local) {
-      Optional<ExecutorGpu> gpu = ExecutorGpu.current();
+      Optional<ExecutorDevice> gpu = ExecutorDevice.current();
       if (gpu.isEmpty()) {
-        Optional<String> why = ExecutorGpu.unavailableReason();
+        Optional<String> why = ExecutorDevice.unavailableReason();
         return new Decision(why.isPresent() ? cpu(name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(name, Cause.NO_PLUGIN), kernel);
       }
       Optional<String> missing = kernel.unsupportedOn(gpu.get().device().info());

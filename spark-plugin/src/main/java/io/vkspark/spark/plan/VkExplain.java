@@ -1,6 +1,6 @@
 package io.vkspark.spark.plan;
 
-import io.vkspark.spark.executor.ExecutorGpu;
+import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.shim.ExplainGeneratorShim;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
@@ -28,7 +28,7 @@ public final class VkExplain extends ExplainGeneratorShim {
 
   public String generateExtendedInfo(SparkPlan plan) {
     List<String> lines = new ArrayList<>();
-    String device = ExecutorGpu.current().map(g -> "'" + g.device().info().name() + "'").orElse("the executors' devices");
+    String device = ExecutorDevice.current().map(g -> "'" + g.device().info().name() + "'").orElse("the executors' devices");
     visit(plan, node -> {
       if (node instanceof VkGpuEvalExec g) {
         for (GpuUdfCall c : g.calls()) {
@@ -50,7 +50,7 @@ public final class VkExplain extends ExplainGeneratorShim {
 
   /** What happens to a looping UDF's batches on a device that cuts loops short (the plan cannot know the executors' devices). */
   private static String loopNote(GpuUdfCall c, VkConf conf) {
-    String here = ExecutorGpu.current().map(g -> {
+    String here = ExecutorDevice.current().map(g -> {
       int limit = g.device().loopLimit();
       return limit > 0 ? "; '" + g.device().info().name() + "' stops loops after " + limit + " iterations"
           : "; '" + g.device().info().name() + "' has no loop limit";

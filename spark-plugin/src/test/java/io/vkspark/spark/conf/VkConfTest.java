@@ -171,7 +171,7 @@ final class VkConfTest {
         "FALSE")::get));
     bad(Settings.CACHE_COLUMNAR_OUTPUT, "no");
     assertEquals(List.of(Path.of("/etc/a.glsl"), Path.of(System.getProperty("user.home"), "b.glsl")),
-        io.vkspark.spark.glsl.GlslFunctions.paths(Map.of(VkConf.GLSL, " /etc/a.glsl, ,~/b.glsl ")::get));
+        io.vkspark.spark.glsl.GlslDefinitions.paths(Map.of(VkConf.GLSL, " /etc/a.glsl, ,~/b.glsl ")::get));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -37,8 +37,8 @@ import scala.runtime.BoxedUnit;
  * following the session's ANSI setting) are cast; anything else is an analysis-time error that
  * names the UDF, the argument and the cast to write.
  */
-public final class GpuUdfTypes {
-  private GpuUdfTypes() {}
+public final class ArgumentTypes {
+  private ArgumentTypes() {}
 
   /** Resolution rule: inserts implicit casts to the kernel's argument types. */
   public static final class CastArguments extends Rule<LogicalPlan> {

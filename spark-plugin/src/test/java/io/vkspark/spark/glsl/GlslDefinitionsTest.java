@@ -3,7 +3,7 @@ package io.vkspark.spark.glsl;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.TestUdfs;
 
-import io.vkspark.spark.glsl.GlslFunctions;
+import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.glsl.GlslUdf;
 import io.vkspark.spark.conf.VkConf;
 
@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The GLSL definition format of {@code spark.vkspark.glsl} and {@code vkspark_define}, without Spark. */
-final class GlslFunctionsTest {
+final class GlslDefinitionsTest {
   @Test
   void parse_functionsWithCommentsTypesAndLines() {
-    List<GlslFunctions.Parsed> fs = GlslFunctions.parse("""
+    List<GlslDefinitions.Parsed> fs = GlslDefinitions.parse("""
         // a comment
         double poly(double x) {
           return 1.0 + x * (2.0 + x); // } in a comment
@@ -49,7 +49,7 @@ final class GlslFunctionsTest {
 
   @Test
   void parse_signatureAndExpressionBody() {
-    GlslUdf u = GlslFunctions.parse("float saxpy(float x, float y)", "2.5 * x + y", "vkspark_define");
+    GlslUdf u = GlslDefinitions.parse("float saxpy(float x, float y)", "2.5 * x + y", "vkspark_define");
     assertEquals(List.of(SqlType.FLOAT, SqlType.FLOAT), u.kernel().argTypes());
     assertEquals("2.5 * x + y", u.kernel().body());
   }
@@ -70,7 +70,7 @@ final class GlslFunctionsTest {
         "f(double x) { return x; }", List.of("line 1", "is not a signature"),
         "double f(double x) { return x; }\n// \u0000\n", List.of("t.glsl line 2", "NUL character", "at character 37"));
     cases.forEach((text, says) -> {
-      GpuException e = assertThrows(GpuException.class, () -> GlslFunctions.parse(text, "t.glsl"), text);
+      GpuException e = assertThrows(GpuException.class, () -> GlslDefinitions.parse(text, "t.glsl"), text);
       for (String s : says) {
         assertTrue(e.getMessage().contains(s), () -> "'" + s + "' in: " + e.getMessage());
       }
@@ -84,7 +84,7 @@ final class GlslFunctionsTest {
     Path file = dir.resolve("reserved.glsl");
     Files.writeString(file, "int fine(int i) { return i; }\nint vkspark_define(int i) { return i; }\n");
     Exception e = assertThrows(Exception.class,
-        () -> GlslFunctions.configured(Map.of(VkConf.GLSL, file.toString())::get, conf));
+        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, file.toString())::get, conf));
     assertTrue(e.getMessage().contains(file + " line 2: GPU UDF 'vkspark_define' has a name reserved for vkspark's own "
         + "SQL functions"), e.getMessage());
     assertTrue(e.getMessage().contains("Fix: give it a name that does not start with vkspark_."), e.getMessage());
@@ -93,10 +93,10 @@ final class GlslFunctionsTest {
   @Test
   void glslName_mayNotBeAConfiguredClassName() {
     GpuUdf cls = new TestUdfs.IntPoly();
-    GlslUdf same = GlslFunctions.parse("int " + cls.name() + "(int x) { return x; }", "u.glsl").get(0).udf();
-    GlslUdf other = GlslFunctions.parse("int other_name(int x) { return x; }", "u.glsl").get(0).udf();
-    GlslFunctions.checkNoClash(List.of(cls), List.of(other));
-    GpuException e = assertThrows(GpuException.class, () -> GlslFunctions.checkNoClash(List.of(cls), List.of(other, same)));
+    GlslUdf same = GlslDefinitions.parse("int " + cls.name() + "(int x) { return x; }", "u.glsl").get(0).udf();
+    GlslUdf other = GlslDefinitions.parse("int other_name(int x) { return x; }", "u.glsl").get(0).udf();
+    GlslDefinitions.checkNoClash(List.of(cls), List.of(other));
+    GpuException e = assertThrows(GpuException.class, () -> GlslDefinitions.checkNoClash(List.of(cls), List.of(other, same)));
     assertTrue(e.getMessage().contains("u.glsl line 1: GPU UDF '" + cls.name() + "' has the name of class "
         + TestUdfs.IntPoly.class.getName()), e.getMessage());
   }
@@ -108,25 +108,25 @@ final class GlslFunctionsTest {
     Files.writeString(good, "int twice(int i) { return 2 * i; }\n");
     Path other = dir.resolve("other.glsl");
     Files.writeString(other, "\n\nint twice(int j) { return j + j; }\n");
-    List<GlslUdf> udfs = GlslFunctions.configured(Map.of(VkConf.GLSL, good.toString())::get, conf);
+    List<GlslUdf> udfs = GlslDefinitions.configured(Map.of(VkConf.GLSL, good.toString())::get, conf);
     assertEquals(List.of("twice"), udfs.stream().map(GlslUdf::name).toList());
 
     GpuException dup = assertThrows(GpuException.class,
-        () -> GlslFunctions.configured(Map.of(VkConf.GLSL, good + ", " + other)::get, conf));
+        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, good + ", " + other)::get, conf));
     assertTrue(dup.getMessage().contains(other + " line 3: GPU UDF 'twice' is already defined at "
         + VkConf.GLSL + " file " + good + " line 1"), dup.getMessage());
 
     Path bad = dir.resolve("bad.glsl");
     Files.writeString(bad, "// header\ndouble broken(double x) {\n  double y = x * 2.0;\n  return y +* 1.0;\n}\n");
     GpuException e = assertThrows(GpuException.class,
-        () -> GlslFunctions.configured(Map.of(VkConf.GLSL, bad.toString())::get, conf));
+        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, bad.toString())::get, conf));
     assertTrue(e.getMessage().startsWith(VkConf.GLSL + " file " + bad + " line 2: "), e.getMessage());
     assertTrue(e.getMessage().contains("'broken'"), e.getMessage());
     assertTrue(e.getMessage().contains("line 3 of its body (line 4 of the file)"), e.getMessage());
     assertTrue(e.getMessage().contains("Fix:"), e.getMessage());
 
     GpuException missing = assertThrows(GpuException.class,
-        () -> GlslFunctions.configured(Map.of(VkConf.GLSL, dir.resolve("nope.glsl").toString())::get, conf));
+        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, dir.resolve("nope.glsl").toString())::get, conf));
     assertTrue(missing.getMessage().contains("nope.glsl, which cannot be read"), missing.getMessage());
   }
 }

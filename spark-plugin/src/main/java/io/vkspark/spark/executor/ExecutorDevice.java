@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
  * plugin did not run; when the device cannot be opened, the reason is kept so every GPU UDF can
  * fall back to the CPU saying why, while the executor keeps running.
  */
-public final class ExecutorGpu {
-  private static final Logger LOG = LoggerFactory.getLogger(ExecutorGpu.class);
-  private static ExecutorGpu current;
+public final class ExecutorDevice {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorDevice.class);
+  private static ExecutorDevice current;
   private static String unavailable;
   private static boolean initialized;
   /** Spark's gpu resource address given to {@link #init}, kept to reopen the same device after a loss. */
@@ -35,7 +35,7 @@ public final class ExecutorGpu {
   private static final Duration EXIT_CLOSE_WAIT = Duration.ofSeconds(5);
   private static boolean exitHookAdded;
 
-  private ExecutorGpu(GpuDevice device, int concurrentTasks, String executorId) {
+  private ExecutorDevice(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
     this.runtime = new ColumnRuntime(device, ColumnRuntime.DEFAULT_MAX_IDLE_BYTES, concurrentTasks); // a set per permit stays
     this.permits = new GpuPermits(concurrentTasks);
@@ -66,7 +66,7 @@ public final class ExecutorGpu {
     String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
     try {
       GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
-      current = new ExecutorGpu(device, conf.concurrentGpuTasks(), executorId);
+      current = new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
       LOG.info("vkspark executor {} uses Vulkan device {} ({} concurrent GPU tasks)", executorId,
           device.info().summary(), conf.concurrentGpuTasks());
     } catch (GpuException | LinkageError e) {
@@ -79,9 +79,9 @@ public final class ExecutorGpu {
    * A device of this JVM besides the executor's own, selected by {@code selector} (the CPU Vulkan
    * device of GLSL-only UDFs, {@link CpuVulkan}); its owner closes it with {@link #close()}.
    */
-  static ExecutorGpu open(VkConf conf, String selector, String executorId) {
+  static ExecutorDevice open(VkConf conf, String selector, String executorId) {
     GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
-    return new ExecutorGpu(device, conf.concurrentGpuTasks(), executorId);
+    return new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
   }
 
   /** Closes a device made by {@link #open} once its tasks have given their permits back. */
@@ -90,7 +90,7 @@ public final class ExecutorGpu {
   }
 
   /** The device of this JVM, opening it with {@code conf} if nothing has yet. */
-  public static synchronized Optional<ExecutorGpu> get(VkConf conf, String executorId) {
+  public static synchronized Optional<ExecutorDevice> get(VkConf conf, String executorId) {
     if (!initialized) {
       init(conf, executorId, lastGpuAddress);
     }
@@ -98,7 +98,7 @@ public final class ExecutorGpu {
   }
 
   /** The device of this JVM, if one is open (does not open one). */
-  public static synchronized Optional<ExecutorGpu> current() {
+  public static synchronized Optional<ExecutorDevice> current() {
     return Optional.ofNullable(current);
   }
 
@@ -118,7 +118,7 @@ public final class ExecutorGpu {
 
   private static synchronized void shutdown(Duration wait) {
     if (current != null) {
-      ExecutorGpu g = current;
+      ExecutorDevice g = current;
       current = null;
       boolean quiet = g.permits.closeWhenIdle(wait, g::closeRuntimeAndDevice);
       if (!quiet) {
@@ -149,7 +149,7 @@ public final class ExecutorGpu {
    * every wait at once). A lost device is closed in the background once its tasks are gone; a hung
    * one (its kernel would not stop) is left open, since closing it would wait on the hang.
    */
-  public static synchronized void deviceLost(ExecutorGpu lost, GpuException cause) {
+  public static synchronized void deviceLost(ExecutorDevice lost, GpuException cause) {
     if (current != lost) {
       return; // already replaced
     }

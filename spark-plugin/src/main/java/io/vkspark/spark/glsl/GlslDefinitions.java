@@ -45,7 +45,7 @@ import org.apache.spark.sql.types.DataTypes;
  * does. Two ways in: files named by {@code spark.vkspark.glsl} (registered in every session by
  * {@link VkSqlExtensions}) and the SQL function {@code vkspark_define} ({@link #define}).
  */
-public final class GlslFunctions {
+public final class GlslDefinitions {
   /** The SQL function that defines GLSL-only UDFs in the running session. */
   public static final String DEFINE = "vkspark_define";
   /** Most arguments: a Spark Java UDF goes to UDF10 through vkspark's registration. */
@@ -72,7 +72,7 @@ public final class GlslFunctions {
   private static final String FORMAT = "write each function as '<result type> <name>(<type> <arg>, ...) { <GLSL "
       + "statements with return> }' with SQL type names, e.g. 'double poly(double x) { return 1.0 + x * x; }'";
 
-  private GlslFunctions() {}
+  private GlslDefinitions() {}
 
   /** One parsed function: the UDF, and the lines where it and its body start (1-based, in its text). */
   public record Parsed(GlslUdf udf, int line, int bodyLine) {}
