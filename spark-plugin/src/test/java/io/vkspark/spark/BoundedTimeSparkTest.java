@@ -19,16 +19,17 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF2;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Bounded time in Spark: rows a driver's loop limit cut short are never returned (CPU recompute or
  * a clear error), {@code spark.vkspark.kernelTimeout} fails a runaway kernel, cancelling a job
  * releases the GPU, and a lost device is opened again for the next tasks.
  */
+@ExtendWith({TestSpark.Validated.class, TestSpark.RestoresConf.class})
 final class BoundedTimeSparkTest {
   /** s = sum over i < n of ((x + i) & 7): n loop iterations per row. */
   public static final class LoopSum implements UDF2<Integer, Integer, Integer>, GpuUdf {
@@ -94,22 +95,10 @@ final class BoundedTimeSparkTest {
   }
 
   @AfterEach
-  void defaults() {
-    SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "false"); // the tests' default (TestSpark): every row on the GPU
-    s.conf().unset(VkConf.KERNEL_TIMEOUT);
-    s.conf().unset(VkConf.BATCH_ROWS);
+  void faults() {
     FaultInjection.reset();
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
-
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
 
   /**
    * One partition of 2^20 rows in batches of 2^20 (another test may have left smaller batches in the

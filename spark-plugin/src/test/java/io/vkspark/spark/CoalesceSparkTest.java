@@ -11,7 +11,6 @@ import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.GpuDevice;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -21,12 +20,11 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Coalescing (spark.vkspark.coalesce): small child batches from Parquet gathered into one GPU
@@ -34,6 +32,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * mode and a retried task; each result checked against Spark's CPU plan (the UDFs' call()), every
  * row on the GPU, and fewer GPU dispatches than child batches.
  */
+@ExtendWith({TestSpark.Validated.class, TestSpark.RestoresConf.class})
 final class CoalesceSparkTest {
   private static final int FILES = 2;
   private static final int ROWS_PER_FILE = 4_500;
@@ -72,20 +71,6 @@ final class CoalesceSparkTest {
     return spark().read().parquet(table);
   }
 
-  @AfterEach
-  void defaults() {
-    SparkSession s = spark();
-    for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE)) {
-      s.conf().unset(k);
-    }
-    s.conf().set(VkConf.FALLBACK, "false");
-  }
-
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   /** Every column passes through next to GPU calls of every type, one under a CASE guard. */
   private static final String[] EVERY_TYPE = {"*",

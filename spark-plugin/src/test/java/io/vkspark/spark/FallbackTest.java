@@ -21,6 +21,7 @@ import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * When a GPU UDF cannot run on the GPU: CPU fallback with the reason in EXPLAIN, or a clear error;
@@ -28,20 +29,16 @@ import org.junit.jupiter.api.Test;
  * with {@code spark.vkspark.fallback=true} (the shared session has it off) and switch it off where
  * they test the error.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class FallbackTest {
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
-
   @BeforeAll
   static void fallbackOn() {
     spark().conf().set(VkConf.FALLBACK, "true");
   }
 
   @AfterAll
-  static void validation() {
+  static void fallbackOff() {
     spark().conf().set(VkConf.FALLBACK, "false");
-    assertNoValidationErrors();
   }
 
   /** Runs {@code body} with fallback off, then on again. */

@@ -20,12 +20,14 @@ import org.apache.spark.sql.api.java.UDF2;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * tinyint, smallint and decimal columns (from Parquet: Spark keeps a decimal(9,2) as ints and a
  * decimal(18,4) as longs) through GPU UDFs: every row on the GPU and equal to call(), and a decimal
  * result too wide for its type null with ANSI off and Spark's own overflow error with it on.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class FixedWidthTypesSparkTest {
   private static String table;
 
@@ -69,7 +71,6 @@ final class FixedWidthTypesSparkTest {
   @AfterAll
   static void validation() {
     spark().conf().unset("spark.sql.ansi.enabled");
-    assertNoValidationErrors();
   }
 
   private static Dataset<Row> query(String select) {

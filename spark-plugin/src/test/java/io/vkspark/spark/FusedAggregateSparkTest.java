@@ -20,10 +20,10 @@ import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF2;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Aggregates fused onto the GPU node (VkGpuAggregate): SUM, COUNT, MIN, MAX and AVG of GPU UDF
@@ -31,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * negative zero, each against Spark's own plan (vkspark off: the UDFs' call() and Spark's
  * aggregate); the fused node is in the plan, aggregated every row, and the rows ran on the GPU.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class FusedAggregateSparkTest {
   private static final String[] COLUMNS = {"x_d", "x_f", "x_i", "x_l", "x_n"};
 
@@ -95,10 +96,6 @@ final class FusedAggregateSparkTest {
     }
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   /** Every function over every column: sum, count, count(*), min, max, avg. */
   private static String everyFunction() {

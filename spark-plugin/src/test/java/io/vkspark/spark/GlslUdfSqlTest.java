@@ -15,6 +15,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * GPU UDFs with no Java at all, as spark-sql, the Thrift server or PySpark define and call them:
@@ -22,10 +23,10 @@ import org.junit.jupiter.api.Test;
  * are checked against values computed here in Java; every row must run on the GPU, or, through the
  * fallback, on the CPU Vulkan device (lavapipe), as the node's metrics say.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class GlslUdfSqlTest {
   @AfterAll
   static void validation() {
-    assertNoValidationErrors();
     // Opened by the fallback and verify cases (a test run alone may never need it).
     CpuVulkan.current().ifPresent(cpu ->
         assertEquals(0, cpu.device().validationErrors(), () -> "validation errors: " + cpu.device().validationMessages()));

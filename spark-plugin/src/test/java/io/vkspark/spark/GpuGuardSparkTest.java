@@ -16,9 +16,9 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * GPU UDF calls guarded by other GPU UDFs, over Parquet columns whose types the kernels widen
@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * where its guard holds. {@code inverse_pct}'s {@code call()} throws {@code / by zero} exactly where
  * its guard {@code nonzero(y)} is false, so any leak fails the query.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class GpuGuardSparkTest {
   /** The two queries of issue 20: hour_of_day(ts) and steps(n) read int columns cast to bigint. */
   static final String IF_QUERY = "IF(is_weekend(d), hour_of_day(ts), -1)";
@@ -72,10 +73,6 @@ final class GpuGuardSparkTest {
         .write().parquet(data);
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   static Dataset<Row> t() {
     return spark().read().parquet(data);

@@ -13,21 +13,14 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** GPU UDFs in Spark SQL on a real local SparkSession: results equal Spark's own CPU run. */
+@ExtendWith(TestSpark.Validated.class)
 final class GpuUdfSqlTest {
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
-
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {

@@ -21,26 +21,19 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike;
 import org.apache.spark.sql.functions;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form (exchange and
  * subquery reuse), partitioning, and the columns that pass through it.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class PlanNodeTest {
   private static String wide;
 
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
-
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   @Test
   void explainFormatted_showsEachCallReadably() {

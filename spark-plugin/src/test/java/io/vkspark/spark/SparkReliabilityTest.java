@@ -16,19 +16,12 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.types.DataTypes;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Faults in Spark: failed and retried tasks, device memory running out, degenerate data. */
+@ExtendWith(TestSpark.Validated.class)
 final class SparkReliabilityTest {
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
-
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   /** Passes ids through, but fails the first attempt of partition 1 mid-way (after GPU batches ran). */
   public static final class FailFirstAttempt implements UDF1<Long, Long> {

@@ -18,9 +18,9 @@ import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Ill-formed UTF-8 in a {@code string} argument ({@code CAST(binary AS STRING)}, files Spark does
@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * against call(), under strict verify, in the node without a device, and for a GLSL-only UDF on
  * lavapipe; every row's length is also checked against Java's decoding of the stored bytes.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class StringBytesSparkTest {
   private static String table;
 
@@ -60,10 +61,6 @@ final class StringBytesSparkTest {
         .write().parquet(table);
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   private static Supplier<Dataset<Row>> query() {
     return () -> spark().read().parquet(table).selectExpr("id", "bytes_fnv(s) AS h", "bytes_len(s) AS n");

@@ -7,6 +7,7 @@ import io.vkspark.spark.shim.SparkShim;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.shim.Scala;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -14,13 +15,19 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.RuntimeConfig;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The shared local-mode SparkSession of the integration tests: a real Spark with the plugin as a
@@ -161,6 +168,11 @@ public final class TestSpark {
     return parquet.toString();
   }
 
+  /** The table of {@link #parquet()}, read in the shared session. */
+  public static Dataset<Row> table() {
+    return spark().read().parquet(parquet());
+  }
+
   private static String nullable(String expr, int seed) {
     return "CASE WHEN rand(" + (100 + seed) + ") < 0.1 THEN NULL ELSE " + expr + " END";
   }
@@ -283,5 +295,53 @@ public final class TestSpark {
 
   public static SparkPlan plan(Dataset<Row> df) {
     return df.queryExecution().executedPlan();
+  }
+
+  /**
+   * The check every Spark test class ends with, as an extension ({@code @ExtendWith(TestSpark.Validated.class)}):
+   * after its last test (and its own {@code @AfterAll}), the validation layer found nothing on the
+   * executor's device ({@link #assertNoValidationErrors}).
+   */
+  public static final class Validated implements AfterAllCallback {
+    @Override
+    public void afterAll(ExtensionContext context) {
+      assertNoValidationErrors();
+    }
+  }
+
+  /**
+   * Each test leaves the shared session's SQL settings as it found them
+   * ({@code @ExtendWith(TestSpark.RestoresConf.class)}): what a test set is unset or set back after
+   * it, so no test runs under another's settings and no class keeps a list of keys to reset.
+   */
+  public static final class RestoresConf implements BeforeEachCallback, AfterEachCallback {
+    private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(RestoresConf.class);
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+      context.getStore(NS).put("conf", settings(spark().conf()));
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void afterEach(ExtensionContext context) {
+      Map<String, String> before = context.getStore(NS).remove("conf", Map.class);
+      RuntimeConfig conf = spark().conf();
+      Map<String, String> now = settings(conf);
+      for (String k : now.keySet()) { // static settings never change, so only runtime ones are touched
+        if (!before.containsKey(k)) {
+          conf.unset(k);
+        }
+      }
+      before.forEach((k, v) -> {
+        if (!v.equals(now.get(k))) {
+          conf.set(k, v);
+        }
+      });
+    }
+
+    private static Map<String, String> settings(RuntimeConfig conf) {
+      return new HashMap<>(Scala.javaMap(conf.getAll()));
+    }
   }
 }

@@ -9,16 +9,17 @@ import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF2;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * GPU UDFs registered under SQL names that are not GLSL identifiers (called with backticks) run on
  * the GPU and agree with Spark's CPU run; plans and errors show the name as registered.
  */
+@ExtendWith(TestSpark.Validated.class)
 final class UdfNamesSparkTest {
   static final String[] NAMES = {"geo.dist3", "dist-3", "3d", "main", "vk_udf", "名前", "a*/b"};
 
@@ -32,14 +33,6 @@ final class UdfNamesSparkTest {
     }
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
-
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
-  }
 
   private static String call(String name, String args) {
     return "`" + name.replace("`", "``") + "`(" + args + ")";

@@ -20,9 +20,9 @@ import org.apache.spark.sql.api.java.UDF2;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.types.ArrayType;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * String, binary and array arguments in Spark SQL: a string hash, a string-to-int parser, a
@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * over a Parquet table with nulls, empty values, unicode and nulls inside arrays. Every row runs
  * on the GPU and equals the UDF's call() (Spark's CPU plan).
  */
+@ExtendWith(TestSpark.Validated.class)
 final class VarTypesSparkTest {
   private static String table;
 
@@ -197,10 +198,6 @@ final class VarTypesSparkTest {
         .write().parquet(table);
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   private static Dataset<Row> select(String... cols) {
     return spark().read().parquet(table).selectExpr(cols);

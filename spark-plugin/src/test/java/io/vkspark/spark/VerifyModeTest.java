@@ -16,12 +16,12 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** spark.vkspark.verify: a sample of GPU rows re-computed with call() and compared. */
+@ExtendWith({TestSpark.Validated.class, TestSpark.RestoresConf.class})
 final class VerifyModeTest {
   @BeforeAll
   static void register() {
@@ -31,21 +31,6 @@ final class VerifyModeTest {
         .body("x > 100 ? x + 1 : x")
         .cpu((UDF1<Integer, Integer>) x -> x)
         .register(s);
-  }
-
-  @AfterEach
-  void reset() {
-    spark().conf().unset(VkConf.VERIFY);
-    spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
-  }
-
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
-
-  private static Dataset<Row> table() {
-    return spark().read().parquet(parquet());
   }
 
   /** Sums the metric over the query's GPU nodes, after asserting they ran on the GPU. */

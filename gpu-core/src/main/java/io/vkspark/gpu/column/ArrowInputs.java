@@ -12,17 +12,27 @@ public final class ArrowInputs {
   private ArrowInputs() {}
 
   /**
-   * Adapts {@code vector} as a column of {@code type}.
+   * Adapts {@code vector} as a column of {@code type}, of all its rows.
    *
    * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
    */
   public static InputColumn of(FieldVector vector, SqlType type) {
+    return of(vector, type, vector.getValueCount());
+  }
+
+  /**
+   * Adapts the first {@code rows} rows of {@code vector} as a column of {@code type} (a batch that
+   * sees fewer rows than its vectors hold, as Spark's may); a {@link VarColumn} for a variable-width type.
+   *
+   * @throws GpuException INVALID_ARGUMENT when the vector's Arrow type is not the type's
+   */
+  public static InputColumn of(FieldVector vector, SqlType type, int rows) {
     if (type.isVariableWidth()) {
-      return ArrowVarInputs.of(vector, type);
+      return ArrowVarInputs.of(vector, type, rows);
     }
     if (type == SqlType.DECIMAL) {
       if (vector instanceof DecimalVector d && d.getPrecision() <= DecimalSpec.MAX_PRECISION) {
-        return new Decimals(d);
+        return new Decimals(d, rows);
       }
       throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type "
           + vector.getField().getType() + " but the GPU UDF argument is a decimal of at most "
@@ -34,7 +44,7 @@ public final class ArrowInputs {
           + vector.getField().getType() + " but the GPU UDF argument is " + type.sqlName() + " (" + type.arrowType() + ").",
           "pass a vector of the argument's Arrow type, or cast the column in SQL.");
     }
-    return new Column(fixed, type);
+    return new Column(fixed, type, rows);
   }
 
   /**
@@ -42,15 +52,10 @@ public final class ArrowInputs {
    * 16 (a value of at most 18 digits fits them; the high 8 are its sign). The scale is the
    * caller's to match: the GPU UDF sees the unscaled value at the column's scale.
    */
-  private record Decimals(DecimalVector vector) implements InputColumn {
+  private record Decimals(DecimalVector vector, int rows) implements InputColumn {
     @Override
     public SqlType type() {
       return SqlType.DECIMAL;
-    }
-
-    @Override
-    public int rows() {
-      return vector.getValueCount();
     }
 
     @Override
@@ -81,12 +86,7 @@ public final class ArrowInputs {
     return actual.equals(want);
   }
 
-  private record Column(BaseFixedWidthVector vector, SqlType type) implements InputColumn {
-    @Override
-    public int rows() {
-      return vector.getValueCount();
-    }
-
+  private record Column(BaseFixedWidthVector vector, SqlType type, int rows) implements InputColumn {
     @Override
     public void copyValues(int start, int count, long dst) {
       ArrowBuf data = vector.getDataBuffer();
@@ -116,18 +116,8 @@ public final class ArrowInputs {
     RawMemory.memCopy(src.memoryAddress() + start / 8, dst, (count + 7) / 8);
   }
 
-  /** dst &= src over {@code rows} bits: whole 64-bit words, then the tail bytes. */
+  /** dst &= src over {@code rows} bits ({@link Bits#and}). */
   static void andBits(ArrowBuf src, int rows, long dst) {
-    long srcAddress = src.memoryAddress();
-    int words = rows >>> 6;
-    for (int w = 0; w < words; w++) {
-      long off = 8L * w;
-      RawMemory.memPutLong(dst + off, RawMemory.memGetLong(dst + off) & RawMemory.memGetLong(srcAddress + off));
-    }
-    int tailBytes = ((rows & 63) + 7) >>> 3;
-    for (int b = 0; b < tailBytes; b++) {
-      long off = 8L * words + b;
-      RawMemory.memPutByte(dst + off, (byte) (RawMemory.memGetByte(dst + off) & RawMemory.memGetByte(srcAddress + off)));
-    }
+    Bits.and(src.memoryAddress(), rows, dst);
   }
 }

@@ -17,15 +17,15 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 final class ArrowVarInputs {
   private ArrowVarInputs() {}
 
-  static VarColumn of(FieldVector vector, SqlType type) {
+  static VarColumn of(FieldVector vector, SqlType type, int rows) {
     ArrowType actual = vector.getField().getType();
     if ((type == SqlType.STRING || type == SqlType.BINARY) && vector instanceof BaseVariableWidthVector v
         && actual.equals(type.arrowType())) {
-      return new Column(vector, type, v.getOffsetBuffer(), v.getDataBuffer(), null);
+      return new Column(vector, type, rows, v.getOffsetBuffer(), v.getDataBuffer(), null);
     }
     if (vector instanceof ListVector list && VarArgs.isArray(type) && list.getDataVector() instanceof BaseFixedWidthVector child
         && child.getField().getType().equals(elementArrowType(type))) {
-      return new Column(vector, type, list.getOffsetBuffer(), child.getDataBuffer(), child);
+      return new Column(vector, type, rows, list.getOffsetBuffer(), child.getDataBuffer(), child);
     }
     throw GpuException.of(Code.INVALID_ARGUMENT, "Arrow vector '" + vector.getName() + "' has type " + actual
             + (vector instanceof ListVector l ? "<" + l.getDataVector().getField().getType() + ">" : "")
@@ -42,13 +42,8 @@ final class ArrowVarInputs {
     };
   }
 
-  private record Column(FieldVector vector, SqlType type, ArrowBuf offsets, ArrowBuf data, BaseFixedWidthVector child)
-      implements VarColumn {
-    @Override
-    public int rows() {
-      return vector.getValueCount();
-    }
-
+  private record Column(FieldVector vector, SqlType type, int rows, ArrowBuf offsets, ArrowBuf data,
+      BaseFixedWidthVector child) implements VarColumn {
     @Override
     public int offset(int row) {
       long at = 4L * row;

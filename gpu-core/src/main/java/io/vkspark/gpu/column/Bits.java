@@ -65,6 +65,23 @@ public final class Bits {
     }
   }
 
+  /**
+   * {@code dst &= src} over the first {@code rows} bits: whole 64-bit words, then the tail bytes
+   * (so {@code src} need only cover its bytes, as an Arrow validity buffer does).
+   */
+  public static void and(long src, int rows, long dst) {
+    int words = rows >>> 6;
+    for (int w = 0; w < words; w++) {
+      long off = 8L * w;
+      RawMemory.memPutLong(dst + off, RawMemory.memGetLong(dst + off) & RawMemory.memGetLong(src + off));
+    }
+    int tailBytes = ((rows & 63) + 7) >>> 3;
+    for (int b = 0; b < tailBytes; b++) {
+      long off = 8L * words + b;
+      RawMemory.memPutByte(dst + off, (byte) (RawMemory.memGetByte(dst + off) & RawMemory.memGetByte(src + off)));
+    }
+  }
+
   /** Sets bits {@code [from, from + count)} of the bitmap at {@code dst}. */
   public static void fill(long dst, long from, long count) {
     for (long done = 0; done < count; done += 64) {

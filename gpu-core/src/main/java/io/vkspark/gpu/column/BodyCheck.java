@@ -90,32 +90,6 @@ final class BodyCheck {
     return body.replace("\r\n", "\n").replace('\r', '\n');
   }
 
-  /** {@code text} with comments blanked (newlines kept): what glslang reads as code, same length. */
-  static String code(String text) {
-    char[] out = text.toCharArray();
-    int i = 0;
-    while (i < out.length) {
-      if (out[i] == '/' && i + 1 < out.length && out[i + 1] == '/') {
-        while (i < out.length && out[i] != '\n') {
-          out[i++] = ' ';
-        }
-      } else if (out[i] == '/' && i + 1 < out.length && out[i + 1] == '*') {
-        out[i++] = ' ';
-        out[i++] = ' ';
-        while (i < out.length && !(out[i] == '*' && i + 1 < out.length && out[i + 1] == '/')) {
-          out[i] = out[i] == '\n' ? '\n' : ' ';
-          i++;
-        }
-        for (int k = 0; k < 2 && i < out.length; k++) {
-          out[i++] = ' ';
-        }
-      } else {
-        i++;
-      }
-    }
-    return new String(out);
-  }
-
   private static String reserved(String id) {
     String lower = id.toLowerCase(Locale.ROOT);
     if ((lower.startsWith("vk_") && !PUBLIC_VK.contains(id)) || lower.startsWith("vkm_") || lower.startsWith("vkj_")) {
@@ -150,43 +124,29 @@ final class BodyCheck {
     line = 1;
     int i = 0;
     while (i < out.length) {
-      char c = out[i];
-      if (c == '\\') {
-        throw refuse(sig, lines, line, "a backslash (a line continuation for the preprocessor)", "remove it");
+      int end = GlslSource.commentEnd(text, i);
+      if (end == i) {
+        if (out[i] == '\\') {
+          throw refuse(sig, lines, line, "a backslash (a line continuation for the preprocessor)", "remove it");
+        }
+        line += out[i++] == '\n' ? 1 : 0;
+        continue;
       }
-      if (c == '\n') {
-        line++;
-        i++;
-      } else if (c == '/' && i + 1 < out.length && out[i + 1] == '/') {
-        while (i < out.length && out[i] != '\n') {
-          if (out[i] == '\\') {
-            throw refuse(sig, lines, line, "a backslash in a comment (it would continue the comment onto the next"
-                + " line)", "remove it");
-          }
-          out[i++] = ' ';
+      boolean block = out[i + 1] == '*';
+      int startLine = line;
+      for (int stop = end < 0 ? out.length : end; i < stop; i++) {
+        if (out[i] == '\\') {
+          throw refuse(sig, lines, line, block ? "a backslash in a comment"
+              : "a backslash in a comment (it would continue the comment onto the next line)", "remove it");
         }
-      } else if (c == '/' && i + 1 < out.length && out[i + 1] == '*') {
-        int startLine = line;
-        out[i++] = ' ';
-        out[i++] = ' ';
-        while (i < out.length && !(out[i] == '*' && i + 1 < out.length && out[i + 1] == '/')) {
-          if (out[i] == '\\') {
-            throw refuse(sig, lines, line, "a backslash in a comment", "remove it");
-          }
-          if (out[i] == '\n') {
-            line++;
-          } else {
-            out[i] = ' ';
-          }
-          i++;
+        if (out[i] == '\n') {
+          line++;
+        } else {
+          out[i] = ' ';
         }
-        if (i >= out.length) {
-          throw refuse(sig, lines, startLine, "a '/*' comment that is never closed", "close it with */");
-        }
-        out[i++] = ' ';
-        out[i++] = ' ';
-      } else {
-        i++;
+      }
+      if (end < 0) {
+        throw refuse(sig, lines, startLine, "a '/*' comment that is never closed", "close it with */");
       }
     }
     return out;

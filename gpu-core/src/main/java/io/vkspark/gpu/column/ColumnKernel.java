@@ -113,7 +113,7 @@ public final class ColumnKernel implements java.io.Serializable {
     String body = spec.body();
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
     Generated g = generate(signature, body);
-    if (BodyCheck.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
+    if (GlslSource.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
       // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
       CompileResult d = GlslCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
           spv -> SpirvModule.parse("debug SPIR-V of GPU UDF '" + signature.name() + "'", spv));
@@ -205,7 +205,7 @@ public final class ColumnKernel implements java.io.Serializable {
     String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
         .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
-    String code = BodyCheck.code(text); // comments blanked: a "return" or ";" in a comment is not code
+    String code = GlslSource.code(text); // comments blanked: a "return" or ";" in a comment is not code
     boolean expression = !RETURN.matcher(code).find();
     String[] bodyLines = text.split("\n", -1);
     int first = lines.size() + 1;
@@ -400,7 +400,7 @@ public final class ColumnKernel implements java.io.Serializable {
    */
   public Program program(int workgroupSize) {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
-    boolean bodyPrecise = PRECISE.matcher(BodyCheck.code(BodyCheck.lines(spec.body()))).find();
+    boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
     return program(spec.signature(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
   }
 

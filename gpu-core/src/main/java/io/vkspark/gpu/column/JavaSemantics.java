@@ -124,7 +124,7 @@ final class JavaSemantics {
    */
   static List<String> analyze(KernelSignature sig, String body, ColumnKernel.Generated g, Path cacheDir) {
     String text = BodyCheck.lines(body);
-    String code = BodyCheck.code(text);
+    String code = GlslSource.code(text);
     int percent = code.indexOf('%');
     if (percent >= 0) { // from the text too: glslang folds constant operands (and x % 0 to x) before SPIR-V
       int lead = g.expression() ? text.length() - text.stripLeading().length() : 0; // expression lines count from its text

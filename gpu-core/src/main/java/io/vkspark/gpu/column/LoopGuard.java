@@ -149,14 +149,10 @@ final class LoopGuard {
     return true;
   }
 
-  /** Index after the comment starting at {@code i}. */
+  /** Index after the comment starting at {@code i} (an unclosed one runs to the end). */
   private static int skipComment(String s, int i) {
-    if (s.charAt(i + 1) == '/') {
-      int nl = s.indexOf('\n', i);
-      return nl < 0 ? s.length() : nl;
-    }
-    int close = s.indexOf("*/", i + 2);
-    return close < 0 ? s.length() : close + 2;
+    int end = GlslSource.commentEnd(s, i);
+    return end < 0 ? s.length() : end;
   }
 
   private static int skipSpace(String s, int i) {

@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.column.ArrowInputs;
+import io.vkspark.gpu.column.Bits;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.cache.CachedColumn;
@@ -32,7 +33,7 @@ public final class SparkInputs {
       return new Cached(c, type, rows);
     }
     if (v instanceof ArrowColumnVector a && a.getValueVector() instanceof FieldVector f) {
-      return new Limited(ArrowInputs.of(f, type), rows);
+      return ArrowInputs.of(f, type, rows);
     }
     if (v instanceof OnHeapColumnVector on && !on.hasDictionary()) {
       return new OnHeap(on, type, rows);
@@ -43,22 +44,13 @@ public final class SparkInputs {
     return new Generic(v, type, rows);
   }
 
-  /** An Arrow column seen through a batch of {@code rows} rows. */
-  private record Limited(InputColumn arrow, int rows) implements InputColumn {
-    public SqlType type() {
-      return arrow.type();
-    }
-
-    public void copyValues(int start, int count, long dst) {
-      arrow.copyValues(start, count, dst);
-    }
-
-    public boolean hasNulls() {
-      return arrow.hasNulls();
-    }
-
-    public void andValidity(long dst, int n) {
-      arrow.andValidity(dst, n);
+  /** Clears, in the validity bitmap at {@code dst}, the bit of each of the first {@code n} rows of {@code v} that is null. */
+  static void clearNulls(ColumnVector v, long dst, int n) {
+    for (int i = 0; i < n; i++) {
+      if (v.isNullAt(i)) {
+        long word = dst + 8L * (i >>> 6);
+        Platform.putLong(null, word, Platform.getLong(null, word) & ~(1L << (i & 63)));
+      }
     }
   }
 
@@ -91,12 +83,7 @@ public final class SparkInputs {
 
     @Override
     public void andValidity(long dst, int n) {
-      for (int i = 0; i < n; i++) {
-        if (v.isNullAt(i)) {
-          long word = dst + 8L * (i >>> 6);
-          Platform.putLong(null, word, Platform.getLong(null, word) & ~(1L << (i & 63)));
-        }
-      }
+      clearNulls(v, dst, n);
     }
 
     /** Whether Spark's writable vectors hold this decimal column as ints (precision 9 or less) rather than longs. */
@@ -222,12 +209,7 @@ public final class SparkInputs {
 
     @Override
     public void andValidity(long dst, int n) {
-      long src = c.validityAddress();
-      int words = (n + 63) >>> 6;
-      for (int w = 0; w < words; w++) {
-        long off = 8L * w;
-        Platform.putLong(null, dst + off, Platform.getLong(null, dst + off) & Platform.getLong(null, src + off));
-      }
+      Bits.and(c.validityAddress(), n, dst);
     }
   }
 

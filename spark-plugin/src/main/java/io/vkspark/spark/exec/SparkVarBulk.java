@@ -1,5 +1,6 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.gpu.column.Bits;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.VarColumn;
 import java.lang.reflect.Field;
@@ -138,18 +139,7 @@ public final class SparkVarBulk implements VarColumn {
           bits |= 1L << b;
         }
       }
-      write(dst, dstBit + done, bits, k);
-    }
-  }
-
-  /** Writes the low {@code k} bits of {@code bits} at bit {@code at} of the bitmap at {@code dst}, keeping the others. */
-  private static void write(long dst, long at, long bits, int k) {
-    long word = dst + ((at >>> 6) << 3);
-    int s = (int) (at & 63);
-    long mask = k == 64 ? -1L : (1L << k) - 1;
-    Platform.putLong(null, word, (Platform.getLong(null, word) & ~(mask << s)) | (bits << s));
-    if (s != 0 && s + k > 64) {
-      Platform.putLong(null, word + 8, (Platform.getLong(null, word + 8) & ~(mask >>> (64 - s))) | (bits >>> (64 - s)));
+      Bits.write(dst, dstBit + done, bits, k);
     }
   }
 
@@ -160,11 +150,6 @@ public final class SparkVarBulk implements VarColumn {
 
   @Override
   public void andValidity(long dst, int n) {
-    for (int i = 0; i < n; i++) {
-      if (v.isNullAt(i)) {
-        long word = dst + 8L * (i >>> 6);
-        Platform.putLong(null, word, Platform.getLong(null, word) & ~(1L << (i & 63)));
-      }
-    }
+    SparkInputs.clearNulls(v, dst, n);
   }
 }

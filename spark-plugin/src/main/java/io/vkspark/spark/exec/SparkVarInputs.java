@@ -4,7 +4,6 @@ import io.vkspark.gpu.column.ArrowInputs;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.StagedVarColumn;
-import io.vkspark.gpu.column.VarColumn;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
@@ -27,7 +26,7 @@ public final class SparkVarInputs {
 
   static InputColumn of(ColumnVector v, SqlType type, int rows) {
     if (v instanceof ArrowColumnVector a && a.getValueVector() instanceof FieldVector f) {
-      return new Limited((VarColumn) ArrowInputs.of(f, type), rows);
+      return ArrowInputs.of(f, type, rows);
     }
     if (v instanceof WritableColumnVector w) {
       SparkVarBulk bulk = SparkVarBulk.of(w, type, rows);
@@ -67,36 +66,5 @@ public final class SparkVarInputs {
       }
     }
     return out;
-  }
-
-  /** An Arrow column seen through a batch of {@code rows} rows. */
-  private record Limited(VarColumn arrow, int rows) implements VarColumn {
-    public SqlType type() {
-      return arrow.type();
-    }
-
-    public int offset(int row) {
-      return arrow.offset(row);
-    }
-
-    public void copyElements(int from, int count, long dst) {
-      arrow.copyElements(from, count, dst);
-    }
-
-    public boolean hasElementNulls() {
-      return arrow.hasElementNulls();
-    }
-
-    public void copyElementValidity(int from, int count, long dst, long dstBit) {
-      arrow.copyElementValidity(from, count, dst, dstBit);
-    }
-
-    public boolean hasNulls() {
-      return arrow.hasNulls();
-    }
-
-    public void andValidity(long dst, int n) {
-      arrow.andValidity(dst, n);
-    }
   }
 }

@@ -9,6 +9,7 @@ import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.GlslSource;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
@@ -94,22 +95,15 @@ public final class GlslDefinitions {
       // skip blanks and comments between functions
       while (i < n) {
         char ch = text.charAt(i);
-        if (ch == '\n') {
+        int end = commentEnd(text, i, origin, line, null);
+        if (end != i) {
+          line += count(text, i, end, '\n');
+          i = end;
+        } else if (ch == '\n') {
           line++;
           i++;
         } else if (Character.isWhitespace(ch)) {
           i++;
-        } else if (text.startsWith("//", i)) {
-          while (i < n && text.charAt(i) != '\n') {
-            i++;
-          }
-        } else if (text.startsWith("/*", i)) {
-          int end = text.indexOf("*/", i + 2);
-          if (end < 0) {
-            throw error(origin, line, null, "a /* comment is not closed", "close it with */");
-          }
-          line += count(text, i, end, '\n');
-          i = end + 2;
         } else {
           break;
         }
@@ -122,20 +116,11 @@ public final class GlslDefinitions {
       StringBuilder header = new StringBuilder();
       while (i < n && text.charAt(i) != '{') {
         char ch = text.charAt(i);
-        if (text.startsWith("//", i)) {
-          while (i < n && text.charAt(i) != '\n') {
-            i++;
-          }
-          continue;
-        }
-        if (text.startsWith("/*", i)) {
-          int end = text.indexOf("*/", i + 2);
-          if (end < 0) {
-            throw error(origin, line, null, "a /* comment is not closed", "close it with */");
-          }
+        int end = commentEnd(text, i, origin, line, null);
+        if (end != i) {
           line += count(text, i, end, '\n');
-          header.append(' ');
-          i = end + 2;
+          header.append(text.charAt(i + 1) == '*' ? " " : ""); // a block comment separates like a space
+          i = end;
           continue;
         }
         if (ch == ';' || ch == '}') {
@@ -157,19 +142,10 @@ public final class GlslDefinitions {
       int depth = 1;
       while (i < n && depth > 0) {
         char ch = text.charAt(i);
-        if (text.startsWith("//", i)) {
-          while (i < n && text.charAt(i) != '\n') {
-            i++;
-          }
-          continue;
-        }
-        if (text.startsWith("/*", i)) {
-          int end = text.indexOf("*/", i + 2);
-          if (end < 0) {
-            throw error(origin, line, h.name, "a /* comment in its body is not closed", "close it with */");
-          }
+        int end = commentEnd(text, i, origin, line, h.name);
+        if (end != i) {
           line += count(text, i, end, '\n');
-          i = end + 2;
+          i = end;
           continue;
         }
         if (ch == '{') {
@@ -285,6 +261,16 @@ public final class GlslDefinitions {
     }
     out.add(s.substring(from));
     return out;
+  }
+
+  /** {@link GlslSource#commentEnd}, with an unclosed block comment refused at its {@code line}. */
+  private static int commentEnd(String text, int i, String origin, int line, String name) {
+    int end = GlslSource.commentEnd(text, i);
+    if (end < 0) {
+      String what = name == null ? "a /* comment is not closed" : "a /* comment in its body is not closed";
+      throw error(origin, line, name, what, "close it with */");
+    }
+    return end;
   }
 
   private static int count(String s, int from, int to, char c) {

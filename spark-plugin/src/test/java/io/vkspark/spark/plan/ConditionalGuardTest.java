@@ -16,9 +16,9 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF2;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A GPU UDF call in a branch Spark skips for some rows ({@code CASE WHEN y <> 0 THEN safe_div(x, y)})
@@ -26,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * the skipped rows: not when the planner, or the executor, puts it on the CPU. {@code safe_div}'s
  * {@code call()} throws {@code / by zero}, so any leak fails the query.
  */
+@ExtendWith(TestSpark.Validated.class)
 public final class ConditionalGuardTest {
   /** Every conditional form vkspark guards, each skipping safe_div exactly where y = 0. */
   static final String[] QUERIES = {
@@ -55,10 +56,6 @@ public final class ConditionalGuardTest {
         .write().parquet(data);
   }
 
-  @AfterAll
-  static void validation() {
-    assertNoValidationErrors();
-  }
 
   public static Dataset<Row> t() {
     return spark().read().parquet(data);

@@ -5,22 +5,22 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.columnar.CachedBatch;
-import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.storage.StorageLevel;
 import scala.Option;
 import scala.collection.Iterator;
-import scala.collection.Seq;
+import scala.collection.immutable.Seq;
 
 /**
- * Scala 2.12 shim of {@link VkCacheSerializer}: the CachedBatchSerializer overrides, whose
- * signatures name Scala's {@code Seq} ({@code collection.Seq} here, {@code immutable.Seq} on 2.13).
- * Each sends a schema the vkspark cache does not store to Spark's default serializer and everything
- * else to the version-free methods of the subclass.
+ * The routing half of {@link VkCacheSerializer}: each CachedBatchSerializer call for a schema the
+ * vkspark cache does not store goes to Spark's default serializer, everything else to the
+ * version-free methods of the subclass. Written once on {@code immutable.Seq}, which both Scala
+ * versions' Spark accepts; {@link ScalaSeqSerializer} (one per Scala version) holds the overrides
+ * whose signatures name Scala's default {@code Seq}.
  */
-public abstract class CacheSerializerShim implements CachedBatchSerializer {
+public abstract class CacheSerializerShim extends ScalaSeqSerializer {
   private static final long serialVersionUID = 1L;
   final DefaultCachedBatchSerializer fallback = new DefaultCachedBatchSerializer();
 
@@ -39,26 +39,26 @@ public abstract class CacheSerializerShim implements CachedBatchSerializer {
       scala.collection.Seq<Attribute> selected);
 
   @Override
-  public boolean supportsColumnarInput(Seq<Attribute> schema) {
+  final boolean columnarInput(Seq<Attribute> schema) {
     return stores(schema);
   }
 
   @Override
-  public RDD<CachedBatch> convertInternalRowToCachedBatch(RDD<InternalRow> input, Seq<Attribute> schema,
-      StorageLevel storageLevel, SQLConf conf) {
+  final RDD<CachedBatch> rowsToCache(RDD<InternalRow> input, Seq<Attribute> schema, StorageLevel storageLevel,
+      SQLConf conf) {
     return stores(schema) ? fromRows(input, schema, conf)
         : fallback.convertInternalRowToCachedBatch(input, schema, storageLevel, conf);
   }
 
   @Override
-  public RDD<CachedBatch> convertColumnarBatchToCachedBatch(RDD<ColumnarBatch> input, Seq<Attribute> schema,
-      StorageLevel storageLevel, SQLConf conf) {
+  final RDD<CachedBatch> batchesToCache(RDD<ColumnarBatch> input, Seq<Attribute> schema, StorageLevel storageLevel,
+      SQLConf conf) {
     return stores(schema) ? fromBatches(input, schema, conf)
         : fallback.convertColumnarBatchToCachedBatch(input, schema, storageLevel, conf);
   }
 
   @Override
-  public scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> buildFilter(Seq<Expression> predicates,
+  final scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(Seq<Expression> predicates,
       Seq<Attribute> cachedAttributes) {
     return stores(cachedAttributes) ? everyBatch() : fallback.buildFilter(predicates, cachedAttributes);
   }
@@ -71,24 +71,24 @@ public abstract class CacheSerializerShim implements CachedBatchSerializer {
    * so the classes named here are only ever read for our batches.
    */
   @Override
-  public Option<Seq<String>> vectorTypes(Seq<Attribute> attributes, SQLConf conf) {
+  final Option<? extends scala.collection.Seq<String>> vectorClasses(Seq<Attribute> attributes, SQLConf conf) {
     if (!stores(attributes)) {
       return fallback.vectorTypes(attributes, conf);
     }
     scala.collection.mutable.ArrayBuffer<String> classes = new scala.collection.mutable.ArrayBuffer<>();
     attributes.foreach(a -> classes.$plus$eq(CachedColumn.class.getName()));
-    return Option.<Seq<String>>apply(classes.toList());
+    return Option.apply(classes.toList());
   }
 
   @Override
-  public RDD<ColumnarBatch> convertCachedBatchToColumnarBatch(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+  final RDD<ColumnarBatch> cacheToBatches(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
       Seq<Attribute> selectedAttributes, SQLConf conf) {
     return stores(cacheAttributes) ? toBatches(input, cacheAttributes, selectedAttributes)
         : fallback.convertCachedBatchToColumnarBatch(input, cacheAttributes, selectedAttributes, conf);
   }
 
   @Override
-  public RDD<InternalRow> convertCachedBatchToInternalRow(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+  final RDD<InternalRow> cacheToRows(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
       Seq<Attribute> selectedAttributes, SQLConf conf) {
     return stores(cacheAttributes) ? toRows(input, cacheAttributes, selectedAttributes)
         : fallback.convertCachedBatchToInternalRow(input, cacheAttributes, selectedAttributes, conf);
