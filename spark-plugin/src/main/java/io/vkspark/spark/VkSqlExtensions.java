@@ -31,7 +31,7 @@ import scala.runtime.BoxedUnit;
 /**
  * vkspark's SQL extensions ({@code spark.sql.extensions}; the plugin adds them): implicit casts and
  * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
- * planning, the physical rule that plans them onto {@link VkGpuEvalExec} (also as an adaptive
+ * planning, the physical rule that plans them onto {@code VkGpuEvalExec} (also as an adaptive
  * query-stage rule, so EXPLAIN shows it before execution), the rule that has CPU operators read
  * vkspark's cache as column batches ({@link ReadCacheColumns}), the rule that bounds the rows turned
  * into columns under a GPU node by bytes ({@link VkRowToColumnarExec}), and the classes listed in

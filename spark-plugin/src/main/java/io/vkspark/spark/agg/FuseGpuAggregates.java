@@ -40,7 +40,7 @@ import scala.runtime.AbstractPartialFunction;
  * {@code HashAggregate(partial) <- [Project] <- [ColumnarToRow] <- VkGpuEval} becomes
  * {@code VkGpuAggregate <- VkGpuEval}, with the partial aggregate's output, so the final
  * aggregation above the exchange is unchanged. It runs as an adaptive query-stage rule (after
- * {@link InsertGpuEval}, before Spark's columnar transitions) and after the transitions (plans
+ * {@code InsertGpuEval}, before Spark's columnar transitions) and after the transitions (plans
  * without adaptive execution; and to drop the {@code ColumnarToRow} Spark puts under a node fused
  * earlier).
  *

@@ -30,10 +30,9 @@ public final class GpuUdfs {
 
   /**
    * Registers {@code udf} under {@code name} with the result type of its kernel. The body is compiled
-   * now, so a body that does not compile fails here, naming the line.
-   *
-   * @throws VkAnalysisException VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE or
-   *     VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION
+   * now, so a body that does not compile fails here, naming the line: a {@link VkAnalysisException}
+   * (VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE, or VKSPARK_GPU_UDF_INVALID_IMPLEMENTATION for a UDF
+   * that does not implement the UDFn of its kernel's arity).
    */
   @SuppressWarnings({"rawtypes"})
   public static void register(SparkSession spark, String name, GpuUdf udf) {

@@ -85,8 +85,8 @@ public final class SparkTypes {
   /**
    * {@code t} as a refusal names it next to {@code other}: its SQL name, and where both names read
    * the same ({@code array<int>} may or may not hold nulls), the nullability that sets it apart,
-   * e.g. {@code array<int> (containsNull=false)}. Without this a reason could read "is array<int>,
-   * not array<int>".
+   * e.g. {@code array<int> (containsNull=false)}. Without this a reason could read "is {@code array<int>},
+   * not {@code array<int>}".
    */
   public static String describe(DataType t, DataType other) {
     String name = t.simpleString();

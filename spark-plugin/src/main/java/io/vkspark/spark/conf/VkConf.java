@@ -73,7 +73,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String SHADER_CACHE_DIR = Settings.SHADER_CACHE_DIR.key();
   public static final String FALLBACK = Settings.FALLBACK.key();
   public static final String FUNCTIONS = Settings.FUNCTIONS.key();
-  /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@link GlslDefinitions}). */
+  /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@code GlslDefinitions}). */
   public static final String GLSL = Settings.GLSL.key();
   public static final String VALIDATION = Settings.VALIDATION.key();
   public static final String TRANSFERS = Settings.TRANSFERS.key();

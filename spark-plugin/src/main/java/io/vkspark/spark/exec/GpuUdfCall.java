@@ -26,7 +26,7 @@ import scala.runtime.AbstractPartialFunction;
  * @param argOrdinals the child column each argument reads
  * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
  *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
- *     runs only where it is true, and the result elsewhere is never read (see {@link CallSites})
+ *     runs only where it is true, and the result elsewhere is never read (see {@code CallSites})
  */
 public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
                   AttributeReference result, Placement placement, Expression guard) implements Serializable {

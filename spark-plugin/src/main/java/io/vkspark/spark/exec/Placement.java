@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Where one GPU UDF call runs and why: the single answer that the planner ({@link GpuPlanner}), the
+ * Where one GPU UDF call runs and why: the single answer that the planner ({@code GpuPlanner}), the
  * executor ({@link GpuEvalIterator}) and the tagging of calls left in Spark's operators
- * ({@link InsertGpuEval}) give. EXPLAIN, the plan node, logs and {@code spark.vkspark.fallback=false}
+ * ({@code InsertGpuEval}) give. EXPLAIN, the plan node, logs and {@code spark.vkspark.fallback=false}
  * errors all render it here, so each reason is worded once, in {@link Cause}.
  *
  * @param where the device the call's rows are computed on
@@ -26,11 +26,11 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
 
   /** Where the decision was made. */
   public enum DecidedBy {
-    /** On the driver, planning the query ({@link GpuPlanner#decide}). */
+    /** On the driver, planning the query ({@code GpuPlanner#decide}). */
     PLANNER,
     /** On the executor, when a task starts or a batch fails on the GPU ({@link GpuEvalIterator}). */
     EXECUTOR,
-    /** On the driver, for calls the planner left in Spark's operators ({@link InsertGpuEval}). */
+    /** On the driver, for calls the planner left in Spark's operators ({@code InsertGpuEval}). */
     LEFTOVERS
   }
 

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * {@code spark.vkspark.device} says: that setting picks the GPU) and closed with the executor.
  * Without one, the UDF fails with an error naming it, whose Fix is to install lavapipe.
  *
- * <p>Two ways in: {@link Task} evaluates a whole batch for the GPU node when it places a GLSL-only
+ * <p>Two ways in: {@code Task} evaluates a whole batch for the GPU node when it places a GLSL-only
  * call on the CPU, and {@code GlslRows.evalRow} evaluates one row for {@code call()} (calls Spark keeps in
  * its own operators, driver-side evaluation of local relations, verify mode). A row Spark evaluates
  * itself (in a join condition, a window, a grouping) runs on the JVM's own device when it has one

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The executor's one Vulkan device, its column runtime and the permits that bound concurrent GPU
- * tasks ({@link #lease()}). Opened by the executor plugin ({@link VkSparkPlugin}), or on first use where the
+ * tasks ({@link #lease()}). Opened by the executor plugin ({@code VkSparkPlugin}), or on first use where the
  * plugin did not run; when the device cannot be opened, the reason is kept so every GPU UDF can
  * fall back to the CPU saying why, while the executor keeps running.
  */

@@ -44,7 +44,7 @@ import org.apache.spark.sql.types.DataTypes;
  * {@code bigint}, {@code float}, {@code double}, {@code boolean}, {@code date}, {@code timestamp}
  * and their synonyms); the body sees each argument with its GLSL type, as a {@link GpuKernel} body
  * does. Two ways in: files named by {@code spark.vkspark.glsl} (registered in every session by
- * {@link VkSqlExtensions}) and the SQL function {@code vkspark_define} ({@link #define}).
+ * {@code VkSqlExtensions}) and the SQL function {@code vkspark_define} ({@link #define}).
  */
 public final class GlslDefinitions {
   /** The SQL function that defines GLSL-only UDFs in the running session. */

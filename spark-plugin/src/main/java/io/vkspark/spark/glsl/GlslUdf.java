@@ -19,7 +19,7 @@ import org.apache.spark.sql.api.java.UDF9;
  * {@code spark.vkspark.glsl} or {@code SELECT vkspark_define(...)} ({@link GlslDefinitions}). It has no
  * CPU implementation of its own, so wherever vkspark would run {@code call()} (an executor without a
  * usable GPU, verify mode), the same SPIR-V runs on a CPU Vulkan device, Mesa's lavapipe
- * ({@link CpuVulkan}). It is a Spark {@code UDF1} .. {@code UDF10} so that it registers like any Java
+ * ({@code CpuVulkan}). It is a Spark {@code UDF1} .. {@code UDF10} so that it registers like any Java
  * UDF; {@code call()} evaluates one row that way, on the JVM's own GPU when it has one (a call Spark
  * keeps in its own operator: a join condition, a window, a grouping), else on lavapipe.
  */

@@ -5,7 +5,7 @@ import org.apache.spark.sql.AnalysisException;
 import scala.Option;
 
 /**
- * Spark 4.2 shim: {@link VkAnalysisException}'s constructor. Spark 4.2's AnalysisException also
+ * Spark 4.2 shim: {@code VkAnalysisException}'s constructor. Spark 4.2's AnalysisException also
  * carries the SQLSTATE (vkspark's; the message template is Spark's, from its table).
  */
 public abstract class AnalysisExceptionShim extends AnalysisException {
