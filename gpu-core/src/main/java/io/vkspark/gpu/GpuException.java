@@ -51,7 +51,13 @@ public final class GpuException extends RuntimeException {
     /** Verify mode found a GPU result that disagrees with the UDF's CPU reference. */
     VERIFY,
     /** A result does not fit its SQL type (a decimal with more digits than its precision) and the policy is to fail. */
-    OVERFLOW
+    OVERFLOW,
+    /**
+     * Rows of a batch are ones whose Java {@code call()} throws or returns null (the kernel called
+     * {@code jthrow()} for them); the batch's GPU results were discarded, to be recomputed with
+     * {@code call()}.
+     */
+    RECOMPUTE
   }
 
   private static final String FIX = "Fix: ";

@@ -439,6 +439,7 @@ public final class BatchRunner implements AutoCloseable {
     meter.hostSince(h0);
     TimedDispatch t = dispatchBounded();
     guard.checkLoops(set, n);
+    guard.checkThrown(set, n);
     meter.dispatched(t);
     long h1 = System.nanoTime();
     if (reducer == null) {

@@ -59,6 +59,13 @@ public final class ColumnKernel implements java.io.Serializable {
   public static final int PARAMS_BYTES = 32;
 
   private static final Pattern RETURN = Pattern.compile("\\breturn\\b");
+  private static final Pattern JTHROW = Pattern.compile("\\bjthrow\\s*\\(");
+  /**
+   * {@code jthrow()}: the row is one whose {@code call()} throws (or returns null) on the JVM. The
+   * kernel counts such rows in the control block and the host recomputes the batch with
+   * {@code call()} (GpuException RECOMPUTE), so the query fails, or not, exactly as on the CPU.
+   */
+  private static final String JTHROW_FUNCTION = "bool vkj_thrown = false;\nvoid jthrow() { vkj_thrown = true; }";
   private static final Pattern PRECISE = Pattern.compile("\\bprecise\\b");
   private static final Pattern USES_DOUBLE = Pattern.compile("\\bdouble\\b|\\bdvec[234]\\b|[0-9.]lf\\b|[0-9.]LF\\b");
   private static final String MATH_RESOURCE = "/io/vkspark/gpu/glsl/vkmath.glsl";
@@ -112,7 +119,7 @@ public final class ColumnKernel implements java.io.Serializable {
     KernelSignature signature = spec.signature();
     String body = spec.body();
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
-    Generated g = generate(signature, body);
+    Generated g = generate(signature, body, spec.functions());
     if (GlslSource.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
       // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
       CompileResult d = GlslCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
@@ -167,6 +174,15 @@ public final class ColumnKernel implements java.io.Serializable {
   record Generated(String source, int bodyFirstLine, int bodyLines, boolean expression) {}
 
   static Generated generate(KernelSignature sig, String body) {
+    return generate(sig, body, "");
+  }
+
+  /**
+   * The shader of {@code body} under {@code sig}, with {@code functions} (see {@link KernelSpec})
+   * placed before {@code vk_udf}.
+   */
+  static Generated generate(KernelSignature sig, String body, String functions) {
+    String all = functions.isEmpty() ? body : body + "\n" + functions; // what the helpers and libraries are chosen by
     List<String> lines = new ArrayList<>();
     lines.add("#version 450");
     lines.add("#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
@@ -197,11 +213,19 @@ public final class ColumnKernel implements java.io.Serializable {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
     }
     // --- end bounded time ---
-    if (needsMath(sig, body)) {
+    if (needsMath(sig, all)) {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
     }
-    lines.addAll(JavaSemantics.prelude(sig, body)); // jrem, jdiv, ...: only when the body calls one
+    lines.addAll(JavaSemantics.prelude(sig, all)); // jrem, jdiv, ...: only when the body calls one
     lines.addAll(sig.decimalConstants()); // price_scale, result_scale, ...
+    boolean throwing = JTHROW.matcher(all).find();
+    if (throwing) {
+      lines.add(JTHROW_FUNCTION);
+    }
+    if (!functions.isEmpty()) {
+      lines.add("// functions of the spec (translated helper methods)");
+      lines.addAll(List.of(functions.split("\n", -1)));
+    }
     String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
         .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
     lines.add(result.glsl() + " vk_udf(" + params + ") {");
@@ -255,6 +279,9 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
     if (guarded.loops() > 0) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
+    }
+    if (throwing) {
+      lines.add("  if (vkj_thrown) { atomicAdd(vk_control[" + (LoopGuard.THROWN_OFFSET / 4) + "], 1u); }");
     }
     if (result.isBitPacked()) {
       lines.add("  if (vk_result) { atomicOr(vk_out[vk_row >> 5u], 1u << (vk_row & 31u)); }");

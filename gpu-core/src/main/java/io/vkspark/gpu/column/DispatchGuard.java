@@ -56,7 +56,7 @@ final class DispatchGuard {
     control.clear();
     control.putInt(LoopGuard.ABORT_OFFSET, 0)
         .putInt(LoopGuard.CANARY_OFFSET, loopLimit > 0 ? LoopGuard.CANARY_PASSES : 0)
-        .putInt(LoopGuard.TRUNCATED_OFFSET, 0).putInt(12, 0);
+        .putInt(LoopGuard.TRUNCATED_OFFSET, 0).putInt(LoopGuard.THROWN_OFFSET, 0);
     set.control.write(0, control);
   }
 
@@ -126,6 +126,24 @@ final class DispatchGuard {
           + "results were discarded.", udfNames(true), device.info().name(), cut, rows, loopLimit),
           "let such batches run on the CPU with the UDF's call() (spark.vkspark.fallback=true), run on a GPU "
               + "without a loop limit, or keep the UDF's loops well below " + loopLimit + " iterations per row in total.");
+    }
+  }
+
+  /**
+   * Throws RECOMPUTE when some of the {@code rows} rows just dispatched called {@code jthrow()}:
+   * their {@code call()} throws (or returns null) on the JVM, so the batch's GPU results are
+   * discarded and the caller recomputes it with {@code call()}.
+   */
+  void checkThrown(BufferSet set, int rows) {
+    control.clear();
+    control.limit(4);
+    set.control.read(LoopGuard.THROWN_OFFSET, control);
+    int thrown = control.getInt(0);
+    if (thrown > 0) {
+      throw GpuException.of(Code.RECOMPUTE, String.format("%,d of %,d rows of GPU UDF(s) %s are rows whose Java call() "
+          + "throws or returns null, which a kernel cannot; the batch's GPU results were discarded.", thrown, rows,
+          udfNames(false)), "recompute the batch with the UDF's call() on the CPU (vkspark's Spark plugin does), so "
+          + "the query throws, or not, exactly as without the GPU.");
     }
   }
 

@@ -17,16 +17,27 @@ import java.util.Objects;
  * compiled to device-independent SPIR-V) and an {@link io.vkspark.gpu.Kernel} (that SPIR-V loaded on
  * one device as a pipeline).
  *
+ * <p>{@code functions} are GLSL functions placed before {@code vk_udf}, which the body may call:
+ * empty for a hand-written body, the translated helper methods for a Java UDF translated from its
+ * bytecode ({@code io.vkspark.gpu.translate}). They are generated, not the user's text, so the
+ * body's lexical check does not read them; the SPIR-V seal covers them as it does the body.
+ *
  * <p>The name is part of the spec: it appears in the generated shader's comment, in shaderc's
  * diagnostics and in every message about the UDF.
  */
-public record KernelSpec(KernelSignature signature, String body) implements java.io.Serializable {
+public record KernelSpec(KernelSignature signature, String body, String functions) implements java.io.Serializable {
   public KernelSpec {
     Objects.requireNonNull(signature, "signature");
+    functions = functions == null ? "" : functions;
     if (body == null || body.isBlank()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
           "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
     }
+  }
+
+  /** A spec without functions of its own. */
+  public KernelSpec(KernelSignature signature, String body) {
+    this(signature, body, "");
   }
 
   /** The spec of {@code body} under {@code signature}. */
@@ -54,7 +65,8 @@ public record KernelSpec(KernelSignature signature, String body) implements java
    * may be registered under any name, and the name is part of the spec.
    */
   public KernelSpec named(String name) {
-    return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result(), signature.resultDecimal()), body);
+    return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result(), signature.resultDecimal()), body,
+        functions);
   }
 
   /** {@code name(arg type, ...) -> type}: for messages. */

@@ -27,6 +27,8 @@ final class LoopGuard {
   /** Passes of the canary loop on a device with a loop limit. */
   static final int CANARY_PASSES = 2;
   static final int TRUNCATED_OFFSET = 8;
+  /** Rows whose body called {@code jthrow()} (see {@link ColumnKernel}). */
+  static final int THROWN_OFFSET = 12;
   static final int CONTROL_BYTES = 16;
   /** Iterations between two reads of the abort word. */
   static final int ABORT_CHECK_EVERY = 1024;

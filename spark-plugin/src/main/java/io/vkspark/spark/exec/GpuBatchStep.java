@@ -206,6 +206,10 @@ final class GpuBatchStep implements AutoCloseable {
         metrics.add(VkMetric.LOOP_LIMIT_BATCHES, 1);
         return true;
       }
+      case RECOMPUTE -> { // semantics, not a fallback: call() gives the rows' exceptions or nulls
+        metrics.add(VkMetric.RECOMPUTED_BATCHES, 1);
+        return true;
+      }
       case CANCELLED -> {
         TaskContext task = TaskContext.get();
         if (task != null) {

@@ -24,6 +24,8 @@ public enum VkMetric {
       "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
   LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
       "batches recomputed on CPU (GPU loop limit reached)"),
+  RECOMPUTED_BATCHES("recomputedBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "batches recomputed on CPU (a row throws or returns null in call(), or a translated UDF met a null argument)"),
   UPLOAD_BYTES("uploadBytes", Kind.SIZE, MetricsLevel.ESSENTIAL, "bytes copied to GPU"),
   READBACK_BYTES("readbackBytes", Kind.SIZE, MetricsLevel.ESSENTIAL, "bytes copied back from GPU"),
   DEVICE_TIME("deviceTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "GPU time (device timestamps; 0 if it has none)"),
