@@ -1,0 +1,70 @@
+package io.vkspark.gpu.translate;
+
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.KernelSpec;
+import io.vkspark.gpu.column.SqlType;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@link JavaTranslator} made of one Java method: a {@link Translated} kernel, or the
+ * {@link Refused} reason it cannot be one. Plain data, serializable: a translated UDF travels to
+ * executors with its kernel text.
+ */
+public sealed interface Translation extends java.io.Serializable {
+
+  /** Where the method came from, for messages: {@code com.acme.Pricer.call}. */
+  String source();
+
+  /**
+   * A method as a GLSL kernel: {@code body} is the body of {@code vk_udf} over arguments named
+   * {@code a0 .. a(n-1)} with the GLSL types of {@code args}; {@code functions} are its helper
+   * methods (and the translator's own helpers), placed before {@code vk_udf}. The kernel calls
+   * {@code jthrow()} for a row whose Java method throws or returns null.
+   *
+   * @param nullStrict per argument: whether the method returns null whenever that argument is null
+   *     (proved from its bytecode), so that a row with a null there may skip the kernel
+   */
+  record Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
+                    List<Boolean> nullStrict) implements Translation {
+    public Translated {
+      args = List.copyOf(args);
+      nullStrict = List.copyOf(nullStrict);
+    }
+
+    /** Whether a null in any argument means a null result (the usual strict GPU UDF). */
+    public boolean strict() {
+      return !nullStrict.contains(false);
+    }
+
+    /** The kernel's signature under SQL name {@code name}: arguments {@code a0 ..}. */
+    public KernelSignature signature(String name) {
+      List<KernelSignature.Arg> a = new ArrayList<>();
+      for (int i = 0; i < args.size(); i++) {
+        a.add(new KernelSignature.Arg("a" + i, args.get(i)));
+      }
+      return new KernelSignature(name, a, result);
+    }
+
+    /** The kernel under SQL name {@code name}. */
+    public KernelSpec spec(String name) {
+      return new KernelSpec(signature(name), body, functions);
+    }
+  }
+
+  /**
+   * A method that does not translate; {@code reason} names the class, the method, the source line
+   * and the instruction, e.g. {@code com.acme.Pricer.call line 12: new java.lang.StringBuilder
+   * (allocation)}.
+   */
+  record Refused(String source, String reason) implements Translation {
+    /** The refusal as an UNSUPPORTED error for UDF {@code udfName}, with a Fix. */
+    public GpuException toException(String udfName) {
+      return GpuException.of(Code.UNSUPPORTED, "Java UDF '" + udfName + "' does not translate to the GPU: " + reason + ".",
+          "keep " + source + " to arithmetic, Math calls, branches, loops and static helpers of its class, or implement "
+              + "io.vkspark.spark.api.GpuUdf with a GLSL body; it runs on the CPU as it is.");
+    }
+  }
+}
