@@ -310,16 +310,17 @@ final class MethodTranslator {
       if (op == Opcodes.JSR) {
         throw refuse("jsr (a subroutine)");
       }
-      String cond = condition(j);
+      String c = "t" + (temps++);
+      out.append(indent).append("bool ").append(c).append(" = ").append(condition(j)).append(";\n");
       int target = exits.target(j.label);
       int next = exits.fallthrough();
       storeStackFor(target, indent); // both successors start with the same stack
-      out.append(indent).append("if (").append(cond).append(") { ").append(exits.go(target)).append(" } else { ")
+      out.append(indent).append("if (").append(c).append(") { ").append(exits.go(target)).append(" } else { ")
           .append(exits.go(next)).append(" }\n");
       return;
     }
     Val key = force(stack.pop());
-    storeStackFor(exits.fallthrough(), indent);
+    storeStackFor(exits.target(insn instanceof TableSwitchInsnNode t ? t.dflt : ((LookupSwitchInsnNode) insn).dflt), indent);
     out.append(indent).append("switch (").append(key.v()).append(") {\n");
     if (insn instanceof TableSwitchInsnNode t) {
       for (int i = 0; i < t.labels.size(); i++) {
