@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.ClassNode;
 
@@ -197,9 +196,8 @@ public final class JavaTranslator {
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main");
       unit.addMain(t.translate());
       String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
-      List<Boolean> strict = (main.node().access & Opcodes.ACC_STATIC) != 0 || skip == 0
-          ? NullStrictness.of(owner, main.node(), skip) : NullStrictness.of(owner, main.node(), skip);
-      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict);
+      List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
+      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations());
     } catch (Untranslatable e) {
       return new Translation.Refused(source, e.getMessage());
     }

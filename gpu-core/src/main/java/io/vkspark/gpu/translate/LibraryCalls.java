@@ -20,6 +20,9 @@ final class LibraryCalls {
     void throwIf(String cond);
 
     String helper(String name);
+
+    /** Notes that {@code call} is not bit-exact on the device. */
+    void approximate(String call);
   }
 
   record Result(Val value) {}
@@ -86,6 +89,11 @@ final class LibraryCalls {
     return null;
   }
 
+  private static Result approximate(Emitter e, String call, Result r) {
+    e.approximate(call);
+    return r;
+  }
+
   private static Result bool(Emitter e, String cond) {
     return new Result(e.temp(JType.I, "(" + cond + ") ? 1 : 0"));
   }
@@ -94,6 +102,7 @@ final class LibraryCalls {
     String x = a.length > 0 ? a[0].v() : null;
     String y = a.length > 1 ? a[1].v() : null;
     if (ELEMENTARY.contains(name) && (desc.equals("(D)D") || desc.equals("(DD)D"))) {
+      e.approximate("Math." + name);
       return new Result(e.temp(JType.D, name + "(" + x + (y == null ? "" : ", " + y) + ")"));
     }
     return switch (name + desc) {
@@ -109,7 +118,7 @@ final class LibraryCalls {
       case "signum(F)F" -> new Result(e.temp(JType.F, "(" + x + " > 0.0f ? 1.0f : " + x + " < 0.0f ? -1.0f : " + x + ")"));
       case "toRadians(D)D" -> new Result(e.temp(JType.D, x + " * 0.017453292519943295LF"));
       case "toDegrees(D)D" -> new Result(e.temp(JType.D, x + " * 57.29577951308232LF"));
-      case "fma(DDD)D" -> new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")"));
+      case "fma(DDD)D" -> approximate(e, "Math.fma", new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")")));
       case "addExact(II)I", "addExact(JJ)J" -> {
         Val r = e.temp(a[0].type(), x + " + " + y);
         e.throwIf("((" + x + " ^ " + r.v() + ") & (" + y + " ^ " + r.v() + ")) < " + a[0].type().zero);

@@ -807,6 +807,11 @@ final class MethodTranslator {
       public String helper(String name) {
         return unit.helper(name);
       }
+
+      @Override
+      public void approximate(String call) {
+        unit.approximate(call);
+      }
     });
     if (r == null) {
       throw refuse("calls " + Type.getObjectType(call.owner).getClassName() + "." + call.name + call.desc
