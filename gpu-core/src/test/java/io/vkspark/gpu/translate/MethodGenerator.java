@@ -77,7 +77,7 @@ final class MethodGenerator {
 
   /** What the grammar may use. */
   record Features(Set<String> functions, boolean explicitThrow, boolean boxed, boolean floatDivisionAnywhere,
-                  boolean strictMath) {
+                  boolean strictMath, boolean floatRemainder) {
     static final List<String> ALL_FUNCTIONS = List.of("abs", "min", "max", "sqrt", "floor", "ceil", "rint", "signum",
         "exp", "log", "log10", "pow", "sin", "cos", "tan", "atan", "atan2", "sinh", "cosh", "tanh", "hypot",
         "toIntExact", "addExact", "subtractExact", "multiplyExact", "negateExact", "floorDiv", "floorMod",
@@ -85,7 +85,9 @@ final class MethodGenerator {
         "intBitsToFloat");
 
     static Features defaults() {
-      return new Features(new LinkedHashSet<>(ALL_FUNCTIONS), true, true, false, true);
+      // floating-point % off: JavaTranslator documents that it refuses it (vkspark.translate.floatRemainder=true)
+      return new Features(new LinkedHashSet<>(ALL_FUNCTIONS), true, true, false, true,
+          Boolean.getBoolean("vkspark.translate.floatRemainder"));
     }
 
     boolean has(String f) {
@@ -383,12 +385,18 @@ final class MethodGenerator {
     } else if (t.integral()) {
       String op = pick("+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", ">>>=");
       P rhs = op.length() == 2 && "+-*/%".indexOf(op.charAt(0)) >= 0 ? numericType() : (r.nextBoolean() ? P.INT : P.LONG);
+      if (op.equals("%=") && rhs.floating() && !f.floatRemainder()) {
+        rhs = P.INT;
+      }
       if (op.equals("/=") && rhs == P.FLOAT && !f.floatDivisionAnywhere()) {
         rhs = P.DOUBLE; // a float division would be approximate on the GPU, and feed an integer
       }
       sb.append(v.name()).append(' ').append(op).append(' ').append(expr(rhs, s, 2)).append(";\n");
     } else {
       String op = t == P.DOUBLE || f.floatDivisionAnywhere() ? pick("+=", "-=", "*=", "/=", "%=") : pick("+=", "-=", "*=", "%=");
+      if (op.equals("%=") && !f.floatRemainder()) {
+        op = "-=";
+      }
       P rhs = t == P.FLOAT && !f.floatDivisionAnywhere() && op.equals("%=") ? P.FLOAT : numericType();
       if (t == P.FLOAT && rhs == P.DOUBLE && op.equals("%=")) {
         rhs = P.FLOAT;
@@ -649,6 +657,9 @@ final class MethodGenerator {
     switch (k) {
       case 0, 1, 2, 3 -> {
         String op = t == P.DOUBLE || f.floatDivisionAnywhere() ? pick("+", "-", "*", "/", "%") : pick("+", "-", "*", "%");
+        if (op.equals("%") && !f.floatRemainder()) {
+          op = "*";
+        }
         P other = P.values()[1 + r.nextInt(t.rank)];
         if (t == P.FLOAT && op.equals("%") && !f.floatDivisionAnywhere()) {
           other = P.FLOAT;
