@@ -177,13 +177,25 @@ final class MethodCheck {
       }
       @SuppressWarnings("unchecked")
       List<Object> got = (List<Object>) gpu;
+      int first = -1;
+      int wrong = 0;
+      StringBuilder more = new StringBuilder();
       for (int j = 0; j < fine.size(); j++) {
         int i = fine.get(j);
         if (!same(result, tol, java[i], got.get(j))) {
-          return fail("wrong result" + (tol == Tolerance.EXACT ? "" : " (" + tol + ")"), source, "row "
-              + Arrays.toString(row(cols, i)) + " " + types(params) + ": Java " + show(java[i]) + ", GPU "
-              + show(got.get(j)) + "\n" + body);
+          if (wrong++ == 0) {
+            first = j;
+          } else if (wrong <= 4) {
+            more.append("\n    also row ").append(Arrays.toString(row(cols, i))).append(": Java ").append(show(java[i]))
+                .append(", GPU ").append(show(got.get(j)));
+          }
         }
+      }
+      if (wrong > 0) {
+        int i = fine.get(first);
+        return fail("wrong result" + (tol == Tolerance.EXACT ? "" : " (" + tol + ")"), source, "row "
+            + Arrays.toString(row(cols, i)) + " " + types(params) + ": Java " + show(java[i]) + ", GPU "
+            + show(got.get(first)) + " (" + wrong + " of " + fine.size() + " rows differ)" + more + "\n" + body);
       }
     }
     if (!throwing.isEmpty()) {

@@ -58,6 +58,105 @@ final class TranslatorFindingsTest {
         public static double ceil(double a0) {
           return Math.ceil(a0);
         }
+
+        public static double usedBoxedParameter(Double a0, double a1) {
+          return (+a0) * 2.0 + a1;
+        }
+
+        // Java 9+ overloads javac picks for (long, int) arguments: refused, no device version
+        public static long multiplyExactLongInt(long a0, int a1) {
+          return Math.multiplyExact(a0, a1);
+        }
+
+        public static long floorDivLongInt(long a0, int a1) {
+          return Math.floorDiv(a0, a1);
+        }
+
+        public static int floorModLongInt(long a0, int a1) {
+          return Math.floorMod(a0, a1);
+        }
+
+        public static int remConstZero(int a0) {
+          return a0 % 0;
+        }
+
+        public static int remConstZeroUnused(int a0) {
+          int v = a0 % 0;
+          return a0;
+        }
+
+        public static int divConstZeroUnused(int a0) {
+          int v = a0 / 0;
+          return a0;
+        }
+
+        public static int remZeroUnused(int a0, int a1) {
+          int v = a0 % a1;
+          return a0;
+        }
+
+        public static int fallThroughThrows(int a0) {
+          switch (a0 & 3) {
+            case 1: {
+              a0 += 1;
+            }
+            case 3: {
+              float v = Math.floorMod(a0, a0) % 0;
+            }
+            break;
+          }
+          return a0;
+        }
+
+        public static int shiftByMax(int a0) {
+          return (a0 / 4) >> Math.max(a0, a0);
+        }
+
+        public static boolean negateExactByte(byte a0) {
+          return ((byte) Math.negateExact(a0)) > Math.abs(13L);
+        }
+
+        public static byte byteRemAssign(byte a0) {
+          a0 %= ((byte) Math.min(a0, 16L));
+          return a0;
+        }
+
+        public static boolean shortOfDoubleGtMinSignum(short a1) {
+          return ((short) ((-6.25) + a1)) > Math.min(Math.signum((float) 6.25f), Math.signum((float) 5.75f));
+        }
+
+        public static float minSignum(float a0) {
+          return Math.min(Math.signum(6.25f), Math.signum(a0));
+        }
+
+        public static int earlyUshr(short a0, short a1) {
+          if (!(a0 > 17L)) return ((false ? 852391676 : a1) >>> a0);
+          return 5;
+        }
+
+        public static short idShort(short a0) {
+          return a0;
+        }
+
+        public static byte idByte(byte a0) {
+          return a0;
+        }
+
+        public static boolean shortGtLong(short a0) {
+          return a0 > 17L;
+        }
+
+        public static boolean shortGtInt(short a0) {
+          return a0 > 17;
+        }
+
+        public static boolean intGtLong(int a0) {
+          return a0 > 17L;
+        }
+
+        public static long shortToLong(short a0) {
+          return a0;
+        }
       }
       """;
 
