@@ -102,7 +102,7 @@ final class GeneratedMethodsTest {
   @Test
   void generatedMethodsGiveJavasResultsOnTheGpu() throws Exception {
     long seed = seed();
-    int n = Integer.getInteger("vkspark.translate.methods", 300);
+    int n = Integer.getInteger("vkspark.translate.methods", 400);
     int rows = Integer.getInteger("vkspark.translate.rows", 256);
     int threads = Integer.getInteger("vkspark.translate.threads", Runtime.getRuntime().availableProcessors());
     String only = System.getProperty("vkspark.translate.only");
