@@ -1,0 +1,225 @@
+package io.vkspark.gpu.translate;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.DoubleRounding;
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.TestGpu;
+import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.translate.MethodCheck.Kind;
+import io.vkspark.gpu.translate.MethodCheck.Outcome;
+import io.vkspark.gpu.translate.MethodGenerator.P;
+import io.vkspark.gpu.translate.MethodGenerator.Tolerance;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Minimal reproductions of what {@link GeneratedMethodsTest} found in {@link JavaTranslator}, each a
+ * method of class {@code vkgen.F} checked like a generated one ({@link MethodCheck}: edge and random
+ * rows, each against Java). A method here fails until its translation is fixed.
+ */
+final class TranslatorFindingsTest {
+  static final String SOURCE = """
+      package vkgen;
+
+      public final class F {
+        // an unused boxed parameter: its local is never declared (kernel does not compile)
+        public static float unusedBoxedParameter(Double a0, float a1) {
+          return a1;
+        }
+
+        // a return inside a loop: the code after it still runs (an Exact overflow there throws)
+        public static int returnInsideLoop(int a0) {
+          for (int i = 0; i < 2; i++) {
+            if (a0 > 0) return 1;
+            int x = Math.subtractExact(Integer.MIN_VALUE, i + 1);
+          }
+          return 0;
+        }
+
+        // Math.rint(1.5) is 1.0 on lavapipe (GLSL roundEven of a double), Java 2.0
+        public static double rint(double a0) {
+          return Math.rint(a0);
+        }
+
+        public static double floor(double a0) {
+          return Math.floor(a0);
+        }
+
+        public static double ceil(double a0) {
+          return Math.ceil(a0);
+        }
+
+        public static double usedBoxedParameter(Double a0, double a1) {
+          return (+a0) * 2.0 + a1;
+        }
+
+        // Java 9+ overloads javac picks for (long, int) arguments: refused, no device version
+        public static long multiplyExactLongInt(long a0, int a1) {
+          return Math.multiplyExact(a0, a1);
+        }
+
+        public static long floorDivLongInt(long a0, int a1) {
+          return Math.floorDiv(a0, a1);
+        }
+
+        public static int floorModLongInt(long a0, int a1) {
+          return Math.floorMod(a0, a1);
+        }
+
+        public static int remConstZero(int a0) {
+          return a0 % 0;
+        }
+
+        public static int remConstZeroUnused(int a0) {
+          int v = a0 % 0;
+          return a0;
+        }
+
+        public static int divConstZeroUnused(int a0) {
+          int v = a0 / 0;
+          return a0;
+        }
+
+        public static int remZeroUnused(int a0, int a1) {
+          int v = a0 % a1;
+          return a0;
+        }
+
+        public static int fallThroughThrows(int a0) {
+          switch (a0 & 3) {
+            case 1: {
+              a0 += 1;
+            }
+            case 3: {
+              float v = Math.floorMod(a0, a0) % 0;
+            }
+            break;
+          }
+          return a0;
+        }
+
+        public static int shiftByMax(int a0) {
+          return (a0 / 4) >> Math.max(a0, a0);
+        }
+
+        public static boolean negateExactByte(byte a0) {
+          return ((byte) Math.negateExact(a0)) > Math.abs(13L);
+        }
+
+        public static byte byteRemAssign(byte a0) {
+          a0 %= ((byte) Math.min(a0, 16L));
+          return a0;
+        }
+
+        public static boolean shortOfDoubleGtMinSignum(short a1) {
+          return ((short) ((-6.25) + a1)) > Math.min(Math.signum((float) 6.25f), Math.signum((float) 5.75f));
+        }
+
+        public static float minSignum(float a0) {
+          return Math.min(Math.signum(6.25f), Math.signum(a0));
+        }
+
+        public static int earlyUshr(short a0, short a1) {
+          if (!(a0 > 17L)) return ((false ? 852391676 : a1) >>> a0);
+          return 5;
+        }
+
+        public static short idShort(short a0) {
+          return a0;
+        }
+
+        public static byte idByte(byte a0) {
+          return a0;
+        }
+
+        public static boolean shortGtLong(short a0) {
+          return a0 > 17L;
+        }
+
+        public static boolean shortGtInt(short a0) {
+          return a0 > 17;
+        }
+
+        public static boolean intGtLong(int a0) {
+          return a0 > 17L;
+        }
+
+        public static long shortToLong(short a0) {
+          return a0;
+        }
+      }
+      """;
+
+  private static GpuDevice device;
+  private static ColumnRuntime runtime;
+  private static GeneratedClasses classes;
+
+  @BeforeAll
+  static void open() {
+    String before = System.getProperty(DoubleRounding.PROPERTY);
+    System.setProperty(DoubleRounding.PROPERTY, "refine");
+    try {
+      device = TestGpu.open();
+    } finally {
+      if (before == null) {
+        System.clearProperty(DoubleRounding.PROPERTY);
+      } else {
+        System.setProperty(DoubleRounding.PROPERTY, before);
+      }
+    }
+    runtime = new ColumnRuntime(device);
+    classes = new GeneratedClasses(Map.of("vkgen.F", SOURCE));
+  }
+
+  @AfterAll
+  static void close() throws Exception {
+    classes.close();
+    runtime.close();
+    TestGpu.closeClean(device);
+  }
+
+  static List<String> methods() {
+    List<String> out = new ArrayList<>();
+    for (String line : SOURCE.split("\n")) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("public static \\S+ (\\w+)\\(").matcher(line);
+      if (m.find()) {
+        out.add(m.group(1));
+      }
+    }
+    return out;
+  }
+
+  static P type(Class<?> c) {
+    for (P p : P.values()) {
+      if (p.java.equals(c.getName()) || ("java.lang." + p.box).equals(c.getName())) {
+        return p;
+      }
+    }
+    throw new IllegalArgumentException(c.toString());
+  }
+
+  @ParameterizedTest
+  @MethodSource("methods")
+  void givesJavasResults(String name) {
+    Method m = java.util.Arrays.stream(classes.load("vkgen.F").getDeclaredMethods())
+        .filter(x -> x.getName().equals(name)).findFirst().orElseThrow();
+    List<P> ps = java.util.Arrays.stream(m.getParameterTypes()).map(TranslatorFindingsTest::type).toList();
+    P result = type(m.getReturnType());
+    try (BufferAllocator allocator = new RootAllocator()) {
+      MethodCheck check = new MethodCheck(runtime, allocator, JavaTranslator::translate);
+      String src = "vkgen.F." + name + "\n";
+      Outcome o = check.run(check.prepare(m, ps, result, src), ps, result, Tolerance.EXACT, src, 256, new Random(7));
+      assertEquals(Kind.PASSED, o.kind(), o.category() + "\n" + o.detail());
+    }
+  }
+}
