@@ -38,6 +38,12 @@ public sealed interface Translation extends java.io.Serializable {
       approximate = List.copyOf(approximate);
     }
 
+    /** A translation with no approximate call. */
+    public Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
+                      List<Boolean> nullStrict) {
+      this(source, args, result, body, functions, nullStrict, List.of());
+    }
+
     /** Whether every row gives Java's bits (no approximate call). */
     public boolean exact() {
       return approximate.isEmpty();
