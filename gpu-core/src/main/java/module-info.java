@@ -1,7 +1,8 @@
 /**
  * vkspark's Vulkan compute runtime and Arrow column kernels. Exports the device API
  * ({@code io.vkspark.gpu}), column kernels ({@code io.vkspark.gpu.column}), their reductions on the
- * device ({@code io.vkspark.gpu.column.reduce}) and the command-line tools;
+ * device ({@code io.vkspark.gpu.column.reduce}), the Java UDF translator
+ * ({@code io.vkspark.gpu.translate}) and the command-line tools;
  * {@code io.vkspark.gpu.internal} (Vulkan handles, the SPIR-V seal) stays inside.
  */
 module io.vkspark.gpu {
@@ -12,9 +13,13 @@ module io.vkspark.gpu {
   requires transitive org.apache.arrow.vector;
   requires transitive org.apache.arrow.memory.core;
   requires org.slf4j;
+  requires org.objectweb.asm;
+  requires org.objectweb.asm.tree;
+  requires org.objectweb.asm.tree.analysis;
 
   exports io.vkspark.gpu;
   exports io.vkspark.gpu.column;
   exports io.vkspark.gpu.column.reduce;
+  exports io.vkspark.gpu.translate;
   exports io.vkspark.gpu.tools;
 }

@@ -209,7 +209,9 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
     String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
-    if (guarded.loops() > 0) {
+    LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
+    int loops = guarded.loops() + guardedFunctions.loops();
+    if (loops > 0) {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
     }
     // --- end bounded time ---
@@ -224,7 +226,7 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     if (!functions.isEmpty()) {
       lines.add("// functions of the spec (translated helper methods)");
-      lines.addAll(List.of(functions.split("\n", -1)));
+      lines.addAll(List.of(guardedFunctions.body().split("\n", -1)));
     }
     String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
         .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
@@ -277,7 +279,7 @@ public final class ColumnKernel implements java.io.Serializable {
     }
     lines.addAll(VarArgs.rowSetup(sig));
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
-    if (guarded.loops() > 0) {
+    if (loops > 0) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
     }
     if (throwing) {
@@ -456,7 +458,7 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** Whether the body has loops (guarded against driver loop limits and aborts). */
   public boolean hasLoops() {
-    return LoopGuard.rewrite(spec.body()).loops() > 0;
+    return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0;
   }
 
   /** The element type a program declares for a buffer of {@code t}'s values (shared by the generated reductions). */

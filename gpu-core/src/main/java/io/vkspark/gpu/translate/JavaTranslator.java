@@ -1,27 +1,207 @@
 package io.vkspark.gpu.translate;
 
+import io.vkspark.gpu.column.SqlType;
+import java.lang.invoke.SerializedLambda;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.tree.ClassNode;
 
 /**
  * Translates the JVM bytecode of a Java UDF's {@code call()} (or of a static method) into a GLSL
- * kernel with Java's exact results. STUB: the implementation lands in the next commit.
+ * kernel with Java's results, so that an existing Java UDF runs on the GPU without a line of GLSL.
+ *
+ * <p>What translates: primitives and their boxes; arithmetic with Java's rules (wrapping,
+ * masked shifts, saturating float-to-integer conversions, NaN ordering, division rounded as Java
+ * does); {@code Math}/{@code StrictMath} functions with device versions ({@link LibraryCalls});
+ * branches, {@code switch}, loops with {@code break}/{@code continue}, early returns; static helper
+ * methods of the same class and instance methods on the UDF itself (non-recursive); {@code static
+ * final} constants, the UDF object's fields and a lambda's captured values, read now as constants;
+ * null checks of boxed arguments and null results. A row whose Java method throws (integer division
+ * by zero, {@code *Exact} overflow, an explicit {@code throw}, unboxing a null) or returns null
+ * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}.
+ *
+ * <p>What does not: allocation, strings, arrays, caught exceptions, calls outside that set,
+ * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
+ * floating-point {@code %}, {@code invokedynamic}. The {@link Translation.Refused} reason names the
+ * class, the method, the source line and the instruction. Translations are cached per class,
+ * method and constants read.
  */
 public final class JavaTranslator {
+  private static final Map<List<Object>, Translation> CACHE = new ConcurrentHashMap<>();
+
   private JavaTranslator() {}
 
   /**
    * The translation of {@code udf}: an object of a class with one non-bridge public method named
    * {@code call} taking 1 to 22 arguments (Spark's {@code UDF1 .. UDF22}), or a serializable Java
    * lambda or method reference (its {@code writeReplace} names the implementation method; captured
-   * values become constants). Final fields of the object and {@code static final} fields are read
-   * now, as constants. Cached per class, method and captured values.
+   * values become constants). Fields of the object and {@code static final} fields are read now, as
+   * constants.
    */
   public static Translation translate(Object udf) {
-    throw new UnsupportedOperationException("stub");
+    Class<?> c = udf.getClass();
+    SerializedLambda lambda = lambdaOf(udf);
+    if (lambda != null) {
+      return translateLambda(udf, lambda);
+    }
+    Method call = null;
+    for (Method m : c.getMethods()) {
+      if (m.getName().equals("call") && !m.isBridge() && !m.isSynthetic() && !Modifier.isStatic(m.getModifiers())
+          && m.getParameterCount() >= 1 && m.getParameterCount() <= 22) {
+        if (call != null && !call.getDeclaringClass().equals(m.getDeclaringClass())) {
+          continue;
+        }
+        call = m;
+      }
+    }
+    String source = c.getName() + ".call";
+    if (call == null) {
+      return new Translation.Refused(source, source + ": no public call method with 1 to 22 arguments");
+    }
+    List<Object> key = new ArrayList<>(List.of(call.getDeclaringClass(), Type.getMethodDescriptor(call)));
+    key.add(fieldValues(udf));
+    Method found = call;
+    return CACHE.computeIfAbsent(key, k -> run(found.getDeclaringClass().getClassLoader(), udf,
+        Type.getInternalName(found.getDeclaringClass()), "call", Type.getMethodDescriptor(found), Map.of(), 0));
   }
 
   /** The translation of a static method (primitive or boxed arguments and result). */
   public static Translation translate(Method staticMethod) {
-    throw new UnsupportedOperationException("stub");
+    if (!Modifier.isStatic(staticMethod.getModifiers())) {
+      throw new IllegalArgumentException(staticMethod + " is not static");
+    }
+    Class<?> c = staticMethod.getDeclaringClass();
+    String desc = Type.getMethodDescriptor(staticMethod);
+    return CACHE.computeIfAbsent(List.of(c, staticMethod.getName(), desc),
+        k -> run(c.getClassLoader(), null, Type.getInternalName(c), staticMethod.getName(), desc, Map.of(), 0));
+  }
+
+  private static SerializedLambda lambdaOf(Object udf) {
+    Class<?> c = udf.getClass();
+    if (!c.isSynthetic() && !c.getName().contains("$$Lambda")) {
+      return null;
+    }
+    try {
+      Method w = c.getDeclaredMethod("writeReplace");
+      w.setAccessible(true);
+      return w.invoke(udf) instanceof SerializedLambda s ? s : null;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static Translation translateLambda(Object udf, SerializedLambda l) {
+    String source = l.getImplClass().replace('/', '.') + "." + l.getImplMethodName();
+    int kind = l.getImplMethodKind();
+    List<Object> captured = new ArrayList<>();
+    for (int i = 0; i < l.getCapturedArgCount(); i++) {
+      captured.add(l.getCapturedArg(i));
+    }
+    Object receiver;
+    Map<Integer, Object> constants = new HashMap<>();
+    int skip;
+    if (kind == java.lang.invoke.MethodHandleInfo.REF_invokeStatic) {
+      for (int i = 0; i < captured.size(); i++) {
+        constants.put(i, captured.get(i));
+      }
+      skip = captured.size();
+      receiver = null;
+    } else if (kind == java.lang.invoke.MethodHandleInfo.REF_invokeVirtual
+        || kind == java.lang.invoke.MethodHandleInfo.REF_invokeSpecial) {
+      if (captured.isEmpty()) {
+        return new Translation.Refused(source, source + ": an unbound instance method reference");
+      }
+      receiver = captured.get(0);
+      for (int i = 1; i < captured.size(); i++) {
+        constants.put(i - 1, captured.get(i));
+      }
+      skip = captured.size() - 1;
+    } else {
+      return new Translation.Refused(source, source + ": a constructor or interface method reference");
+    }
+    if (l.getImplClass().startsWith("java/")) {
+      return new Translation.Refused(source, source + ": a reference to a JDK method (write it as a lambda, "
+          + "x -> Math.sqrt(x))");
+    }
+    for (Object c : captured) {
+      if (c != receiver && c != null && JType.unboxed(Type.getInternalName(c.getClass())) == null) {
+        return new Translation.Refused(source, source + ": captures a " + c.getClass().getName()
+            + " (only primitives and their boxes translate)");
+      }
+    }
+    List<Object> key = new ArrayList<>(List.of(l.getImplClass(), l.getImplMethodName(), l.getImplMethodSignature()));
+    key.add(captured.stream().map(c -> c == receiver ? fieldValues(c) : c).toList());
+    Object r = receiver;
+    int s = skip;
+    ClassLoader loader = udf.getClass().getClassLoader();
+    return CACHE.computeIfAbsent(key, k -> run(loader, r, l.getImplClass(), l.getImplMethodName(),
+        l.getImplMethodSignature(), constants, s));
+  }
+
+  /** The receiver's fields that translation may read (primitives and boxes), for the cache key. */
+  private static List<Object> fieldValues(Object o) {
+    List<Object> values = new ArrayList<>();
+    values.add(o.getClass());
+    for (Class<?> k = o.getClass(); k != null && k != Object.class; k = k.getSuperclass()) {
+      for (Field f : k.getDeclaredFields()) {
+        if (Modifier.isStatic(f.getModifiers())) {
+          continue;
+        }
+        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null) {
+          try {
+            f.setAccessible(true);
+            values.add(f.getName());
+            values.add(f.get(o));
+          } catch (ReflectiveOperationException | RuntimeException e) {
+            values.add(e.getClass());
+          }
+        }
+      }
+    }
+    return values;
+  }
+
+  private static Translation run(ClassLoader loader, Object receiver, String owner, String name, String desc,
+                                 Map<Integer, Object> constants, int skip) {
+    String source = Type.getObjectType(owner).getClassName() + "." + name;
+    try {
+      Unit unit = new Unit(loader, receiver);
+      ClassNode c = unit.classNode(owner);
+      Unit.Method main = unit.method(c, name, desc, constants);
+      Type[] args = Type.getArgumentTypes(desc);
+      List<SqlType> sqlArgs = new ArrayList<>();
+      StringBuilder call = new StringBuilder();
+      for (int i = skip; i < args.length; i++) {
+        SqlType t = JType.sqlType(args[i]);
+        if (t == null) {
+          throw new Untranslatable(source + ": argument " + (i - skip + 1) + " is a " + args[i].getClassName()
+              + " (primitives and their boxes translate)");
+        }
+        sqlArgs.add(t);
+        call.append(call.length() == 0 ? "" : ", ").append(t == SqlType.BOOLEAN ? "(a" + (i - skip) + " ? 1 : 0)" : "a" + (i - skip));
+      }
+      SqlType result = JType.sqlType(Type.getReturnType(desc));
+      if (result == null) {
+        throw new Untranslatable(source + ": returns a " + Type.getReturnType(desc).getClassName()
+            + " (primitives and their boxes translate)");
+      }
+      unit.enter(owner + "." + name + desc);
+      MethodTranslator t = new MethodTranslator(unit, main, "vkt_main");
+      unit.addMain(t.translate());
+      String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
+      List<Boolean> strict = (main.node().access & Opcodes.ACC_STATIC) != 0 || skip == 0
+          ? NullStrictness.of(owner, main.node(), skip) : NullStrictness.of(owner, main.node(), skip);
+      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict);
+    } catch (Untranslatable e) {
+      return new Translation.Refused(source, e.getMessage());
+    }
   }
 }

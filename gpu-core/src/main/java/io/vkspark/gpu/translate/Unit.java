@@ -1,0 +1,225 @@
+package io.vkspark.gpu.translate;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.tree.ClassNode;
+import org.objectweb.asm.tree.MethodInsnNode;
+import org.objectweb.asm.tree.MethodNode;
+import org.objectweb.asm.tree.analysis.Analyzer;
+import org.objectweb.asm.tree.analysis.AnalyzerException;
+import org.objectweb.asm.tree.analysis.BasicValue;
+import org.objectweb.asm.tree.analysis.Frame;
+import org.objectweb.asm.tree.analysis.SimpleVerifier;
+
+/**
+ * One translation: the UDF's class files, the object whose fields are read as constants, the
+ * helper methods translated so far (each once, callees before callers, recursion refused) and the
+ * translator's GLSL helpers they use.
+ */
+final class Unit {
+  /** A method being translated, with its analysis. */
+  record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, Type> boxSlots,
+                Map<Integer, Object> constants) {
+    String source() {
+      return Type.getObjectType(owner.name).getClassName() + "." + node.name;
+    }
+  }
+
+  /** A translated helper method. */
+  record Called(String function, JType returns, boolean mayThrow) {}
+
+  private final ClassLoader loader;
+  private final Object receiver;
+  private final Class<?> receiverClass;
+  private final Map<String, ClassNode> classes = new HashMap<>();
+  private final Map<String, Called> called = new HashMap<>();
+  private final Set<String> inProgress = new HashSet<>();
+  private final Set<String> helpers = new LinkedHashSet<>();
+  private final List<String> functions = new ArrayList<>();
+  private int nextFunction;
+
+  Unit(ClassLoader loader, Object receiver) {
+    this.loader = loader;
+    this.receiver = receiver;
+    this.receiverClass = receiver == null ? null : receiver.getClass();
+  }
+
+  ClassNode classNode(String internalName) {
+    ClassNode c = classes.get(internalName);
+    if (c != null) {
+      return c;
+    }
+    String resource = internalName + ".class";
+    try (InputStream in = loader == null ? ClassLoader.getSystemResourceAsStream(resource) : loader.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new Untranslatable(Type.getObjectType(internalName).getClassName() + ": its class file cannot be read");
+      }
+      c = new ClassNode();
+      new ClassReader(in.readAllBytes()).accept(c, ClassReader.SKIP_FRAMES);
+    } catch (IOException e) {
+      throw new Untranslatable(Type.getObjectType(internalName).getClassName() + ": its class file cannot be read (" + e + ")");
+    }
+    classes.put(internalName, c);
+    return c;
+  }
+
+  /** {@code name desc} of class {@code owner}, analysed, with {@code constants} for its leading arguments. */
+  Method method(ClassNode owner, String name, String desc, Map<Integer, Object> constants) {
+    MethodNode node = null;
+    for (MethodNode m : owner.methods) {
+      if (m.name.equals(name) && m.desc.equals(desc)) {
+        node = m;
+      }
+    }
+    String source = Type.getObjectType(owner.name).getClassName() + "." + name;
+    if (node == null) {
+      throw new Untranslatable(source + ": no such method " + desc);
+    }
+    if ((node.access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE)) != 0) {
+      throw new Untranslatable(source + ": abstract or native");
+    }
+    if ((node.access & Opcodes.ACC_SYNCHRONIZED) != 0) {
+      throw new Untranslatable(source + ": synchronized");
+    }
+    SimpleVerifier verifier = new SimpleVerifier(Type.getObjectType(owner.name),
+        owner.superName == null ? null : Type.getObjectType(owner.superName),
+        owner.interfaces.stream().map(Type::getObjectType).toList(), (owner.access & Opcodes.ACC_INTERFACE) != 0);
+    verifier.setClassLoader(loader == null ? ClassLoader.getSystemClassLoader() : loader);
+    Frame<BasicValue>[] frames;
+    try {
+      frames = new Analyzer<>(verifier).analyze(owner.name, node);
+    } catch (AnalyzerException | RuntimeException e) {
+      throw new Untranslatable(source + ": its bytecode cannot be analysed (" + e.getMessage() + ")");
+    }
+    boolean isStatic = (node.access & Opcodes.ACC_STATIC) != 0;
+    Map<Integer, Type> boxes = new HashMap<>();
+    Set<Integer> nullOnly = new HashSet<>();
+    for (Frame<BasicValue> f : frames) {
+      if (f == null) {
+        continue;
+      }
+      for (int l = isStatic ? 0 : 1; l < f.getLocals(); l++) {
+        Type t = f.getLocal(l).getType();
+        if (t == null || t.getSort() != Type.OBJECT) {
+          continue;
+        }
+        if (t.getInternalName().equals("null")) {
+          nullOnly.add(l);
+          continue;
+        }
+        Type prim = JType.unboxed(t.getInternalName());
+        if (prim != null) {
+          Type before = boxes.putIfAbsent(l, prim);
+          if (before != null && !before.equals(prim)) {
+            throw new Untranslatable(source + ": local variable " + l + " holds both a " + before.getClassName() + " and a "
+                + prim.getClassName() + " box");
+          }
+        }
+      }
+    }
+    for (int l : nullOnly) {
+      boxes.putIfAbsent(l, Type.INT_TYPE); // only ever null: any box will do
+    }
+    return new Method(owner, node, frames, boxes, constants);
+  }
+
+  Untranslatable refuse(Method m, int line, String what) {
+    return new Untranslatable(m.source() + (line > 0 ? " line " + line : "") + ": " + what);
+  }
+
+  /** The object whose fields {@code m} reads as constants (null for a static method). */
+  Object receiver(Method m) {
+    return (m.node().access & Opcodes.ACC_STATIC) == 0 ? receiver : null;
+  }
+
+  Field field(Method m, int line, String owner, String name) {
+    Class<?> c;
+    try {
+      c = Class.forName(Type.getObjectType(owner).getClassName(), true, loader);
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw refuse(m, line, "reads a field of " + Type.getObjectType(owner).getClassName() + ", which does not load");
+    }
+    for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+      for (Field f : k.getDeclaredFields()) {
+        if (f.getName().equals(name)) {
+          if (Modifier.isStatic(f.getModifiers()) || receiverClass != null && k.isAssignableFrom(receiverClass)) {
+            return f;
+          }
+        }
+      }
+    }
+    throw refuse(m, line, "reads field " + name + " of " + c.getName() + ", which is not the UDF's");
+  }
+
+  /** A helper method of the UDF's class called from {@code from}: translated once, as a GLSL function. */
+  Called call(Method from, int line, MethodInsnNode call) {
+    String key = call.owner + "." + call.name + call.desc;
+    Called c = called.get(key);
+    if (c != null) {
+      return c;
+    }
+    if (!inProgress.add(key)) {
+      throw refuse(from, line, "is recursive (" + call.name + " calls itself, directly or not)");
+    }
+    Type[] args = Type.getArgumentTypes(call.desc);
+    for (Type a : args) {
+      if (JType.of(a) == null) {
+        throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName() + " (helpers take primitives)");
+      }
+    }
+    JType ret = JType.of(Type.getReturnType(call.desc));
+    if (ret == null) {
+      throw refuse(from, line, "calls " + call.name + ", which does not return a primitive");
+    }
+    Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
+    String fn = "vkt_f" + (++nextFunction);
+    MethodTranslator t = new MethodTranslator(this, callee, fn);
+    String text = t.translate();
+    functions.add(text);
+    c = new Called(fn, ret, t.mayThrow);
+    called.put(key, c);
+    inProgress.remove(key);
+    return c;
+  }
+
+  /** Marks {@code key} (owner.name desc) as being translated: a call back into it is recursion. */
+  void enter(String key) {
+    inProgress.add(key);
+  }
+
+  /** Marks the translator's helper {@code name} as used; returns it. */
+  String helper(String name) {
+    for (String n : Helpers.NEEDS.getOrDefault(name, List.of())) {
+      helpers.add(n);
+    }
+    helpers.add(name);
+    return name;
+  }
+
+  /** Adds the main function (after its helpers). */
+  void addMain(String text) {
+    functions.add(text);
+  }
+
+  /** The helpers used and every translated function, callees first. */
+  String functions() {
+    StringBuilder s = new StringBuilder();
+    for (String h : helpers) {
+      s.append(Helpers.TEXT.get(h)).append('\n');
+    }
+    functions.forEach(s::append);
+    return s.toString();
+  }
+}
