@@ -127,6 +127,14 @@ final class TranslatedUdfSparkTest {
   }
 
   @Test
+  void aTranslationThatDoesNotFitTheCall_staysSparks_andExplainSaysWhy() {
+    spark().udf().register("or_minus_one_long", new OrMinusOne(), DataTypes.LongType);
+    String explain = explain(data().selectExpr("id", "or_minus_one_long(n) AS o"));
+    assertTrue(explain.contains("or_minus_one_long runs on CPU because it does not translate to the GPU: it is "
+        + "registered as returning BIGINT but " + OrMinusOne.class.getName() + ".call returns int"), explain);
+  }
+
+  @Test
   void aThrowingRow_failsAsSparkDoes_inProjectionsAndFusedAggregates() {
     // an int SUM under ANSI (Spark 4's default) is fused only when asked: folded on the host
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");

@@ -116,7 +116,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    * translated Java UDF on the GPU (its kernel is the translator's, not the user's: a sample of its
    * rows is checked against {@code call()}), else {@code off}.
    */
-  VerifySettings verifySettings(VkConf conf) {
+  public VerifySettings verifySettings(VkConf conf) {
     SparkSession s = session();
     boolean set = s != null && s.conf().contains(VkConf.VERIFY);
     if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
