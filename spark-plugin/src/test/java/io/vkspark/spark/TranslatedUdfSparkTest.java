@@ -209,6 +209,19 @@ final class TranslatedUdfSparkTest {
   }
 
   @Test
+  void aPlainUdfClass_inFunctions_isASqlFunction_onTheGpu() {
+    data().createOrReplaceTempView("translated_data");
+    Dataset<Row> df = spark().sql("SELECT id, black_scholes_call(s, k, t, r, v) AS a, bs_java(s, k, t, r, v) AS b "
+        + "FROM translated_data");
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    assertTrue(explain(df).contains("black_scholes_call(s#"), () -> explain(df));
+    for (Row r : rows) {
+      assertEquals(r.getDouble(2), r.getDouble(1), r::toString);
+    }
+  }
+
+  @Test
   void plainUdfClasses_inFunctions_returnTheirCallsType() {
     VkConf conf = VkConf.from(Map.of(VkConf.FUNCTIONS, BlackScholesCall.class.getName() + "," + IntDiv.class.getName()
         + "," + TestUdfs.IntPoly.class.getName())::get);
