@@ -188,6 +188,12 @@ final class TranslatedUdfSparkTest {
     assertFalse(nodes.isEmpty(), () -> explain(df));
     long recomputed = nodes.stream().mapToLong(n -> metrics(n).get("recomputedBatches")).sum();
     assertTrue(recomputed > 0, () -> nodes.stream().map(n -> metrics(n).toString()).toList().toString());
+    // fused into an aggregate: a batch with a null folds call()'s values on the host
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
+    Dataset<Row> sum = data().selectExpr("sum(or_minus_one(n))");
+    long expected = rows.stream().mapToLong(r -> r.getInt(2)).sum();
+    assertEquals(expected, sum.collectAsList().get(0).getLong(0));
+    assertTrue(explain(sum).contains("VkGpuAggregate"), () -> explain(sum));
     // the same UDF over a column without nulls: every row on the GPU
     Dataset<Row> noNulls = data().selectExpr("id", "or_minus_one(CAST(id AS INT)) AS o");
     noNulls.collectAsList();
@@ -219,6 +225,15 @@ final class TranslatedUdfSparkTest {
     for (Row r : rows) {
       assertEquals(r.getDouble(2), r.getDouble(1), r::toString);
     }
+  }
+
+  @Test
+  void aGpuUdf_registeredAsAJavaUdf_keepsItsOwnKernel() {
+    Dataset<Row> df = data().selectExpr("id", "hypot_gpu(s, k) AS h");
+    df.collectAsList();
+    assertAllRowsOnGpu(df);
+    String explain = explain(df);
+    assertTrue(explain.contains("hypot_gpu(s#") && !explain.contains("translated from Java"), explain);
   }
 
   @Test
