@@ -73,13 +73,14 @@ final class MethodTranslator {
     this.cfg = cfg;
     StringBuilder body = new StringBuilder();
     cfg.emit(body, this::block);
+    String copies = entryCopies(); // declares the parameters' variables
     StringBuilder f = new StringBuilder();
     f.append(returns.glsl).append(' ').append(fn).append('(').append(String.join(", ", parameters())).append(") {\n");
     vars.values().forEach(d -> f.append("  ").append(d).append('\n'));
     for (int b : cfg.blocks()) {
       f.append("  bool f").append(b).append(" = ").append(b == 0 ? "true" : "false").append(";\n");
     }
-    f.append(entryCopies());
+    f.append(copies);
     f.append(body);
     f.append("  return ").append(returns.zero).append(";\n}\n");
     return f.toString();
@@ -388,10 +389,13 @@ final class MethodTranslator {
    * {@code dcmpg} 1; GLSL's ordered comparisons are false for NaN, so the relation is negated where
    * Java's answer for NaN is true.
    */
-  private static String compare(Val.Cmp c, String rel) {
+  private String compare(Val.Cmp c, String rel) {
     String a = c.a();
     String b = c.b();
-    if (c.type() == JType.J || c.type() == JType.I) {
+    if (c.type() == JType.J) {
+      return "(" + unit.helper("vkt_lcmp") + "(" + a + ", " + b + ") " + rel + " 0)";
+    }
+    if (c.type() == JType.I) {
       return "(" + a + " " + rel + " " + b + ")";
     }
     int n = c.nanResult();
@@ -411,6 +415,9 @@ final class MethodTranslator {
       return v;
     }
     Val.Cmp c = v.cmp();
+    if (c.type() == JType.J) {
+      return temp(JType.I, unit.helper("vkt_lcmp") + "(" + c.a() + ", " + c.b() + ")");
+    }
     String nan = c.type().floating() ? String.valueOf(c.nanResult()) : "0";
     return temp(JType.I, "(" + c.a() + " > " + c.b() + " ? 1 : " + c.a() + " < " + c.b() + " ? -1 : "
         + c.a() + " == " + c.b() + " ? 0 : " + nan + ")");
