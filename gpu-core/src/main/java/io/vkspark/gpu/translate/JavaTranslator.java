@@ -29,7 +29,8 @@ import org.objectweb.asm.tree.ClassNode;
  *
  * <p>What does not: allocation, strings, arrays, caught exceptions, calls outside that set,
  * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
- * floating-point {@code %}, {@code invokedynamic}. The {@link Translation.Refused} reason names the
+ * floating-point {@code %}, {@code Math.hypot}, {@code Math.cbrt}, {@code Math.round},
+ * {@code invokedynamic}. The {@link Translation.Refused} reason names the
  * class, the method, the source line and the instruction. Translations are cached per class,
  * method and constants read.
  */

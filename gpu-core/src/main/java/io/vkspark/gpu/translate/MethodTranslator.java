@@ -69,7 +69,7 @@ final class MethodTranslator {
 
   /** The function's GLSL text. */
   String translate() {
-    ControlFlow cfg = ControlFlow.of(m, what -> unit.refuse(method, -1, what), this::lineOf);
+    ControlFlow cfg = ControlFlow.of(m, (at, what) -> unit.refuse(method, at, what), this::lineOf);
     this.cfg = cfg;
     StringBuilder body = new StringBuilder();
     cfg.emit(body, this::block);
