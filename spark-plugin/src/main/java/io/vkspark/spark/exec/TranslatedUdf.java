@@ -3,6 +3,7 @@ package io.vkspark.spark.exec;
 import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.api.Tolerance;
 import java.util.Objects;
 
 /**
@@ -43,6 +44,16 @@ public final class TranslatedUdf implements GpuUdf {
   @Override
   public GpuKernel kernel() {
     return kernel;
+  }
+
+  /**
+   * Java's bits ({@link Tolerance#EXACT}) when the translation uses no approximate call; otherwise
+   * the default for its result type (vkspark's {@code exp}, {@code log}, ... are within 1 ulp of
+   * StrictMath).
+   */
+  @Override
+  public Tolerance tolerance() {
+    return translation.exact() ? Tolerance.EXACT : Tolerance.defaultFor(kernel.result());
   }
 
   @Override
