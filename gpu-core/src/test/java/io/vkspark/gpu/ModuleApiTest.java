@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 final class ModuleApiTest {
   private static final String INTERNAL = "io.vkspark.gpu.internal.";
   private static final Set<String> EXPORTED = Set.of("io.vkspark.gpu", "io.vkspark.gpu.column", "io.vkspark.gpu.column.reduce",
-      "io.vkspark.gpu.tools");
+      "io.vkspark.gpu.translate", "io.vkspark.gpu.tools");
 
   @Test
   void module_exportsOnlyThePublicPackages() {
