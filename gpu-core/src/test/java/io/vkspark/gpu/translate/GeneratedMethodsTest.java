@@ -123,6 +123,8 @@ final class GeneratedMethodsTest {
         }
       }
     }
+    int skip = Integer.getInteger("vkspark.translate.skip", 0);
+    methods = new ArrayList<>(methods.subList(Math.min(skip, methods.size()), methods.size()));
     long generated = System.nanoTime();
     try (GeneratedClasses classes = new GeneratedClasses(sources); BufferAllocator allocator = new RootAllocator()) {
       long compiled = System.nanoTime();
@@ -149,6 +151,14 @@ final class GeneratedMethodsTest {
     final Map<String, List<Outcome>> refusals = new TreeMap<>();
     final Map<String, Integer> failures = new TreeMap<>();
     final Map<Tolerance, int[]> passedBy = new TreeMap<>();
+    final java.util.PriorityQueue<Map.Entry<String, Long>> slowest = new java.util.PriorityQueue<>(Map.Entry.comparingByValue());
+
+    void time(String method, long nanos) {
+      slowest.add(Map.entry(method, nanos));
+      if (slowest.size() > 5) {
+        slowest.poll();
+      }
+    }
     int passed;
     int undocumented;
     long translateNanos;
@@ -187,6 +197,9 @@ final class GeneratedMethodsTest {
       System.out.printf("[generated] passed %d (by comparison %s), refused %d (%d not documented), failed %d%n", passed,
           passedBy.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()[0]).toList(), refused, undocumented,
           failed.size());
+      System.out.println("[generated] slowest (waiting for the kernel, then its rows): " + slowest.stream()
+          .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+          .map(e -> e.getKey() + " " + e.getValue() / 1_000_000 + " ms").toList());
       if (!refusals.isEmpty()) {
         System.out.println("[generated] refusal reasons:");
         refusals.entrySet().stream().sorted((a, b) -> b.getValue().size() - a.getValue().size()).forEach(e ->
@@ -218,10 +231,14 @@ final class GeneratedMethodsTest {
           ahead.add(pool.submit(() -> check.prepare(m, g.params(), g.result(), where(g))));
         }
         Generated g = methods.get(i);
+        long t0 = System.nanoTime();
         MethodCheck.Prepared p = ahead.poll().get();
+        // which method the GPU is on, for a run that hangs in a driver (lavapipe's pipeline compiles)
+        java.nio.file.Files.writeString(java.nio.file.Path.of("target", "generated-current.txt"), where(g));
         Outcome o = check.run(p, g.params(), g.result(), g.tolerance(), where(g), rows,
             new Random(seed ^ (g.className() + "." + g.name()).hashCode()));
         report.add(o, g.tolerance());
+        report.time(g.className() + "." + g.name(), System.nanoTime() - t0);
         if (o.kind() == Kind.FAILED && report.failed.size() <= 3) {
           System.out.println("[generated] FAILED " + g.className() + "." + g.name() + ": " + o.category());
         }

@@ -269,7 +269,27 @@ final class MethodGenerator {
     }
     String fn = fs.get(r.nextInt(fs.size()));
     boolean two = List.of(TRANSCENDENTAL2).contains(fn);
-    return math() + fn + "(" + expr(P.DOUBLE, s, 2) + (two ? ", " + expr(P.DOUBLE, s, 2) : "") + ")";
+    return math() + fn + "(" + variableExpr(P.DOUBLE, s) + (two ? ", " + variableExpr(P.DOUBLE, s) : "") + ")";
+  }
+
+  /**
+   * An expression that reads a variable: lavapipe compiled {@code StrictMath.sin} of a constant
+   * (folded by the compilers) for over ten minutes in {@code vkCreateComputePipelines}, see
+   * {@code TranslatorFindingsTest}.
+   */
+  private String variableExpr(P t, Scope s) {
+    List<String> names = s.all().stream().map(Var::name).toList();
+    for (int i = 0; i < 20; i++) {
+      String e = expr(t, s, 2);
+      for (String n : names) {
+        if (java.util.regex.Pattern.compile("\\b" + n + "\\b").matcher(e).find()) {
+          return e;
+        }
+      }
+    }
+    Var v = s.all().get(0);
+    String read = v.type() == P.BOOLEAN ? "(" + v.name() + " ? 1.0 : 0.0)" : v.boxed() ? "(+" + v.name() + ")" : v.name();
+    return "(" + expr(t, s, 1) + " + " + read + ")";
   }
 
   private String fresh(String prefix) {
