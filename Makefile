@@ -24,12 +24,21 @@ SPARK_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 DATA_PATH_BENCH_ARGS ?= --rows 5000000 --iv-rows 200000 --runs 3
 # Heap of the Spark benchmarks (the H200 runs used 48g to 64g).
 BENCH_HEAP ?= 8g
+# Issue 23's comparison (`make bench-translate`): plain Java UDF translated from bytecode, hand-written
+# GPU UDF, the Java UDF on the CPU and built-in SQL, on ROWS cached rows (implied volatility on IV_ROWS of
+# them, IV_RUNS timed runs; IV_SQL=false leaves out its slow SQL form); TRANSLATE_BENCH_ARGS adds SparkBench flags.
+ROWS    ?= 50000000
+IV_ROWS ?= $(ROWS)
+RUNS    ?= 3
+IV_RUNS ?= 1
+IV_SQL  ?= true
+TRANSLATE_BENCH_ARGS ?= --out target/bench-translate.json
 
 # The tests ask for the Khronos validation layer: `make test` installs it and makes its absence an
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -103,6 +112,12 @@ bench: vulkan-runtime examples/target/classpath.txt
 ## bench-data-path: only issue 13's DataPathBench (breakdown, Parquet side by side, cache serializers)
 bench-data-path: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.DataPathBench $(DATA_PATH_BENCH_ARGS)
+
+## bench-translate: only issue 23's comparison, e.g. `make bench-translate ROWS=50000000` (docs/BENCHMARKS.md)
+bench-translate: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench \
+	  --cases translate --source cache --rows $(ROWS) --iv-rows $(IV_ROWS) --runs $(RUNS) --iv-runs $(IV_RUNS) --iv-sql $(IV_SQL) \
+	  $(TRANSLATE_BENCH_ARGS)
 
 clean:
 	$(MVN) -q clean

@@ -48,6 +48,7 @@ public final class VkSparkPlugin implements SparkPlugin {
         // while the SparkContext is being built, makes Spark stop it: a corrected builder in the same
         // JVM then gets a new context instead of this one with its bad configuration.
         VkConf vk = VkConf.from(conf);
+        ConfiguredUdfs.javaFunctions(vk, Thread.currentThread().getContextClassLoader());
         GlslDefinitions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
             GlslDefinitions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());

@@ -89,6 +89,14 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
         inject(ext, udf, udf.getClass().getName());
         origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
       }
+      for (ConfiguredUdfs.JavaFunction f : ConfiguredUdfs.javaFunctions(conf, Thread.currentThread().getContextClassLoader())) {
+        Object function = io.vkspark.spark.shim.SparkShim.javaUdfFunction(f.udf(), f.arity()); // one per function, as above
+        ext.injectFunction(new Tuple3<>(new FunctionIdentifier(f.name()),
+            new ExpressionInfo(f.udf().getClass().getName(), null, f.name(), "Java UDF " + f.name(), "", "", "", "", "",
+                "", "scala_udf"),
+            Scala.functionBuilder(children -> ScalaUdfs.javaCall(f.name(), function, f.arity(), f.result(), children))));
+        origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + VkConf.FUNCTIONS);
+      }
       for (GlslUdf udf : GlslDefinitions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
         inject(ext, udf, GlslUdf.class.getName());
         origins.put(udf.name(), udf.origin());

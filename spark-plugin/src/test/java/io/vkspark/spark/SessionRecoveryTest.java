@@ -69,7 +69,7 @@ final class SessionRecoveryTest {
         + "Fix: correct the name"), m);
 
     m = messages(failsToStart(VkConf.FUNCTIONS, String.class.getName()));
-    assertTrue(m.contains("spark.vkspark.functions lists 'java.lang.String', which is not a GpuUdf. Fix: "), m);
+    assertTrue(m.contains("spark.vkspark.functions lists 'java.lang.String', which is not a GpuUdf (nor a plain Spark Java UDF). Fix: "), m);
 
     FallbackTest.assertAnalysisError(failsToStart(VkConf.FUNCTIONS, ShadowsAbs.class.getName()),
         "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "would replace Spark's built-in function abs", "Fix: override name()");

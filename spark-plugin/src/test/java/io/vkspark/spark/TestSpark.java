@@ -36,7 +36,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * CPU; tests about fallback switch it on with {@link #withFallback}.
  */
 public final class TestSpark {
-  public static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName();
+  /** Two GPU UDF classes and a plain Java UDF class (SQL name black_scholes_call, translated to the GPU). */
+  public static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName()
+      + "," + io.vkspark.spark.javaudfs.BlackScholesCall.class.getName();
   /** GLSL-only UDFs of every test session (spark.vkspark.glsl): glsl_file_mix, glsl_file_widen. */
   public static final String GLSL_FILE = glslFile();
 

@@ -4,6 +4,8 @@ import io.vkspark.spark.conf.Settings;
 
 import io.vkspark.examples.FloatPolynomial;
 import io.vkspark.examples.SparkJobs;
+import io.vkspark.examples.plain.BlackScholesJava;
+import io.vkspark.examples.plain.ImpliedVolatilityJava;
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.Footprint;
@@ -34,9 +36,14 @@ import org.apache.spark.sql.types.DataTypes;
  * so no rows travel to the driver; the sums are checked to agree. Prints one JSON line per case
  * and variant, with medians, ratios and the GPU node's metrics.
  *
+ * <p>{@code --cases translate} (issue 23, {@code make bench-translate}) compares, on the same cached
+ * rows, a plain Java UDF translated from its bytecode ({@link BlackScholesJava},
+ * {@link ImpliedVolatilityJava}), the hand-written GPU UDF, the same plain Java UDF on the CPU and
+ * built-in SQL; see {@link #translate}.
+ *
  * <pre>
- * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly] [--source cache|parquet|both]
- *            [--iv-rows N] [--iv-runs K]
+ * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly,translate] [--source cache|parquet|both]
+ *            [--iv-rows N] [--iv-runs K] [--translate-cases bs,iv] [--translate-fuse unset|true|false]
  *            [--parquet-rows N] [--parquet-dir DIR] [--reader-batches 4096,1048576] [--iv-sql true|false] [--out FILE]
  * </pre>
  *
@@ -55,6 +62,13 @@ public final class SparkBench {
    * sum reduced on the GPU, the default for these sums since 2026-12-01).
    */
   static final Map<String, String> UNFUSED = Map.of(FUSE_AGGREGATES, "false");
+  /**
+   * {@code spark.vkspark.translate} (issue 23): plain Java UDFs translated from their bytecode into
+   * GPU kernels; on by default, {@code false} leaves them to Spark.
+   */
+  static final String TRANSLATE = io.vkspark.spark.conf.Settings.PREFIX + "translate";
+  /** The {@code java_udf} variants' setting: a plain Java UDF that Spark runs on the CPU, never translated. */
+  static final Map<String, String> CPU_ONLY = Map.of(TRANSLATE, "false");
 
   /** A way to compute a case; {@code conf} is set on the session while it runs. */
   record Variant(String name, Supplier<Dataset<Row>> query, Map<String, String> conf) {
@@ -95,6 +109,9 @@ public final class SparkBench {
       spark.udf().register("float_polynomial_cpu",
           (UDF2<Float, Float, Float>) (x, y) -> x == null || y == null ? null : FloatPolynomial.eval(x, y),
           DataTypes.FloatType);
+      // Issue 23: plain Java UDFs (no vkspark API), translated to GPU kernels unless spark.vkspark.translate=false.
+      spark.udf().register("black_scholes_java", new BlackScholesJava(), DataTypes.DoubleType);
+      spark.udf().register("implied_volatility_java", new ImpliedVolatilityJava(), DataTypes.DoubleType);
       long t0 = System.nanoTime();
       if (source.equals("parquet")) {
         parquet(spark, a, json, rows, runs, cores, cases);
@@ -114,18 +131,21 @@ public final class SparkBench {
         emit(json, run(spark, "black_scholes", List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench"), UNFUSED),
             new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench")).selectExpr("sum(bs)")),
-            new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench"))),
+            new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench"), CPU_ONLY)),
             runs, common, 1e-9));
       }
-      if (cases.contains("iv")) {
-        // Spark's SQL form of 24 Newton steps is slow enough to need fewer rows on big runs (--iv-rows);
-        // every variant reads the same subset.
-        // The subset is cached on its own, so no variant pays for scanning the rows it leaves out.
-        long ivRows = Long.parseLong(a.getOrDefault("iv-rows", String.valueOf(rows)).replace("_", ""));
+      // Spark's SQL form of 24 Newton steps is slow enough to need fewer rows on big runs (--iv-rows);
+      // every implied-volatility variant reads the same subset, view bench_iv.
+      // The subset is cached on its own, so no variant pays for scanning the rows it leaves out.
+      long ivRows = Long.parseLong(a.getOrDefault("iv-rows", String.valueOf(rows)).replace("_", ""));
+      String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + Math.min(ivRows, rows));
+      List<String> translateCases = Arrays.asList(a.getOrDefault("translate-cases", "bs,iv").split(","));
+      if (cases.contains("iv") || cases.contains("translate") && translateCases.contains("iv")) {
         Dataset<Row> subset = ivRows >= rows ? data : spark.table("bench").where("id < " + ivRows).cache();
         subset.count();
         subset.createOrReplaceTempView("bench_iv");
-        String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + Math.min(ivRows, rows));
+      }
+      if (cases.contains("iv")) {
         String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
         emit(json, run(spark, "implied_volatility", List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
@@ -136,7 +156,7 @@ public final class SparkBench {
                 .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
                 Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))),
             new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-                "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_iv"))),
+                "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_iv"), CPU_ONLY)),
             Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7));
       }
       if (cases.contains("poly")) {
@@ -144,8 +164,11 @@ public final class SparkBench {
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench"), UNFUSED),
             new Variant("spark_sql", () -> spark.sql("SELECT sum(CAST(0.5 AS FLOAT) * x * x * x - CAST(2 AS FLOAT) * x + y)"
                 + " FROM bench")),
-            new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench"))),
+            new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench"), CPU_ONLY)),
             runs, common, 1e-5));
+      }
+      if (cases.contains("translate")) {
+        translate(spark, a, json, runs, common, ivCommon, translateCases);
       }
       if (source.equals("both")) {
         spark.catalog().clearCache(); // the Parquet runs read files, not the cached rows
@@ -157,6 +180,108 @@ public final class SparkBench {
         json.close();
       }
     }
+  }
+
+  /**
+   * Issue 23's comparison on the cached rows (views {@code bench} and {@code bench_iv}): for
+   * Black-Scholes and implied volatility ({@code --translate-cases bs,iv}), as the JSON variants
+   * <ul>
+   *   <li>{@code java_udf_translated}: the plain Java UDF ({@link BlackScholesJava},
+   *       {@link ImpliedVolatilityJava}: no vkspark API, no GLSL) with {@code spark.vkspark.translate=true},
+   *       translated from its bytecode into a GPU kernel;</li>
+   *   <li>{@code gpu_udf}: the hand-written GPU UDF ({@code black_scholes}, {@code implied_volatility});</li>
+   *   <li>{@code spark_sql}: built-in SQL ({@link BlackScholesSql}, {@link ImpliedVolatilitySql};
+   *       {@code --iv-sql false} leaves out the slow implied-volatility form);</li>
+   *   <li>{@code java_udf}: the same plain Java UDF with {@code spark.vkspark.translate=false}, so
+   *       Spark runs {@code call()} on the CPU; the reference the others must agree with.</li>
+   * </ul>
+   * The two GPU variants run with the plugin's default aggregate fusion, or both with
+   * {@code --translate-fuse true|false}. After each case's lines (one per variant, as the other
+   * cases) comes a {@code "bench": "translate_summary"} line: the medians, the time ratios
+   * translated / hand-written and translated / Java UDF on the CPU (below 1: the translated UDF is
+   * faster), and each variant's {@code gpuRows} metric, so a reader sees which ran on the GPU
+   * ({@code translated_on_gpu}).
+   */
+  static void translate(SparkSession spark, Map<String, String> a, PrintStream json, int runs, String common,
+                        String ivCommon, List<String> translateCases) {
+    String fuse = a.getOrDefault("translate-fuse", "unset");
+    if (!List.of("unset", "true", "false").contains(fuse)) {
+      throw new IllegalArgumentException("--translate-fuse is unset, true or false, not " + fuse);
+    }
+    Map<String, String> gpuConf = fuse.equals("unset") ? Map.of() : Map.of(FUSE_AGGREGATES, fuse);
+    Map<String, String> translated = new LinkedHashMap<>(gpuConf);
+    translated.put(TRANSLATE, "true");
+    if (translateCases.contains("bs")) {
+      List<Result> results = new ArrayList<>();
+      emit(json, run(spark, "black_scholes_translated", List.of(
+          new Variant("java_udf_translated", () -> spark.sql("SELECT sum(black_scholes_java(s, k, t, r, v)) FROM bench"),
+              translated),
+          new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench"), gpuConf),
+          new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench")).selectExpr("sum(bs)")),
+          new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_java(s, k, t, r, v)) FROM bench"), CPU_ONLY)),
+          runs, common, 1e-9, results));
+      emit(json, List.of(translateSummary("black_scholes_translated", common, fuse, results)));
+    }
+    if (translateCases.contains("iv")) {
+      String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
+      List<Variant> v = new ArrayList<>(List.of(
+          new Variant("java_udf_translated", () -> spark.sql("SELECT " + String.format(nanToZero,
+              "implied_volatility_java(price, s, k, t, r)") + " FROM bench_iv"), translated),
+          new Variant("gpu_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
+              "implied_volatility(price, s, k, t, r)") + " FROM bench_iv"), gpuConf)));
+      if (Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"))) {
+        // As in the iv case: whole-stage code generation would exceed the 64 KB method limit and interpret.
+        v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_iv"), "iv")
+            .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
+            Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
+      }
+      v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
+          "implied_volatility_java(price, s, k, t, r)") + " FROM bench_iv"), CPU_ONLY));
+      List<Result> results = new ArrayList<>();
+      emit(json, run(spark, "implied_volatility_translated", v,
+          Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7, results));
+      emit(json, List.of(translateSummary("implied_volatility_translated", ivCommon, fuse, results)));
+    }
+  }
+
+  /** The summary line of one {@link #translate} case, from its variants' {@link Result}s. */
+  private static String translateSummary(String name, String common, String fuse, List<Result> results) {
+    Map<String, Result> by = new LinkedHashMap<>();
+    results.forEach(r -> by.put(r.variant(), r));
+    double translated = by.get("java_udf_translated").medianS();
+    double hand = by.get("gpu_udf").medianS();
+    double cpu = by.get("java_udf").medianS();
+    double sql = by.containsKey("spark_sql") ? by.get("spark_sql").medianS() : Double.NaN;
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("translated_s", translated);
+    m.put("hand_written_gpu_s", hand);
+    m.put("java_cpu_s", cpu);
+    m.put("spark_sql_s", by.containsKey("spark_sql") ? sql : "absent (--iv-sql false)");
+    m.put("translated_over_hand_written", translated / hand);
+    m.put("translated_over_java_cpu", translated / cpu);
+    m.put("java_cpu_speedup", cpu / translated);
+    m.put("spark_sql_speedup", by.containsKey("spark_sql") ? sql / translated : null);
+    Map<String, Object> gpuRows = new LinkedHashMap<>();
+    Map<String, Object> recomputed = new LinkedHashMap<>();
+    for (Result r : results) {
+      gpuRows.put(r.variant(), r.gpuMetrics().getOrDefault("gpuRows", 0L));
+      recomputed.put(r.variant(), r.gpuMetrics().getOrDefault("recomputedBatches", 0L));
+    }
+    long translatedGpuRows = (Long) gpuRows.get("java_udf_translated");
+    m.put("gpu_rows", gpuRows);
+    m.put("recomputed_batches", recomputed);
+    m.put("translated_on_gpu", translatedGpuRows > 0);
+    m.put("java_cpu_on_gpu", (Long) gpuRows.get("java_udf") > 0);
+    m.put("fuse_aggregates", fuse);
+    m.put("agree", results.stream().allMatch(Result::agrees));
+    m.put("max_rel_diff", results.stream().mapToDouble(Result::relDiff).max().orElse(0));
+    if (translatedGpuRows == 0) {
+      System.err.println("[bench] " + name + ": the translated Java UDF did not run on the GPU (no translator, "
+          + "or it refused the class: see the plan's explain output); java_udf_translated is a CPU figure");
+    }
+    // Its own "bench" (as DataPathBench's data_path_summary), so readers of the variant lines (BenchChart) skip it.
+    return "{\"bench\": \"translate_summary\", \"case\": \"" + name + "\", \"variant\": \"summary\", " + common + ", "
+        + Json.write(m).substring(1);
   }
 
   /** The options table: doubles s, k, t, r, v and price (Black-Scholes of the row, with noise), floats x, y. */
@@ -213,7 +338,7 @@ public final class SparkBench {
         v.add(new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")));
         v.add(new Variant("spark_sql_no_wholestage", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)"),
             Map.of("spark.sql.codegen.wholeStage", "false")));
-        v.add(new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq")));
+        v.add(new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq"), CPU_ONLY));
         emit(json, run(spark, "parquet_black_scholes", v, runs, common, 1e-9));
       }
       if (cases.contains("iv")) {
@@ -229,7 +354,7 @@ public final class SparkBench {
               Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
         }
         v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv")));
+            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv"), CPU_ONLY));
         String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + ivRows);
         emit(json, run(spark, "parquet_implied_volatility", v,
             Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7));
@@ -275,7 +400,7 @@ public final class SparkBench {
    * difference of its result from the reference variant's (the last one).
    */
   record Result(String name, String variant, double medianS, double deviceShare, double relDiff, double tolerance,
-                boolean agrees, Steady steady) {}
+                boolean agrees, Steady steady, Map<String, Long> gpuMetrics) {}
 
   /**
    * Issue 13's steady-state figures of one variant's timed runs (after its warm-up): Vulkan objects
@@ -393,7 +518,7 @@ public final class SparkBench {
         s.append(", \"steady\": ").append(Json.write(st.json()));
       }
       lines.add(s.append('}').toString());
-      sink.add(new Result(name, v.name(), m, deviceShare, relDiff, tolerance, agrees, st));
+      sink.add(new Result(name, v.name(), m, deviceShare, relDiff, tolerance, agrees, st, g));
       if (!agrees) {
         System.err.println("[bench] " + name + "/" + v.name() + " DISAGREES: " + r + " vs " + reference);
       }
@@ -492,7 +617,8 @@ public final class SparkBench {
     for (int i = 0; i < args.length; i++) {
       if (!args[i].startsWith("--") || i + 1 >= args.length) {
         throw new IllegalArgumentException("usage: SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] "
-            + "[--cases bs,iv,poly] [--source cache|parquet|both] [--iv-rows N] [--iv-runs K] [--parquet-rows N] [--parquet-dir DIR] "
+            + "[--cases bs,iv,poly,translate] [--source cache|parquet|both] [--iv-rows N] [--iv-runs K] [--parquet-rows N] [--parquet-dir DIR] "
+            + "[--translate-cases bs,iv] [--translate-fuse unset|true|false] "
             + "[--reader-batches 4096,1048576] [--iv-sql true|false] [--concurrent C] [--batch-rows B] [--master M] [--out FILE]; got "
             + args[i]);
       }

@@ -370,11 +370,16 @@ public final class SpirvSeal {
    * Bytes of Function and Private memory the module's variables take per invocation (saturating at
    * {@link Long#MAX_VALUE}): arrays whose length is not a known constant count as huge. Robust
    * buffer access does not cover this memory, and drivers reserve it for every invocation in flight.
+   * Only arrays and structs count: a scalar or vector variable is a register to every driver's
+   * compiler (vkspark's kernels keep such variables in their SPIR-V, because spirv-opt does not
+   * promote variables to registers in a module with the float-controls extension, and a kernel
+   * translated from Java declares thousands).
    */
   public static long localBytes(SpirvModule m) {
     Map<Integer, Long> size = new HashMap<>();
     Map<Integer, Long> constants = new HashMap<>();
     Map<Integer, Integer> intWidth = new HashMap<>();
+    java.util.Set<Integer> composite = new java.util.HashSet<>(); // array and struct types, and pointers to them
     long total = 0;
     for (Insn in : m.instructions()) {
       switch (in.opcode()) {
@@ -394,21 +399,28 @@ public final class SpirvSeal {
           }
         }
         case OP_TYPE_ARRAY -> {
+          composite.add(m.operand(in, 0));
           Long n = constants.get(m.operand(in, 2));
           size.put(m.operand(in, 0), n == null || n < 0 ? Long.MAX_VALUE
               : mul(size.getOrDefault(m.operand(in, 1), Long.MAX_VALUE), n));
         }
         case OP_TYPE_STRUCT -> {
+          composite.add(m.operand(in, 0));
           long sum = 0;
           for (int k = 1; m.has(in, k); k++) {
             sum = add(sum, size.getOrDefault(m.operand(in, k), Long.MAX_VALUE));
           }
           size.put(m.operand(in, 0), sum);
         }
-        case OP_TYPE_POINTER -> size.put(m.operand(in, 0), size.getOrDefault(m.operand(in, 2), Long.MAX_VALUE));
+        case OP_TYPE_POINTER -> {
+          size.put(m.operand(in, 0), size.getOrDefault(m.operand(in, 2), Long.MAX_VALUE));
+          if (composite.contains(m.operand(in, 2))) {
+            composite.add(m.operand(in, 0));
+          }
+        }
         case OP_VARIABLE -> {
           int sc = m.operand(in, 2);
-          if (sc == SC_FUNCTION || sc == SC_PRIVATE) {
+          if ((sc == SC_FUNCTION || sc == SC_PRIVATE) && composite.contains(m.operand(in, 0))) {
             total = add(total, size.getOrDefault(m.operand(in, 0), Long.MAX_VALUE));
           }
         }

@@ -53,10 +53,23 @@ final class ControlFlow {
 
   private ControlFlow() {}
 
-  static ControlFlow of(MethodNode m, Function<String, Untranslatable> refuse, ToIntFunction<AbstractInsnNode> lineOf) {
-    if (m.tryCatchBlocks != null && !m.tryCatchBlocks.isEmpty()) {
-      throw refuse.apply("catches exceptions (try/catch or try/finally)");
+  static ControlFlow of(MethodNode m, java.util.function.BiFunction<Integer, String, Untranslatable> refuseAt,
+                        ToIntFunction<AbstractInsnNode> lineOf) {
+    for (AbstractInsnNode insn : m.instructions) {
+      if (insn.getOpcode() == Opcodes.MONITORENTER) {
+        throw refuseAt.apply(lineOf.applyAsInt(insn), "synchronized [monitorenter]");
+      }
     }
+    if (m.tryCatchBlocks != null && !m.tryCatchBlocks.isEmpty()) {
+      org.objectweb.asm.tree.TryCatchBlockNode t = m.tryCatchBlocks.get(0);
+      AbstractInsnNode first = t.start;
+      while (first != null && first.getOpcode() < 0) {
+        first = first.getNext();
+      }
+      throw refuseAt.apply(lineOf.applyAsInt(first == null ? t.start : first), "catches exceptions [try/catch of "
+          + (t.type == null ? "any (finally)" : t.type.replace('/', '.')) + "]");
+    }
+    Function<String, Untranslatable> refuse = what -> refuseAt.apply(-1, what);
     ControlFlow cf = new ControlFlow();
     cf.split(m);
     cf.link(m);

@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.ClassNode;
 
@@ -30,7 +29,8 @@ import org.objectweb.asm.tree.ClassNode;
  *
  * <p>What does not: allocation, strings, arrays, caught exceptions, calls outside that set,
  * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
- * floating-point {@code %}, {@code invokedynamic}. The {@link Translation.Refused} reason names the
+ * floating-point {@code %}, {@code Math.hypot}, {@code Math.cbrt}, {@code Math.round},
+ * {@code invokedynamic}. The {@link Translation.Refused} reason names the
  * class, the method, the source line and the instruction. Translations are cached per class,
  * method and constants read.
  */
@@ -197,9 +197,8 @@ public final class JavaTranslator {
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main");
       unit.addMain(t.translate());
       String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
-      List<Boolean> strict = (main.node().access & Opcodes.ACC_STATIC) != 0 || skip == 0
-          ? NullStrictness.of(owner, main.node(), skip) : NullStrictness.of(owner, main.node(), skip);
-      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict);
+      List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
+      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations());
     } catch (Untranslatable e) {
       return new Translation.Refused(source, e.getMessage());
     }

@@ -20,6 +20,9 @@ final class LibraryCalls {
     void throwIf(String cond);
 
     String helper(String name);
+
+    /** Notes that {@code call} is not bit-exact on the device. */
+    void approximate(String call);
   }
 
   record Result(Val value) {}
@@ -74,16 +77,33 @@ final class LibraryCalls {
       JType t = l ? JType.J : JType.I;
       return switch (name) {
         case "max", "min" -> a.length == 2 && desc.startsWith(l ? "(JJ)" : "(II)")
-            ? new Result(e.temp(t, "j" + name + "(" + a[0].v() + ", " + a[1].v() + ")")) : null;
+            ? minMax(e, t, name, a[0].v(), a[1].v()) : null;
         case "sum" -> a.length == 2 ? new Result(e.temp(t, a[0].v() + " + " + a[1].v())) : null;
-        case "signum" -> a.length == 1 ? new Result(e.temp(JType.I, "(" + a[0].v() + " > " + t.zero + " ? 1 : " + a[0].v()
-            + " < " + t.zero + " ? -1 : 0)")) : null;
-        case "compare" -> a.length == 2 ? new Result(e.temp(JType.I, "(" + a[0].v() + " < " + a[1].v() + " ? -1 : "
-            + a[0].v() + " > " + a[1].v() + " ? 1 : 0)")) : null;
+        case "signum" -> a.length == 1 ? new Result(e.temp(JType.I, cmp(e, t, a[0].v(), ">", t.zero) + " ? 1 : "
+            + cmp(e, t, a[0].v(), "<", t.zero) + " ? -1 : 0")) : null;
+        case "compare" -> a.length == 2 ? new Result(e.temp(JType.I, cmp(e, t, a[0].v(), "<", a[1].v()) + " ? -1 : "
+            + cmp(e, t, a[0].v(), ">", a[1].v()) + " ? 1 : 0")) : null;
         default -> null;
       };
     }
     return null;
+  }
+
+  /** {@code a rel b} for ints, or for longs through {@code vkt_lcmp} (see {@link Helpers}). */
+  static String cmp(Emitter e, JType t, String a, String rel, String b) {
+    return t == JType.J ? "(" + e.helper("vkt_lcmp") + "(" + a + ", " + b + ") " + rel + " 0)" : "(" + a + " " + rel + " " + b + ")";
+  }
+
+  private static Result minMax(Emitter e, JType t, String name, String a, String b) {
+    if (t != JType.J) {
+      return new Result(e.temp(t, "j" + name + "(" + a + ", " + b + ")"));
+    }
+    return new Result(e.temp(t, cmp(e, t, a, name.equals("max") ? ">=" : "<=", b) + " ? " + a + " : " + b));
+  }
+
+  private static Result approximate(Emitter e, String call, Result r) {
+    e.approximate(call);
+    return r;
   }
 
   private static Result bool(Emitter e, String cond) {
@@ -94,30 +114,36 @@ final class LibraryCalls {
     String x = a.length > 0 ? a[0].v() : null;
     String y = a.length > 1 ? a[1].v() : null;
     if (ELEMENTARY.contains(name) && (desc.equals("(D)D") || desc.equals("(DD)D"))) {
+      e.approximate("Math." + name);
       return new Result(e.temp(JType.D, name + "(" + x + (y == null ? "" : ", " + y) + ")"));
     }
     return switch (name + desc) {
       case "sqrt(D)D" -> new Result(e.temp(JType.D, "sqrt(" + x + ")"));
       case "abs(D)D", "abs(F)F" -> new Result(e.temp(a[0].type(), "abs(" + x + ")"));
-      case "abs(I)I", "abs(J)J" -> new Result(e.temp(a[0].type(), "(" + x + " < " + a[0].type().zero + " ? -" + x + " : " + x + ")"));
+      case "abs(I)I", "abs(J)J" -> new Result(e.temp(a[0].type(), cmp(e, a[0].type(), x, "<", a[0].type().zero) + " ? -" + x
+          + " : " + x));
       case "max(DD)D", "max(FF)F", "max(II)I", "max(JJ)J", "min(DD)D", "min(FF)F", "min(II)I", "min(JJ)J" ->
-          new Result(e.temp(a[0].type(), "j" + name + "(" + x + ", " + y + ")"));
-      case "floor(D)D" -> new Result(e.temp(JType.D, "floor(" + x + ")"));
-      case "ceil(D)D" -> new Result(e.temp(JType.D, "ceil(" + x + ")"));
-      case "rint(D)D" -> new Result(e.temp(JType.D, "roundEven(" + x + ")"));
+          minMax(e, a[0].type(), name, x, y);
+      case "floor(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_floor") + "(" + x + ")"));
+      case "ceil(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_ceil") + "(" + x + ")"));
+      case "rint(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_rint") + "(" + x + ")"));
       case "signum(D)D" -> new Result(e.temp(JType.D, "(" + x + " > 0.0LF ? 1.0LF : " + x + " < 0.0LF ? -1.0LF : " + x + ")"));
       case "signum(F)F" -> new Result(e.temp(JType.F, "(" + x + " > 0.0f ? 1.0f : " + x + " < 0.0f ? -1.0f : " + x + ")"));
       case "toRadians(D)D" -> new Result(e.temp(JType.D, x + " * 0.017453292519943295LF"));
       case "toDegrees(D)D" -> new Result(e.temp(JType.D, x + " * 57.29577951308232LF"));
-      case "fma(DDD)D" -> new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")"));
+      case "fma(DDD)D" -> approximate(e, "Math.fma", new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")")));
       case "addExact(II)I", "addExact(JJ)J" -> {
-        Val r = e.temp(a[0].type(), x + " + " + y);
-        e.throwIf("((" + x + " ^ " + r.v() + ") & (" + y + " ^ " + r.v() + ")) < " + a[0].type().zero);
+        JType t = a[0].type();
+        Val r = e.temp(t, x + " + " + y);
+        Val bits = e.temp(t, "(" + x + " ^ " + r.v() + ") & (" + y + " ^ " + r.v() + ")");
+        e.throwIf(cmp(e, t, bits.v(), "<", t.zero));
         yield new Result(r);
       }
       case "subtractExact(II)I", "subtractExact(JJ)J" -> {
-        Val r = e.temp(a[0].type(), x + " - " + y);
-        e.throwIf("((" + x + " ^ " + y + ") & (" + x + " ^ " + r.v() + ")) < " + a[0].type().zero);
+        JType t = a[0].type();
+        Val r = e.temp(t, x + " - " + y);
+        Val bits = e.temp(t, "(" + x + " ^ " + y + ") & (" + x + " ^ " + r.v() + ")");
+        e.throwIf(cmp(e, t, bits.v(), "<", t.zero));
         yield new Result(r);
       }
       case "multiplyExact(II)I" -> {
@@ -125,11 +151,15 @@ final class LibraryCalls {
         e.throwIf(wide.v() + " != int64_t(int(" + wide.v() + "))");
         yield new Result(e.temp(JType.I, "int(" + wide.v() + ")"));
       }
-      case "multiplyExact(JJ)J" -> {
+      case "multiplyExact(JJ)J", "multiplyExact(JI)J" -> {
+        if (a[1].type() == JType.I) {
+          y = e.temp(JType.J, "int64_t(" + y + ")").v();
+        }
         Val r = e.temp(JType.J, x + " * " + y);
         // Java's own test: the high words, then the quotient check (divisor non-zero), and MIN * -1
-        e.throwIf("(((" + x + " < 0l ? -" + x + " : " + x + ") | (" + y + " < 0l ? -" + y + " : " + y
-            + ")) >> 31 != 0l) && ((" + y + " != 0l && jdiv(" + r.v() + ", " + y
+        Val ax = e.temp(JType.J, cmp(e, JType.J, x, "<", "0l") + " ? -" + x + " : " + x);
+        Val ay = e.temp(JType.J, cmp(e, JType.J, y, "<", "0l") + " ? -" + y + " : " + y);
+        e.throwIf("(uint64_t(" + ax.v() + " | " + ay.v() + ") >> 31 != 0ul) && ((" + y + " != 0l && jdiv(" + r.v() + ", " + y
             + ") != " + x + ") || (" + x + " == (-9223372036854775807l - 1l) && " + y + " == -1l))");
         yield new Result(r);
       }
@@ -142,17 +172,28 @@ final class LibraryCalls {
         e.throwIf(x + " != int64_t(int(" + x + "))");
         yield new Result(e.temp(JType.I, "int(" + x + ")"));
       }
-      case "floorDiv(II)I", "floorDiv(JJ)J" -> {
-        e.throwIf(y + " == " + a[0].type().zero);
-        Val q = e.temp(a[0].type(), "jdiv(" + x + ", " + y + ")");
-        yield new Result(e.temp(a[0].type(), "((" + x + " ^ " + y + ") < " + a[0].type().zero + " && " + q.v() + " * " + y
-            + " != " + x + ") ? " + q.v() + " - " + (a[0].type() == JType.I ? "1" : "1l") + " : " + q.v()));
+      case "floorDiv(II)I", "floorDiv(JJ)J", "floorDiv(JI)J" -> {
+        JType t = a[0].type();
+        if (a[1].type() != t) {
+          y = e.temp(t, "int64_t(" + y + ")").v();
+        }
+        e.throwIf(y + " == " + t.zero);
+        Val q = e.temp(t, "jdiv(" + x + ", " + y + ")");
+        Val sign = e.temp(t, x + " ^ " + y);
+        yield new Result(e.temp(t, "(" + cmp(e, t, sign.v(), "<", t.zero) + " && " + q.v() + " * " + y
+            + " != " + x + ") ? " + q.v() + " - " + (t == JType.I ? "1" : "1l") + " : " + q.v()));
       }
-      case "floorMod(II)I", "floorMod(JJ)J" -> {
-        e.throwIf(y + " == " + a[0].type().zero);
-        Val r = e.temp(a[0].type(), "jrem(" + x + ", " + y + ")");
-        yield new Result(e.temp(a[0].type(), "((" + r.v() + " ^ " + y + ") < " + a[0].type().zero + " && " + r.v() + " != "
-            + a[0].type().zero + ") ? " + r.v() + " + " + y + " : " + r.v()));
+      case "floorMod(II)I", "floorMod(JJ)J", "floorMod(JI)I" -> {
+        JType t = a[0].type();
+        if (a[1].type() != t) {
+          y = e.temp(t, "int64_t(" + y + ")").v();
+        }
+        e.throwIf(y + " == " + t.zero);
+        Val r = e.temp(t, "jrem(" + x + ", " + y + ")");
+        Val sign = e.temp(t, r.v() + " ^ " + y);
+        Val m = e.temp(t, "(" + cmp(e, t, sign.v(), "<", t.zero) + " && " + r.v() + " != " + t.zero + ") ? " + r.v() + " + "
+            + y + " : " + r.v());
+        yield new Result(desc.endsWith(")I") && t == JType.J ? e.temp(JType.I, "int(" + m.v() + ")") : m);
       }
       default -> null;
     };

@@ -69,17 +69,18 @@ final class MethodTranslator {
 
   /** The function's GLSL text. */
   String translate() {
-    ControlFlow cfg = ControlFlow.of(m, what -> unit.refuse(method, -1, what), this::lineOf);
+    ControlFlow cfg = ControlFlow.of(m, (at, what) -> unit.refuse(method, at, what), this::lineOf);
     this.cfg = cfg;
     StringBuilder body = new StringBuilder();
     cfg.emit(body, this::block);
+    String copies = entryCopies(); // declares the parameters' variables
     StringBuilder f = new StringBuilder();
     f.append(returns.glsl).append(' ').append(fn).append('(').append(String.join(", ", parameters())).append(") {\n");
     vars.values().forEach(d -> f.append("  ").append(d).append('\n'));
     for (int b : cfg.blocks()) {
       f.append("  bool f").append(b).append(" = ").append(b == 0 ? "true" : "false").append(";\n");
     }
-    f.append(entryCopies());
+    f.append(copies);
     f.append(body);
     f.append("  return ").append(returns.zero).append(";\n}\n");
     return f.toString();
@@ -310,16 +311,17 @@ final class MethodTranslator {
       if (op == Opcodes.JSR) {
         throw refuse("jsr (a subroutine)");
       }
-      String cond = condition(j);
+      String c = "t" + (temps++);
+      out.append(indent).append("bool ").append(c).append(" = ").append(condition(j)).append(";\n");
       int target = exits.target(j.label);
       int next = exits.fallthrough();
       storeStackFor(target, indent); // both successors start with the same stack
-      out.append(indent).append("if (").append(cond).append(") { ").append(exits.go(target)).append(" } else { ")
+      out.append(indent).append("if (").append(c).append(") { ").append(exits.go(target)).append(" } else { ")
           .append(exits.go(next)).append(" }\n");
       return;
     }
     Val key = force(stack.pop());
-    storeStackFor(exits.fallthrough(), indent);
+    storeStackFor(exits.target(insn instanceof TableSwitchInsnNode t ? t.dflt : ((LookupSwitchInsnNode) insn).dflt), indent);
     out.append(indent).append("switch (").append(key.v()).append(") {\n");
     if (insn instanceof TableSwitchInsnNode t) {
       for (int i = 0; i < t.labels.size(); i++) {
@@ -387,10 +389,13 @@ final class MethodTranslator {
    * {@code dcmpg} 1; GLSL's ordered comparisons are false for NaN, so the relation is negated where
    * Java's answer for NaN is true.
    */
-  private static String compare(Val.Cmp c, String rel) {
+  private String compare(Val.Cmp c, String rel) {
     String a = c.a();
     String b = c.b();
-    if (c.type() == JType.J || c.type() == JType.I) {
+    if (c.type() == JType.J) {
+      return "(" + unit.helper("vkt_lcmp") + "(" + a + ", " + b + ") " + rel + " 0)";
+    }
+    if (c.type() == JType.I) {
       return "(" + a + " " + rel + " " + b + ")";
     }
     int n = c.nanResult();
@@ -410,6 +415,9 @@ final class MethodTranslator {
       return v;
     }
     Val.Cmp c = v.cmp();
+    if (c.type() == JType.J) {
+      return temp(JType.I, unit.helper("vkt_lcmp") + "(" + c.a() + ", " + c.b() + ")");
+    }
     String nan = c.type().floating() ? String.valueOf(c.nanResult()) : "0";
     return temp(JType.I, "(" + c.a() + " > " + c.b() + " ? 1 : " + c.a() + " < " + c.b() + " ? -1 : "
         + c.a() + " == " + c.b() + " ? 0 : " + nan + ")");
@@ -805,6 +813,11 @@ final class MethodTranslator {
       @Override
       public String helper(String name) {
         return unit.helper(name);
+      }
+
+      @Override
+      public void approximate(String call) {
+        unit.approximate(call);
       }
     });
     if (r == null) {

@@ -26,12 +26,27 @@ public sealed interface Translation extends java.io.Serializable {
    *
    * @param nullStrict per argument: whether the method returns null whenever that argument is null
    *     (proved from its bytecode), so that a row with a null there may skip the kernel
+   * @param approximate the calls whose device version is not bit-exact ({@code Math.exp}: within
+   *     1 ulp of StrictMath; {@code Math.fma} where the device's is not fused), sorted; empty when
+   *     every row gives Java's bits
    */
   record Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
-                    List<Boolean> nullStrict) implements Translation {
+                    List<Boolean> nullStrict, List<String> approximate) implements Translation {
     public Translated {
       args = List.copyOf(args);
       nullStrict = List.copyOf(nullStrict);
+      approximate = List.copyOf(approximate);
+    }
+
+    /** A translation with no approximate call. */
+    public Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
+                      List<Boolean> nullStrict) {
+      this(source, args, result, body, functions, nullStrict, List.of());
+    }
+
+    /** Whether every row gives Java's bits (no approximate call). */
+    public boolean exact() {
+      return approximate.isEmpty();
     }
 
     /** Whether a null in any argument means a null result (the usual strict GPU UDF). */

@@ -47,6 +47,7 @@ final class Unit {
   private final Map<String, Called> called = new HashMap<>();
   private final Set<String> inProgress = new HashSet<>();
   private final Set<String> helpers = new LinkedHashSet<>();
+  private final Set<String> approximate = new java.util.TreeSet<>();
   private final List<String> functions = new ArrayList<>();
   private int nextFunction;
 
@@ -206,6 +207,16 @@ final class Unit {
     }
     helpers.add(name);
     return name;
+  }
+
+  /** Notes a call whose device version is not bit-exact. */
+  void approximate(String call) {
+    approximate.add(call);
+  }
+
+  /** The calls noted by {@link #approximate}, sorted. */
+  List<String> approximations() {
+    return List.copyOf(approximate);
   }
 
   /** Adds the main function (after its helpers). */

@@ -253,6 +253,8 @@ class TranslatedKernelTest {
   @Test
   void boxedWithNullChecks_isStrict() throws Exception {
     assertTrue(translated("boxed").strict());
+    assertEquals(List.of("Math.exp"), translated("boxed").approximate(), "StrictMath.exp is vkmath's, within 1 ulp");
+    assertTrue(translated("poly").exact(), "+, -, *, / and loops give Java's bits");
     Random rnd = new Random(4);
     Translation.Translated t = translated("boxed");
     List<Object> got = gpu.run(ColumnKernel.compile(t.spec("boxed")), doubles(rnd, 100), doubles(rnd, 100));

@@ -64,7 +64,7 @@ final class GeneratedMethodsTest {
    * {@code vkspark.translate.floatRemainder=true}).
    */
   static final String DOCUMENTED_REFUSALS = System.getProperty("vkspark.translate.documentedRefusals",
-      "floating-point %");
+      "floating-point %|Math.hypot|Math.cbrt");
 
   private static GpuDevice device;
   private static ColumnRuntime runtime;

@@ -102,7 +102,7 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     if (spec.keyOrdinal() >= 0) {
       return "grouped: a batch whose keys span more than the key slots folds on the host";
     }
-    if (VkConf.of(session).verify().on()) {
+    if (eval.verifySettings(VkConf.of(session)).on()) { // set, or a translated Java UDF's default sample
       return "verify is on: the rows come back to be re-checked";
     }
     if (eval.calls().isEmpty() || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {

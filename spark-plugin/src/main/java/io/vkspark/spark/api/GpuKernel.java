@@ -53,6 +53,14 @@ public final class GpuKernel implements Serializable {
     return new Builder(Objects.requireNonNull(type, "type"), null);
   }
 
+  /**
+   * A kernel made elsewhere as a gpu-core {@link KernelSpec} (with its helper functions), e.g. one
+   * translated from a Java UDF's bytecode.
+   */
+  public static GpuKernel of(KernelSpec spec) {
+    return new GpuKernel(Objects.requireNonNull(spec, "spec"));
+  }
+
   /** The kernel under the SQL name {@code name}: the key of the compiled-kernel caches. */
   public KernelSpec spec(String name) {
     return spec.named(name);
@@ -89,12 +97,12 @@ public final class GpuKernel implements Serializable {
   public boolean equals(Object o) {
     return o instanceof GpuKernel k && k.spec.args().equals(spec.args()) && k.spec.result() == spec.result()
         && Objects.equals(k.spec.signature().resultDecimal(), spec.signature().resultDecimal())
-        && k.spec.body().equals(spec.body());
+        && k.spec.body().equals(spec.body()) && Objects.equals(k.spec.functions(), spec.functions());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(spec.args(), spec.result(), spec.signature().resultDecimal(), spec.body());
+    return Objects.hash(spec.args(), spec.result(), spec.signature().resultDecimal(), spec.body(), spec.functions());
   }
 
   @Override

@@ -102,7 +102,16 @@ public final class Settings {
       "run a GPU UDF on the CPU when it cannot run on the GPU; `false` makes that an error"));
 
   public static final Names FUNCTIONS = new Names(info("functions", STATIC, "", "empty",
-      "comma-separated GPU UDF classes registered as SQL functions in every session"));
+      "comma-separated GPU UDF classes registered as SQL functions in every session; a plain Java "
+          + "UDF class (`UDF1` .. `UDF22`) is registered too, returning the SQL type of its `call()`'s "
+          + "boxed result, and translated like any other plain Java UDF (`translate`)"));
+
+  public static final Flag TRANSLATE = new Flag(info("translate", SESSION, "true", null,
+      "translate plain Java UDFs (`UDF1` .. `UDF22`, classes or serializable lambdas, registered "
+          + "with `spark.udf().register` or `functions.udf`) from their `call()` bytecode into GPU "
+          + "kernels; they run as GPU UDFs (verified with `verify=sample` unless `verify` is set), and "
+          + "one that does not translate stays in Spark's plan with the reason in EXPLAIN; `false` "
+          + "leaves plain Java UDFs to Spark"));
 
   public static final Names GLSL = new Names(info("glsl", STATIC, "", "empty",
       "comma-separated GLSL files on the driver whose functions become GLSL-only GPU UDFs of "
@@ -168,7 +177,7 @@ public final class Settings {
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
-      FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, GLSL, DEFINE_ENABLED,
+      FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
       VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT);
 

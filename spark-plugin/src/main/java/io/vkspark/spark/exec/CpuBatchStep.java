@@ -34,6 +34,8 @@ final class CpuBatchStep implements AutoCloseable {
   private final BufferAllocator allocator;
   private final NodeMetrics metrics;
   private final FieldVector[] vectors;
+  /** Per call: a null argument gives a null result without call() (false: a non-strict translated Java UDF). */
+  private final boolean[] strict;
   /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
   private CpuVulkanTask cpuVulkan;
 
@@ -43,11 +45,16 @@ final class CpuBatchStep implements AutoCloseable {
     this.allocator = allocator;
     this.metrics = metrics;
     this.vectors = new FieldVector[calls.size()];
+    this.strict = new boolean[calls.size()];
+    for (int i = 0; i < calls.size(); i++) {
+      strict[i] = calls.get(i).nullStrict();
+    }
   }
 
   /**
    * Call {@code i} over {@code rows} rows of {@code in}, strictly: a null argument gives a null
-   * result. The column is valid until the next batch.
+   * result (a non-strict translated Java UDF's {@code call()} sees it, as in Spark). The column is
+   * valid until the next batch.
    */
   ColumnVector run(int i, ColumnarBatch in, int rows) {
     GpuUdfCall c = calls.get(i);
@@ -71,8 +78,10 @@ final class CpuBatchStep implements AutoCloseable {
     for (int r = 0; r < rows; r++) {
       InternalRow row = in.getRow(r);
       boolean anyNull = false;
-      for (int a : args) {
-        anyNull |= row.isNullAt(a);
+      if (strict[i]) {
+        for (int a : args) {
+          anyNull |= row.isNullAt(a);
+        }
       }
       // Rows Spark would not evaluate the call for (a CASE branch not taken, ...) get null, never call().
       Object value = anyNull || !c.evaluatedFor(row) ? null : c.boundCpu().eval(row);

@@ -64,6 +64,12 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final ReductionStep reduction;
   /** spark.vkspark.verify: re-checks a sample of GPU rows with call() (see GpuVerifier). */
   private final GpuVerifier verifier;
+  /**
+   * Per call: a translated Java UDF on the GPU whose {@code call()} may return a value for a null
+   * argument. The kernel skips rows with a null argument, so a batch with one runs that call with
+   * {@code call()} ({@link #nullsOnCpu}).
+   */
+  private final boolean[] lenient;
   /** Stages small child batches (null: every child batch is evaluated as it comes). */
   private final BatchCoalescer coalescer;
   /** A child batch pulled but not yet evaluated (it did not fit the coalesced batch); valid until the child advances. */
@@ -96,6 +102,10 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     ExecutorDevice device = planned.stream().anyMatch(GpuUdfCall::onGpu) ? ExecutorDevice.get(conf, executor()).orElse(null)
         : null;
     this.calls = decideOnExecutor(planned, device);
+    this.lenient = new boolean[calls.size()];
+    for (int i = 0; i < calls.size(); i++) {
+      lenient[i] = calls.get(i).onGpu() && !calls.get(i).nullStrict();
+    }
     int key = reduction != null && reduction.grouped() ? reduction.keyOrdinal() : -1;
     this.gpu = new GpuBatchStep(calls, device, childTypes, key, conf, metrics, allocator);
     this.cpu = new CpuBatchStep(calls, conf, allocator, metrics);
@@ -117,7 +127,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     String executor = executor();
     List<GpuUdfCall> out = new ArrayList<>();
     for (GpuUdfCall c : planned) {
-      Placement p = c.onGpu() ? onThisExecutor(c, gpu, executor).strict(conf, c.name()) : c.placement();
+      Placement p = !c.onGpu() ? c.placement() : c.translated() ? onThisExecutor(c, gpu, executor)
+          : onThisExecutor(c, gpu, executor).strict(conf, c.name()); // Spark would run a plain Java UDF anyway
       if (c.onGpu() && !p.onGpu()) {
         LOG.warn("vkspark: {} (decided on executor {})", p.describe(c.name()), executor);
         c = c.placed(p);
@@ -173,7 +184,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    */
   private DeviceReduction.Step nextStep() {
     ColumnarBatch in = gather();
-    if (reduction == null || !reduction.tries(in, verifier.on(), calls.size())) {
+    if (reduction == null || lenientNulls(in, in.numRows()) || !reduction.tries(in, verifier.on(), calls.size())) {
       return new DeviceReduction.Rows(evaluate(in));
     }
     DeviceReduction.Step r = reduction.reduce(in);
@@ -239,6 +250,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     int rows = in.numRows();
     if (!gpu.calls().isEmpty()) {
       runOnGpu(in, rows);
+      nullsOnCpu(in, rows);
       if (verifier.on()) {
         verifier.check(in, rows, calls, results);
       }
@@ -324,6 +336,51 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       }
     }
     return true;
+  }
+
+  /**
+   * Non-strict translated calls ({@link #lenient}) over a batch with a null in one of their
+   * arguments: {@code call()} computes them on the CPU, as Spark would (counted as a recomputed
+   * batch).
+   */
+  private void nullsOnCpu(ColumnarBatch in, int rows) {
+    boolean recomputed = false;
+    for (int i = 0; i < calls.size(); i++) {
+      if (lenient[i] && hasNullArgument(calls.get(i), in, rows)) {
+        runOnCpu(i, in, rows);
+        recomputed = true;
+      }
+    }
+    if (recomputed) {
+      metrics.add(VkMetric.RECOMPUTED_BATCHES, 1);
+    }
+  }
+
+  /** Whether a non-strict translated call has a null argument in {@code in} (its batch is evaluated, not reduced). */
+  private boolean lenientNulls(ColumnarBatch in, int rows) {
+    for (int i = 0; i < calls.size(); i++) {
+      if (lenient[i] && hasNullArgument(calls.get(i), in, rows)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean hasNullArgument(GpuUdfCall c, ColumnarBatch in, int rows) {
+    for (int a : c.argOrdinals()) {
+      ColumnVector v = in.column(a);
+      if (v.hasNull() && v.numNulls() > 0) {
+        if (rows == in.numRows()) {
+          return true;
+        }
+        for (int r = 0; r < rows; r++) {
+          if (v.isNullAt(r)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   /** Call {@code i} over {@code in} on the CPU (see {@link CpuBatchStep}). */

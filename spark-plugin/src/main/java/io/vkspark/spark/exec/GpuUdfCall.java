@@ -54,6 +54,19 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     return ScalaUdfs.of(expr).orElse(null) instanceof GlslUdf;
   }
 
+  /** Whether the UDF is a plain Java UDF translated to the GPU ({@link TranslatedUdf}). */
+  public boolean translated() {
+    return ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf;
+  }
+
+  /**
+   * Whether a null argument means a null result without running the UDF: every GPU UDF, except a
+   * translated one whose {@code call()} may return a value for a null argument.
+   */
+  boolean nullStrict() {
+    return !(ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t) || t.strict();
+  }
+
   public SqlType resultType() {
     return kernel.signature().result();
   }
@@ -81,6 +94,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
+        + (onGpu() && translated() ? " (translated from Java)" : "")
         + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
   }
 

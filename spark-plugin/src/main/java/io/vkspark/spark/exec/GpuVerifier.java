@@ -90,7 +90,7 @@ public final class GpuVerifier {
     }
     Object gpuValue = gpu.isNullAt(r) ? null : value(gpu, c.resultType(), r);
     Object cpuValue;
-    if (nullArg) {
+    if (nullArg && c.nullStrict()) {
       cpuValue = null;
     } else {
       try {

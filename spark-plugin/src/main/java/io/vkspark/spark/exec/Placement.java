@@ -60,6 +60,13 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
         IN_A_SUBQUERY),
     UNPLANNED_OPERATOR(false, "it is inside %s, which vkspark does not plan on the GPU", IN_A_SUBQUERY + " there"),
     DISABLED(false, VkConf.ENABLED + " is false", "set " + VkConf.ENABLED + "=true"),
+    /**
+     * A plain Java UDF (not a GPU UDF) whose {@code call()} does not translate to a GPU kernel, or
+     * whose translation does not fit the call: it stays Spark's, and is never an error.
+     */
+    NOT_TRANSLATED(false, "it does not translate to the GPU: %s",
+        "keep call() to arithmetic, Math calls, branches, loops and static helpers of its class, or implement "
+            + "io.vkspark.spark.api.GpuUdf with a GLSL body"),
     LOOP_LIMIT(true, "the device's loop limit cut its loops short in a batch, which is recomputed with call() (%s)",
         "keep the UDF's loops short");
 
@@ -130,9 +137,12 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
         cause.fix + ", or set " + VkConf.FALLBACK + "=true to run it on the CPU.");
   }
 
-  /** This placement, or {@link #error} when it is on the CPU and fallback is off (disabled is never an error). */
+  /**
+   * This placement, or {@link #error} when it is on the CPU and fallback is off (disabled, and a
+   * plain Java UDF that does not translate, are never errors).
+   */
   public Placement strict(VkConf conf, String name) {
-    if (!onGpu() && cause != Cause.DISABLED && !conf.fallback()) {
+    if (!onGpu() && cause != Cause.DISABLED && cause != Cause.NOT_TRANSLATED && !conf.fallback()) {
       throw error(name);
     }
     return this;

@@ -105,10 +105,24 @@ public final class VkGpuEvalExec extends UnaryExecShim {
 
   private Tasks tasks(DeviceReduction reduction) {
     VkConf conf = VkConf.of(session());
-    VerifySettings verify = conf.verify();
+    VerifySettings verify = verifySettings(conf);
     List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
         .map(a -> a.dataType()).toList();
     return new Tasks(calls(), childTypes, conf, nodeMetrics(), verify, reduction);
+  }
+
+  /**
+   * {@code spark.vkspark.verify} for this node: as set; unset, {@code sample} when the node runs a
+   * translated Java UDF on the GPU (its kernel is the translator's, not the user's: a sample of its
+   * rows is checked against {@code call()}), else {@code off}.
+   */
+  public VerifySettings verifySettings(VkConf conf) {
+    SparkSession s = session();
+    boolean set = s != null && s.conf().contains(VkConf.VERIFY);
+    if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
+      return conf.verify();
+    }
+    return new VerifySettings(VerifySettings.Mode.SAMPLE, conf.verify().sampleRate());
   }
 
   /** What each task's iterator is made of, sent to the executors with the closure. */

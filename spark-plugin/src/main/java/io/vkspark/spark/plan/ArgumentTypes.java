@@ -47,7 +47,7 @@ public final class ArgumentTypes {
       return plan.transformAllExpressions(new AbstractPartialFunction<Expression, Expression>() {
         @Override
         public boolean isDefinedAt(Expression e) {
-          return e instanceof ScalaUDF u && u.childrenResolved() && ScalaUdfs.of(u).isPresent() && needsCast(u);
+          return e instanceof ScalaUDF u && u.childrenResolved() && handWritten(u) && needsCast(u);
         }
 
         @Override
@@ -80,6 +80,16 @@ public final class ArgumentTypes {
       }
       return false;
     }
+  }
+
+  /**
+   * Whether {@code u} calls a GPU UDF written as one (not a plain Java UDF translated to the GPU:
+   * Spark neither casts its arguments nor checks them at analysis, and its planning decides where
+   * it runs; see {@code GpuPlanner#misfit}).
+   */
+  static boolean handWritten(ScalaUDF u) {
+    Optional<io.vkspark.spark.api.GpuUdf> udf = ScalaUdfs.of(u);
+    return udf.isPresent() && !(udf.get() instanceof io.vkspark.spark.exec.TranslatedUdf);
   }
 
   static Optional<Expression> implicitCast(Expression e, DataType want) {
@@ -132,7 +142,7 @@ public final class ArgumentTypes {
     plan.foreach(node -> {
       for (Expression e : Scala.list(node.expressions())) {
         e.foreach(x -> {
-          if (x instanceof ScalaUDF u && u.childrenResolved()) {
+          if (x instanceof ScalaUDF u && u.childrenResolved() && handWritten(u)) {
             ScalaUdfs.of(u).ifPresent(udf -> {
               check(u, udf.kernel());
               if (conf[0] == null) {

@@ -5,6 +5,7 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.exec.TranslatedUdf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.conf.VkConf;
@@ -54,11 +55,59 @@ public final class GpuPlanner {
   }
 
   Decision decide(ScalaUDF u, GpuUdf udf) {
+    if (udf instanceof TranslatedUdf t) {
+      Optional<String> misfit = misfit(u, t);
+      if (misfit.isPresent()) {
+        return new Decision(Placement.cpu(Cause.NOT_TRANSLATED, DecidedBy.PLANNER, misfit.get()), null);
+      }
+      try {
+        return decideKernel(u, udf);
+      } catch (io.vkspark.gpu.GpuException e) {
+        if (e.code() != io.vkspark.gpu.GpuException.Code.COMPILE) {
+          throw e;
+        }
+        // a translated kernel that does not compile is the translator's fault, never the query's
+        return new Decision(Placement.cpu(Cause.NOT_TRANSLATED, DecidedBy.PLANNER,
+            "its kernel does not compile (" + e.what() + ")"), null);
+      }
+    }
+    return decideKernel(u, udf);
+  }
+
+  /**
+   * Why a translated UDF's kernel does not fit call {@code u}: the SQL types of the call's
+   * arguments must be the kernel's argument types (Spark does not cast a Java UDF's arguments) and
+   * the type it is registered with its result type.
+   */
+  static Optional<String> misfit(ScalaUDF u, TranslatedUdf t) {
+    List<Expression> args = Scala.list(u.children());
+    List<io.vkspark.gpu.column.SqlType> want = t.translation().args();
+    if (args.size() != want.size()) {
+      return Optional.of("it is called with " + args.size() + " arguments but " + t.translation().source() + " takes "
+          + want.size());
+    }
+    for (int i = 0; i < args.size(); i++) {
+      Optional<io.vkspark.gpu.column.SqlType> actual = SparkTypes.of(args.get(i).dataType());
+      if (actual.isEmpty() || actual.get() != want.get(i)
+          || !args.get(i).dataType().equals(SparkTypes.of(want.get(i)))) {
+        return Optional.of("argument " + (i + 1) + " is " + args.get(i).dataType().sql() + " but "
+            + t.translation().source() + " takes " + want.get(i).sqlName());
+      }
+    }
+    DataType result = SparkTypes.of(t.translation().result());
+    if (!u.dataType().equals(result)) {
+      return Optional.of("it is registered as returning " + u.dataType().sql() + " but " + t.translation().source()
+          + " returns " + t.translation().result().sqlName());
+    }
+    return Optional.empty();
+  }
+
+  private Decision decideKernel(ScalaUDF u, GpuUdf udf) {
     String name = name(u);
     GpuKernel k = udf.kernel();
     DataType declared = SparkTypes.result(k.signature());
     if (!u.dataType().equals(declared)) {
-      return new Decision(cpu(name, Cause.RESULT_TYPE_DIFFERS, SparkTypes.describe(u.dataType(), declared),
+      return new Decision(cpu(udf, name, Cause.RESULT_TYPE_DIFFERS, SparkTypes.describe(u.dataType(), declared),
           SparkTypes.describe(declared, u.dataType())), null);
     }
     List<Expression> args = Scala.list(u.children());
@@ -66,7 +115,7 @@ public final class GpuPlanner {
       DataType actual = args.get(i).dataType();
       if (!SparkTypes.accepts(k.args().get(i), actual)) { // an array of elements that cannot be null is accepted
         DataType want = SparkTypes.of(k.args().get(i));
-        return new Decision(cpu(name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
+        return new Decision(cpu(udf, name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
             SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null);
       }
     }
@@ -75,23 +124,27 @@ public final class GpuPlanner {
       Optional<ExecutorDevice> gpu = ExecutorDevice.current();
       if (gpu.isEmpty()) {
         Optional<String> why = ExecutorDevice.unavailableReason();
-        return new Decision(why.isPresent() ? cpu(name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(name, Cause.NO_PLUGIN), kernel);
+        return new Decision(why.isPresent() ? cpu(udf, name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(udf, name, Cause.NO_PLUGIN), kernel);
       }
       Optional<String> missing = kernel.unsupportedOn(gpu.get().device().info());
       if (missing.isPresent()) {
-        return new Decision(cpu(name, Cause.FEATURE_MISSING, missing.get()), kernel);
+        return new Decision(cpu(udf, name, Cause.FEATURE_MISSING, missing.get()), kernel);
       }
     }
     return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
   }
 
-  /** The planner's CPU placement, or its error when fallback is off. */
-  private Placement cpu(String name, Cause cause, Object... details) {
-    return Placement.cpu(cause, DecidedBy.PLANNER, details).strict(conf, name);
+  /** The planner's CPU placement, or its error when fallback is off (never for a translated Java UDF). */
+  private Placement cpu(GpuUdf udf, String name, Cause cause, Object... details) {
+    Placement p = Placement.cpu(cause, DecidedBy.PLANNER, details);
+    return udf instanceof TranslatedUdf ? p : p.strict(conf, name); // Spark runs a plain Java UDF either way
   }
 
-  /** Where a call that stays in Spark's operators runs: it is left there (fallback on) or fails the query. */
-  Placement leftover(String name, Placement p) {
-    return p.strict(conf, name);
+  /**
+   * Where a call that stays in Spark's operators runs: it is left there (fallback on) or fails the
+   * query; a translated Java UDF is left there either way (Spark runs it as it would without vkspark).
+   */
+  Placement leftover(ScalaUDF u, Placement p) {
+    return io.vkspark.spark.exec.ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf ? p : p.strict(conf, name(u));
   }
 }

@@ -336,9 +336,13 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          reasons.add(planner.leftover(name, leftover(node, u, site, enabled, planner)).describe(name)
+          reasons.add(planner.leftover(u, leftover(node, u, site, enabled, planner)).describe(name)
               + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
         });
+      }
+      if (enabled) {
+        untranslated(node).forEach((name, refused) -> reasons.add(Placement.cpu(Placement.Cause.NOT_TRANSLATED,
+            Placement.DecidedBy.LEFTOVERS, refused.reason()).describe(name) + " (Spark runs it as without vkspark)"));
       }
       if (!reasons.isEmpty()) {
         node.setTagValue(FALLBACK, String.join("; ", reasons));
@@ -346,6 +350,35 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       return BoxedUnit.UNIT;
     });
   }
+
+  /**
+   * The plain Java UDFs called in {@code node} whose {@code call()} does not translate to the GPU
+   * (with {@code spark.vkspark.translate} on), by name, with the translator's reason. Spark's plan
+   * keeps them as they are; EXPLAIN says why (this tag), and the driver log says it once per method
+   * at WARN.
+   */
+  private static Map<String, io.vkspark.gpu.translate.Translation.Refused> untranslated(SparkPlan node) {
+    Map<String, io.vkspark.gpu.translate.Translation.Refused> out = new LinkedHashMap<>();
+    for (Expression e : Scala.list(node.expressions())) {
+      e.foreach(x -> {
+        if (x instanceof ScalaUDF u) {
+          ScalaUdfs.refusal(u.function()).ifPresent(r -> {
+            out.put(GpuPlanner.name(u), r);
+            if (WARNED.add(r.source())) {
+              LOG.warn("vkspark: {}", Placement.cpu(Placement.Cause.NOT_TRANSLATED, Placement.DecidedBy.LEFTOVERS,
+                  r.reason()).describe(GpuPlanner.name(u)));
+            }
+          });
+        }
+        return BoxedUnit.UNIT;
+      });
+    }
+    return out;
+  }
+
+  /** Java UDF methods whose refusal the log has shown (once per method and JVM). */
+  private static final Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(InsertGpuEval.class);
 
   /** Why {@code u}, at {@code site} in {@code node}, was not moved into a GPU node. */
   private static Placement leftover(SparkPlan node, ScalaUDF u, CallSites.Site site, boolean enabled, GpuPlanner planner) {

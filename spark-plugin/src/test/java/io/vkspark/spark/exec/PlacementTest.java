@@ -31,6 +31,7 @@ final class PlacementTest {
       Map.entry(Cause.CONDITIONAL, new Object[] {}),
       Map.entry(Cause.UNPLANNED_OPERATOR, new Object[] {"Sort"}),
       Map.entry(Cause.DISABLED, new Object[] {}),
+      Map.entry(Cause.NOT_TRANSLATED, new Object[] {"com.acme.F.call line 3: new java.lang.StringBuilder (allocation)"}),
       Map.entry(Cause.LOOP_LIMIT, new Object[] {"cut short"}));
 
   private static final VkConf STRICT = VkConf.from(k -> k.equals(VkConf.FALLBACK) ? "false" : null);
