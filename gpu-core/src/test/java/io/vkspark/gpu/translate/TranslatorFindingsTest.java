@@ -32,6 +32,7 @@ final class TranslatorFindingsTest {
       package vkgen;
 
       public final class F {
+        // FINDINGS 1 to 4 are fixed on main in 7017e25 (kept as guards)
         // FINDING 1: a boxed parameter the method never reads: its local l0bD is assigned but never
         // declared, and the kernel does not compile ('l0bD' : undeclared identifier)
         public static float unusedBoxedParameter(Double a0, float a1) {
@@ -83,6 +84,27 @@ final class TranslatorFindingsTest {
         // translator could fold calls of constants on the JVM, with Java's own result
         public static double sinOfConstant(float a0) {
           return StrictMath.sin(((double) Math.rint((double) (-9.75)) / ((float) (short) 29788)));
+        }
+
+        // FINDING 6 (after 7017e25; seed 23 G3.m14, G8.m11): an int rounded to float and back is the
+        // int itself on the GPU: (byte) (float) -754905127 is -39 there, Java -64 (the float is
+        // -754905152). The translation is right (precise float t1 = float(t0); int t2 = jint(t1);):
+        // a compiler folds the round trip (float to int of int to float, double to long of long to
+        // double) into the identity
+        public static byte intToFloatToByte(int a0) {
+          return (byte) ((float) a0);
+        }
+
+        public static int intToFloatToInt(int a0) {
+          return (int) (float) a0;
+        }
+
+        public static long longToDoubleToLong(long a0) {
+          return (long) (double) a0;
+        }
+
+        public static float intToFloat(int a0) {
+          return (float) a0;
         }
 
         // controls: right now, kept as guards
