@@ -50,7 +50,9 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Cost: 400 methods (the default) took 3.5 minutes with Maven on the 2-core lavapipe box, about
  * 0.4 s a method (GLSL compile and lavapipe's pipeline compile, then 256 rows and the throwing rows'
- * batches), javac 12 s; one method's pipeline took 88 s. Run more on a real GPU
+ * batches), javac 12 s; one method's pipeline took 88 s (seed 23 G14.m20), and with seed 25 G1.m7
+ * (100 lines with helpers, no transcendental calls) lavapipe's {@code vkCreateComputePipelines} ran
+ * past three minutes: the method on the GPU is in {@code target/generated-current.txt}. Run more on a real GPU
  * ({@code -Dvkspark.translate.methods=5000}). Each method's rows are drawn from its own seed, so a
  * failure reproduces alone with {@code vkspark.translate.only}.
  */
