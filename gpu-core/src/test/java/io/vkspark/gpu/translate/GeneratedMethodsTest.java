@@ -45,7 +45,16 @@ import org.junit.jupiter.api.Test;
  * {@code vkspark.translate.only} ({@code G3.m7}: one method), {@code vkspark.translate.threads}
  * (translating and compiling ahead of the GPU), {@code vkspark.translate.documentedRefusals} (a
  * regular expression: refusals it finds are expected), {@code vkspark.translate.maxRefused} (the
- * fraction of other refusals allowed), {@code vkspark.translate.keepSources}.
+ * fraction of other refusals allowed), {@code vkspark.translate.keepSources},
+ * {@code vkspark.translate.skip} (the first N methods), {@code vkspark.translate.showFailures}.
+ *
+ * <p>Cost: 400 methods (the default) took 3.5 minutes with Maven on the 2-core lavapipe box, about
+ * 0.4 s a method (GLSL compile and lavapipe's pipeline compile, then 256 rows and the throwing rows'
+ * batches), javac 12 s; one method's pipeline took 88 s (seed 23 G14.m20), and with seed 25 G1.m7
+ * (100 lines with helpers, no transcendental calls) lavapipe's {@code vkCreateComputePipelines} ran
+ * past three minutes: the method on the GPU is in {@code target/generated-current.txt}. Run more on a real GPU
+ * ({@code -Dvkspark.translate.methods=5000}). Each method's rows are drawn from its own seed, so a
+ * failure reproduces alone with {@code vkspark.translate.only}.
  */
 final class GeneratedMethodsTest {
   static final String PKG = "vkgen";
@@ -123,6 +132,8 @@ final class GeneratedMethodsTest {
         }
       }
     }
+    int skip = Integer.getInteger("vkspark.translate.skip", 0);
+    methods = new ArrayList<>(methods.subList(Math.min(skip, methods.size()), methods.size()));
     long generated = System.nanoTime();
     try (GeneratedClasses classes = new GeneratedClasses(sources); BufferAllocator allocator = new RootAllocator()) {
       long compiled = System.nanoTime();
@@ -149,6 +160,14 @@ final class GeneratedMethodsTest {
     final Map<String, List<Outcome>> refusals = new TreeMap<>();
     final Map<String, Integer> failures = new TreeMap<>();
     final Map<Tolerance, int[]> passedBy = new TreeMap<>();
+    final java.util.PriorityQueue<Map.Entry<String, Long>> slowest = new java.util.PriorityQueue<>(Map.Entry.comparingByValue());
+
+    void time(String method, long nanos) {
+      slowest.add(Map.entry(method, nanos));
+      if (slowest.size() > 5) {
+        slowest.poll();
+      }
+    }
     int passed;
     int undocumented;
     long translateNanos;
@@ -187,6 +206,9 @@ final class GeneratedMethodsTest {
       System.out.printf("[generated] passed %d (by comparison %s), refused %d (%d not documented), failed %d%n", passed,
           passedBy.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()[0]).toList(), refused, undocumented,
           failed.size());
+      System.out.println("[generated] slowest (waiting for the kernel, then its rows): " + slowest.stream()
+          .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+          .map(e -> e.getKey() + " " + e.getValue() / 1_000_000 + " ms").toList());
       if (!refusals.isEmpty()) {
         System.out.println("[generated] refusal reasons:");
         refusals.entrySet().stream().sorted((a, b) -> b.getValue().size() - a.getValue().size()).forEach(e ->
@@ -218,10 +240,14 @@ final class GeneratedMethodsTest {
           ahead.add(pool.submit(() -> check.prepare(m, g.params(), g.result(), where(g))));
         }
         Generated g = methods.get(i);
+        long t0 = System.nanoTime();
         MethodCheck.Prepared p = ahead.poll().get();
+        // which method the GPU is on, for a run that hangs in a driver (lavapipe's pipeline compiles)
+        java.nio.file.Files.writeString(java.nio.file.Path.of("target", "generated-current.txt"), where(g));
         Outcome o = check.run(p, g.params(), g.result(), g.tolerance(), where(g), rows,
             new Random(seed ^ (g.className() + "." + g.name()).hashCode()));
         report.add(o, g.tolerance());
+        report.time(g.className() + "." + g.name(), System.nanoTime() - t0);
         if (o.kind() == Kind.FAILED && report.failed.size() <= 3) {
           System.out.println("[generated] FAILED " + g.className() + "." + g.name() + ": " + o.category());
         }

@@ -218,8 +218,9 @@ final class MethodGenerator {
     block(sb, s, 2, 2, 0, false, 1 + r.nextInt(5));
     Tolerance tol = Tolerance.EXACT;
     String ret;
-    if ((res == P.DOUBLE || res == P.FLOAT) && r.nextInt(4) == 0 && transcendentalAvailable()) {
-      ret = transcendental(s);
+    String tr = (res == P.DOUBLE || res == P.FLOAT) && r.nextInt(4) == 0 && transcendentalAvailable() ? transcendental(s) : null;
+    if (tr != null) {
+      ret = tr;
       if (res == P.FLOAT) {
         ret = "(float) " + ret;
       }
@@ -269,7 +270,34 @@ final class MethodGenerator {
     }
     String fn = fs.get(r.nextInt(fs.size()));
     boolean two = List.of(TRANSCENDENTAL2).contains(fn);
-    return math() + fn + "(" + expr(P.DOUBLE, s, 2) + (two ? ", " + expr(P.DOUBLE, s, 2) : "") + ")";
+    String x = variableExpr(P.DOUBLE, s);
+    if (x == null) {
+      return null;
+    }
+    return math() + fn + "(" + x + (two ? ", " + expr(P.DOUBLE, s, 2) : "") + ")";
+  }
+
+  /**
+   * An expression that reads a parameter the method never assigns (a float, double or boxed one),
+   * or null: lavapipe spent over ten minutes in {@code vkCreateComputePipelines} on
+   * {@code StrictMath.sin} of a constant, and six on {@code atan2} of values its compiler could
+   * work out by unrolling the loops before it (see {@code TranslatorFindingsTest}).
+   */
+  private String variableExpr(P t, Scope s) {
+    List<Var> fixed = s.all().stream().filter(v -> !v.assignable() && v.name().startsWith("a") && v.type().numeric()).toList();
+    if (fixed.isEmpty()) {
+      return null;
+    }
+    for (int i = 0; i < 20; i++) {
+      String e = expr(t, s, 2);
+      for (Var v : fixed) {
+        if (java.util.regex.Pattern.compile("\\b" + v.name() + "\\b").matcher(e).find()) {
+          return e;
+        }
+      }
+    }
+    Var v = fixed.get(r.nextInt(fixed.size()));
+    return "(" + expr(t, s, 1) + " + " + (v.boxed() ? "(+" + v.name() + ")" : v.name()) + ")";
   }
 
   private String fresh(String prefix) {

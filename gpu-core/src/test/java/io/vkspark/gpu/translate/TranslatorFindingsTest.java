@@ -32,38 +32,41 @@ final class TranslatorFindingsTest {
       package vkgen;
 
       public final class F {
-        // an unused boxed parameter: its local is never declared (kernel does not compile)
+        // FINDINGS 1 to 4 are fixed on main in 7017e25 (kept as guards)
+        // FINDING 1: a boxed parameter the method never reads: its local l0bD is assigned but never
+        // declared, and the kernel does not compile ('l0bD' : undeclared identifier)
         public static float unusedBoxedParameter(Double a0, float a1) {
           return a1;
         }
 
-        // a return inside a loop: the code after it still runs (an Exact overflow there throws)
-        public static int returnInsideLoop(int a0) {
-          for (int i = 0; i < 2; i++) {
-            if (a0 > 0) return 1;
-            int x = Math.subtractExact(Integer.MIN_VALUE, i + 1);
-          }
-          return 0;
-        }
-
-        // Math.rint(1.5) is 1.0 on lavapipe (GLSL roundEven of a double), Java 2.0
+        // FINDING 2: Math.rint(1.5) is 1.0 on lavapipe, Java 2.0 (the translation is GLSL roundEven of
+        // a double, which lavapipe gets wrong; floor and ceil below are right)
         public static double rint(double a0) {
           return Math.rint(a0);
         }
 
-        public static double floor(double a0) {
-          return Math.floor(a0);
+        // FINDING 3: an int widened to long and compared with a constant is true for every row on
+        // lavapipe (int64_t(a0) > 17l: 135 of 256 rows wrong; int64_t(a0) - 17l > 0l is right). Found
+        // as wrong results, and as rows where Java throws but the GPU skipped the throwing branch.
+        public static boolean intGtLong(int a0) {
+          return a0 > 17L;
         }
 
-        public static double ceil(double a0) {
-          return Math.ceil(a0);
+        public static boolean shortGtLong(short a0) {
+          return a0 > 17L;
         }
 
-        public static double usedBoxedParameter(Double a0, double a1) {
-          return (+a0) * 2.0 + a1;
+        public static boolean negateExactByte(byte a0) {
+          return ((byte) Math.negateExact(a0)) > Math.abs(13L);
         }
 
-        // Java 9+ overloads javac picks for (long, int) arguments: refused, no device version
+        public static int earlyUshr(short a0, short a1) {
+          if (!(a0 > 17L)) return ((false ? 852391676 : a1) >>> a0);
+          return 5;
+        }
+
+        // FINDING 4: the Java 9+ overloads javac picks for (long, int) arguments are refused ("has no
+        // device version"): Math/StrictMath multiplyExact(JI)J, floorDiv(JI)J, floorMod(JI)I
         public static long multiplyExactLongInt(long a0, int a1) {
           return Math.multiplyExact(a0, a1);
         }
@@ -74,6 +77,55 @@ final class TranslatorFindingsTest {
 
         public static int floorModLongInt(long a0, int a1) {
           return Math.floorMod(a0, a1);
+        }
+
+        // FINDING 5 (run only with -Dvkspark.translate.hangs=true): StrictMath.sin of a constant made
+        // lavapipe's vkCreateComputePipelines run for over ten minutes (generated G13.m4, seed 23); the
+        // translator could fold calls of constants on the JVM, with Java's own result
+        public static double sinOfConstant(float a0) {
+          return StrictMath.sin(((double) Math.rint((double) (-9.75)) / ((float) (short) 29788)));
+        }
+
+        // FINDING 6 (after 7017e25; seed 23 G3.m14, G8.m11): an int rounded to float and back is the
+        // int itself on the GPU: (byte) (float) -754905127 is -39 there, Java -64 (the float is
+        // -754905152). The translation is right (precise float t1 = float(t0); int t2 = jint(t1);):
+        // a compiler folds the round trip (float to int of int to float, double to long of long to
+        // double) into the identity
+        public static byte intToFloatToByte(int a0) {
+          return (byte) ((float) a0);
+        }
+
+        public static int intToFloatToInt(int a0) {
+          return (int) (float) a0;
+        }
+
+        public static long longToDoubleToLong(long a0) {
+          return (long) (double) a0;
+        }
+
+        public static float intToFloat(int a0) {
+          return (float) a0;
+        }
+
+        // controls: right now, kept as guards
+        public static double usedBoxedParameter(Double a0, double a1) {
+          return (+a0) * 2.0 + a1;
+        }
+
+        public static int returnInsideLoop(int a0) {
+          for (int i = 0; i < 2; i++) {
+            if (a0 > 0) return 1;
+            int x = Math.subtractExact(Integer.MIN_VALUE, i + 1);
+          }
+          return 0;
+        }
+
+        public static double floor(double a0) {
+          return Math.floor(a0);
+        }
+
+        public static double ceil(double a0) {
+          return Math.ceil(a0);
         }
 
         public static int remConstZero(int a0) {
@@ -112,26 +164,13 @@ final class TranslatorFindingsTest {
           return (a0 / 4) >> Math.max(a0, a0);
         }
 
-        public static boolean negateExactByte(byte a0) {
-          return ((byte) Math.negateExact(a0)) > Math.abs(13L);
-        }
-
         public static byte byteRemAssign(byte a0) {
           a0 %= ((byte) Math.min(a0, 16L));
           return a0;
         }
 
-        public static boolean shortOfDoubleGtMinSignum(short a1) {
-          return ((short) ((-6.25) + a1)) > Math.min(Math.signum((float) 6.25f), Math.signum((float) 5.75f));
-        }
-
         public static float minSignum(float a0) {
           return Math.min(Math.signum(6.25f), Math.signum(a0));
-        }
-
-        public static int earlyUshr(short a0, short a1) {
-          if (!(a0 > 17L)) return ((false ? 852391676 : a1) >>> a0);
-          return 5;
         }
 
         public static short idShort(short a0) {
@@ -142,16 +181,8 @@ final class TranslatorFindingsTest {
           return a0;
         }
 
-        public static boolean shortGtLong(short a0) {
-          return a0 > 17L;
-        }
-
         public static boolean shortGtInt(short a0) {
           return a0 > 17;
-        }
-
-        public static boolean intGtLong(int a0) {
-          return a0 > 17L;
         }
 
         public static long shortToLong(short a0) {
@@ -190,9 +221,10 @@ final class TranslatorFindingsTest {
 
   static List<String> methods() {
     List<String> out = new ArrayList<>();
+    boolean hangs = Boolean.getBoolean("vkspark.translate.hangs");
     for (String line : SOURCE.split("\n")) {
       java.util.regex.Matcher m = java.util.regex.Pattern.compile("public static \\S+ (\\w+)\\(").matcher(line);
-      if (m.find()) {
+      if (m.find() && (hangs || !m.group(1).equals("sinOfConstant"))) {
         out.add(m.group(1));
       }
     }
