@@ -570,15 +570,17 @@ final class MethodTranslator {
       case Opcodes.IOR, Opcodes.LOR -> binary(op == Opcodes.IOR ? 0 : 1, "|");
       case Opcodes.IXOR, Opcodes.LXOR -> binary(op == Opcodes.IXOR ? 0 : 1, "^");
       case Opcodes.I2L -> convertTop(JType.J, "int64_t(%s)");
-      case Opcodes.I2F -> convertTop(JType.F, "float(%s)");
+      // conversions that round are multiplied by a 1.0 the compiler cannot see: lavapipe folded
+      // (int) (float) x into x, losing Java's rounding (Helpers.ONE)
+      case Opcodes.I2F -> convertTop(JType.F, "float(%s) * float(" + Helpers.ONE + ")");
       case Opcodes.I2D -> convertTop(JType.D, "double(%s)");
       case Opcodes.L2I -> convertTop(JType.I, "int(%s)");
-      case Opcodes.L2F -> convertTop(JType.F, "float(%s)");
-      case Opcodes.L2D -> convertTop(JType.D, "double(%s)");
+      case Opcodes.L2F -> convertTop(JType.F, "float(%s) * float(" + Helpers.ONE + ")");
+      case Opcodes.L2D -> convertTop(JType.D, "double(%s) * " + Helpers.ONE);
       case Opcodes.F2I, Opcodes.D2I -> convertTop(JType.I, "jint(%s)");
       case Opcodes.F2L, Opcodes.D2L -> convertTop(JType.J, "jlong(%s)");
       case Opcodes.F2D -> convertTop(JType.D, "double(%s)");
-      case Opcodes.D2F -> convertTop(JType.F, "float(%s)");
+      case Opcodes.D2F -> convertTop(JType.F, "float(%s) * float(" + Helpers.ONE + ")");
       case Opcodes.I2B -> convertTop(JType.I, "((%s << 24) >> 24)");
       case Opcodes.I2S -> convertTop(JType.I, "((%s << 16) >> 16)");
       case Opcodes.I2C -> convertTop(JType.I, "(%s & 65535)");

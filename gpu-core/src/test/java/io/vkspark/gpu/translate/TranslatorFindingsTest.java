@@ -214,9 +214,18 @@ final class TranslatorFindingsTest {
 
   @AfterAll
   static void close() throws Exception {
-    classes.close();
-    runtime.close();
-    TestGpu.closeClean(device);
+    try {
+      if (classes != null) {
+        classes.close();
+      }
+    } finally {
+      if (runtime != null) {
+        runtime.close();
+      }
+      if (device != null) {
+        TestGpu.closeClean(device);
+      }
+    }
   }
 
   static List<String> methods() {

@@ -159,7 +159,9 @@ final class TranslatorRefusalsTest {
 
   @AfterAll
   static void close() throws Exception {
-    classes.close();
+    if (classes != null) {
+      classes.close();
+    }
   }
 
   static Method method(String name) {
