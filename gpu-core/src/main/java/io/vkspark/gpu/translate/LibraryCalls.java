@@ -128,7 +128,9 @@ final class LibraryCalls {
       case "ceil(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_ceil") + "(" + x + ")"));
       case "rint(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_rint") + "(" + x + ")"));
       case "signum(D)D" -> new Result(e.temp(JType.D, "(" + x + " > 0.0LF ? 1.0LF : " + x + " < 0.0LF ? -1.0LF : " + x + ")"));
-      case "signum(F)F" -> new Result(e.temp(JType.F, "(" + x + " > 0.0f ? 1.0f : " + x + " < 0.0f ? -1.0f : " + x + ")"));
+      // from the bits: a device that flushes float subnormals compares them as 0 (Java's signum is +-1)
+      case "signum(F)F" -> new Result(e.temp(JType.F, "(" + e.helper("vkt_isnanf") + "(" + x + ") || (floatBitsToUint(" + x
+          + ") & 0x7fffffffu) == 0u) ? " + x + " : (floatBitsToUint(" + x + ") & 0x80000000u) != 0u ? -1.0f : 1.0f"));
       case "toRadians(D)D" -> new Result(e.temp(JType.D, x + " * 0.017453292519943295LF"));
       case "toDegrees(D)D" -> new Result(e.temp(JType.D, x + " * 57.29577951308232LF"));
       case "fma(DDD)D" -> approximate(e, "Math.fma", new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")")));

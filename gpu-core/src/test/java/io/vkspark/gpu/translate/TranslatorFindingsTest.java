@@ -209,11 +209,13 @@ final class TranslatorFindingsTest {
       }
     }
     runtime = new ColumnRuntime(device);
+    Values.floatSubnormals = device.info().features().denormPreserveFloat32(); // see Values
     classes = new GeneratedClasses(Map.of("vkgen.F", SOURCE));
   }
 
   @AfterAll
   static void close() throws Exception {
+    Values.floatSubnormals = true;
     try {
       if (classes != null) {
         classes.close();
