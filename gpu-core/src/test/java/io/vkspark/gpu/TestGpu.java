@@ -58,6 +58,24 @@ public final class TestGpu {
   }
 
   /** Asserts nothing is left alive and the validation layer reported no error, then closes. */
+  /**
+   * Lavapipe with correctly rounded double division and square root forced on
+   * ({@code DoubleRounding.PROPERTY=refine} while it opens), as the H200 runs them.
+   */
+  public static GpuDevice openRefining() {
+    String before = System.getProperty(DoubleRounding.PROPERTY);
+    System.setProperty(DoubleRounding.PROPERTY, "refine");
+    try {
+      return open();
+    } finally {
+      if (before == null) {
+        System.clearProperty(DoubleRounding.PROPERTY);
+      } else {
+        System.setProperty(DoubleRounding.PROPERTY, before);
+      }
+    }
+  }
+
   public static void closeClean(GpuDevice device) {
     DeviceCounters c = device.counters();
     device.close();

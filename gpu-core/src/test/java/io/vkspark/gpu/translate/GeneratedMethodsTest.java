@@ -2,7 +2,6 @@ package io.vkspark.gpu.translate;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.TestGpu;
 import io.vkspark.gpu.column.ColumnRuntime;
@@ -73,17 +72,7 @@ final class GeneratedMethodsTest {
 
   @BeforeAll
   static void open() {
-    String before = System.getProperty(DoubleRounding.PROPERTY);
-    System.setProperty(DoubleRounding.PROPERTY, "refine");
-    try {
-      device = TestGpu.open();
-    } finally {
-      if (before == null) {
-        System.clearProperty(DoubleRounding.PROPERTY);
-      } else {
-        System.setProperty(DoubleRounding.PROPERTY, before);
-      }
-    }
+    device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
     Values.floatSubnormals = device.info().features().denormPreserveFloat32();
     if (!Values.floatSubnormals) {
