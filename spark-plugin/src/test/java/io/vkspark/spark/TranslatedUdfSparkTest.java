@@ -259,7 +259,12 @@ final class TranslatedUdfSparkTest {
     Throwable a = root(spark);
     Throwable b = root(vk);
     assertEquals(ArithmeticException.class, b.getClass(), () -> messages(vk));
-    assertEquals(a.getMessage(), b.getMessage());
+    assertEquals(a.getClass(), b.getClass());
+    // Once call() is hot, HotSpot may throw a preallocated ArithmeticException without a message
+    // (OmitStackTraceInFastThrow): Spark's own run showed a null message on the 3.5/2.13 line
+    if (a.getMessage() != null && b.getMessage() != null) {
+      assertEquals(a.getMessage(), b.getMessage());
+    }
   }
 
   private static List<String> chain(Throwable t) {
