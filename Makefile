@@ -76,7 +76,8 @@ test-lines: vulkan
 	done
 
 ## test-line LINE=...: one line's spark-plugin and examples tests (gpu-core is built, not tested:
-## it has no Spark), then its cluster test. Nothing is installed into ~/.m2.
+## it has no Spark; the examples' own UDF, job and benchmark tests, tagged defaultLineOnly, run on the
+## default line only), then its cluster test. Nothing is installed into ~/.m2.
 test-line: vulkan
 	$(MVN) -P$(LINE) -pl spark-plugin,examples -am verify
 	$(MAKE) --no-print-directory cluster-test LINE=$(LINE)

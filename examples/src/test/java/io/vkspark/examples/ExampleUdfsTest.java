@@ -15,6 +15,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * points, dates before 1970): the GPU result of each row equals the UDF's own {@code call()}
  * within the tolerance its Javadoc states, and every row ran on the GPU (no CPU fallback).
  */
+@Tag("defaultLineOnly")
 final class ExampleUdfsTest {
   static final int ROWS = 20_000;
   private static String path;

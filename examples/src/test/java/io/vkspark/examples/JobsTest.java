@@ -20,12 +20,14 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF5;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The spark-submit jobs' main() methods end to end, in-process on a small N: they reuse the
  * tests' session (and so must not stop it), print what they promise and return normally.
  */
+@Tag("defaultLineOnly")
 final class JobsTest {
   private static String path;
   private static String generated;

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * memory against its budgets and host memory before and after; the summary carries them per case;
  * a variant without a GPU node has none. Its JSON is parsed back by Jackson.
  */
+@Tag("defaultLineOnly")
 class SteadyBenchTest {
   /** The bench writes NaN for a ratio to a variant it did not run (Python's json reads it). */
   private static final ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder()
