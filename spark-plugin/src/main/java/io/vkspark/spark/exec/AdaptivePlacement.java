@@ -111,6 +111,13 @@ public final class AdaptivePlacement {
     return s == null ? Path.GPU : s.current();
   }
 
+  /** Each shape's estimates, one line each ({@code calls/rows: GPU 0.1 us/row (3), CPU ..., on GPU}), for logs and tests. */
+  String summary() {
+    StringBuilder b = new StringBuilder();
+    shapes.forEach((shape, state) -> b.append(state.summary(shape)).append('\n'));
+    return b.toString();
+  }
+
   /** Test hook: adds {@code nanosPerRow} to each measured batch of {@code path}; 0 removes it. */
   void bias(Path path, double nanosPerRow) {
     if (path == Path.GPU) {
@@ -195,6 +202,13 @@ public final class AdaptivePlacement {
       return new Outcome(true, String.format(Locale.ROOT,
           "%s/%d rows: %s %.3f us/row vs %s %.3f us/row, batches go to the %s", name, shape.rowsBucket(),
           faster, perRow[faster.ordinal()] / 1000, other(faster), perRow[other(faster).ordinal()] / 1000, faster));
+    }
+
+    synchronized String summary(Shape shape) {
+      return String.format(Locale.ROOT, "%s%s/%d rows: GPU %.3f us/row (%d batches), CPU %.3f us/row (%d batches), on %s",
+          shape.calls().length() > 40 ? shape.calls().substring(0, 40) + "..." : shape.calls(),
+          shape.reducing() ? " (reduced)" : "", shape.rowsBucket(), perRow[0] / 1000, timed[0], perRow[1] / 1000,
+          timed[1], current);
     }
 
     synchronized Path current() {
