@@ -34,6 +34,8 @@ public final class AdaptivePlacement {
   static final long RECHECK_NANOS = 10_000_000_000L;
   /** How much faster the CPU must be to take batches from the GPU (and the GPU to take them back). */
   static final double MARGIN = 0.9;
+  /** Shapes one JVM remembers; past it, every shape is forgotten and timed again. */
+  static final int MAX_SHAPES = 4096;
 
   private static final AdaptivePlacement SHARED = new AdaptivePlacement(System::nanoTime);
 
@@ -135,7 +137,14 @@ public final class AdaptivePlacement {
   }
 
   private State state(Shape shape) {
-    return shapes.computeIfAbsent(shape, s -> new State());
+    State s = shapes.get(shape);
+    if (s != null) {
+      return s;
+    }
+    if (shapes.size() >= MAX_SHAPES) {
+      shapes.clear(); // a long-lived server that saw many UDFs and sizes: re-timing is cheap
+    }
+    return shapes.computeIfAbsent(shape, k -> new State());
   }
 
   /** One shape's timings and decision; every method holds its lock. */
