@@ -19,9 +19,10 @@ import org.slf4j.LoggerFactory;
  * state is guarded by its own lock, and the only cost per batch is two {@code System.nanoTime} calls.
  * Results never depend on the choice: the GPU and {@code call()} compute the same rows.
  *
- * <p>A path's estimate is the fastest of its trial batches (the first batch of a task pays for
- * pipelines, buffers and the JIT), then an average that halves the weight of older batches. The CPU
- * takes over only when it is {@link #MARGIN} faster: ties stay on the GPU.
+ * <p>A path's estimate is the median of its last {@link #WINDOW} timed batches, so that one slow
+ * batch (the first of a task pays for pipelines, buffers and the JIT; a GC; a core busy with another
+ * task) moves nothing; a re-check replaces the other path's stale timings with its new one. The
+ * CPU takes over only when it is {@link #MARGIN} faster: ties stay on the GPU.
  */
 public final class AdaptivePlacement {
   private static final Logger LOG = LoggerFactory.getLogger(AdaptivePlacement.class);
@@ -34,6 +35,8 @@ public final class AdaptivePlacement {
   static final long RECHECK_NANOS = 10_000_000_000L;
   /** How much faster the CPU must be to take batches from the GPU (and the GPU to take them back). */
   static final double MARGIN = 0.9;
+  /** Timings per path whose median is its estimate. */
+  static final int WINDOW = 5;
   /** Shapes one JVM remembers; past it, every shape is forgotten and timed again. */
   static final int MAX_SHAPES = 4096;
 
@@ -152,7 +155,9 @@ public final class AdaptivePlacement {
     /** Per path: batches handed out to be timed in the trials, batches timed, and the estimate (ns per row). */
     private final int[] assigned = new int[2];
     private final int[] timed = new int[2];
-    private final double[] perRow = {Double.NaN, Double.NaN};
+    /** Per path: its last {@link #WINDOW} timings (ns per row), oldest overwritten first. */
+    private final double[][] window = new double[2][WINDOW];
+    private final int[] filled = new int[2];
     private Path current = Path.GPU;
     private boolean decided;
     /** Batches on {@link #current} since the other path was last timed, and when that was. */
@@ -184,9 +189,10 @@ public final class AdaptivePlacement {
 
     synchronized Outcome record(Path path, double nanosPerRow, long now, String name, Shape shape) {
       int i = path.ordinal();
-      perRow[i] = !decided && timed[i] < TRIALS
-          ? (Double.isNaN(perRow[i]) ? nanosPerRow : Math.min(perRow[i], nanosPerRow))
-          : Double.isNaN(perRow[i]) ? nanosPerRow : (perRow[i] + nanosPerRow) / 2;
+      if (decided && path != current) {
+        filled[i] = 0; // a re-check: the other path's older timings are stale
+      }
+      window[i][filled[i]++ % WINDOW] = nanosPerRow;
       timed[i]++;
       if (path != current) {
         sinceOther = 0;
@@ -200,7 +206,7 @@ public final class AdaptivePlacement {
         decided = true;
         otherAt = now;
       }
-      Path faster = perRow[other(current).ordinal()] < MARGIN * perRow[current.ordinal()] ? other(current) : current;
+      Path faster = perRow(other(current)) < MARGIN * perRow(current) ? other(current) : current;
       if (faster == current) {
         return Outcome.NONE;
       }
@@ -210,18 +216,29 @@ public final class AdaptivePlacement {
       recheckOut = false;
       return new Outcome(true, String.format(Locale.ROOT,
           "%s/%d rows: %s %.3f us/row vs %s %.3f us/row, batches go to the %s", name, shape.rowsBucket(),
-          faster, perRow[faster.ordinal()] / 1000, other(faster), perRow[other(faster).ordinal()] / 1000, faster));
+          faster, perRow(faster) / 1000, other(faster), perRow(other(faster)) / 1000, faster));
     }
 
     synchronized String summary(Shape shape) {
       return String.format(Locale.ROOT, "%s%s/%d rows: GPU %.3f us/row (%d batches), CPU %.3f us/row (%d batches), on %s",
           shape.calls().length() > 40 ? shape.calls().substring(0, 40) + "..." : shape.calls(),
-          shape.reducing() ? " (reduced)" : "", shape.rowsBucket(), perRow[0] / 1000, timed[0], perRow[1] / 1000,
+          shape.reducing() ? " (reduced)" : "", shape.rowsBucket(), perRow(Path.GPU) / 1000, timed[0], perRow(Path.CPU) / 1000,
           timed[1], current);
     }
 
     synchronized Path current() {
       return current;
+    }
+
+    /** The median of {@code p}'s window: one slow batch (a GC, a busy core, a cold first batch) moves nothing. */
+    private double perRow(Path p) {
+      int n = Math.min(filled[p.ordinal()], WINDOW);
+      if (n == 0) {
+        return Double.NaN;
+      }
+      double[] w = java.util.Arrays.copyOf(window[p.ordinal()], n);
+      java.util.Arrays.sort(w);
+      return n % 2 == 1 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
     }
 
     private static Path other(Path p) {

@@ -51,6 +51,29 @@ final class AdaptiveStep {
     return placement.choose(Shape.of(key, reducing, rows));
   }
 
+  /** A fused aggregate's batch whose timing ends when the aggregate has folded what it got ({@link #finish}). */
+  private record Pending(Choice choice, int rows, long start) {}
+
+  private Pending pending;
+
+  /**
+   * Starts timing a fused aggregate's batch: its cost includes what the aggregate does with the
+   * step (folding rows on the host, or merging the GPU's partials), so it ends at {@link #finish},
+   * when the aggregate asks for the next step.
+   */
+  void timedUntilNext(Choice choice, int rows, long start) {
+    pending = new Pending(choice, rows, start);
+  }
+
+  /** Ends the timing of the fused aggregate's last batch, if one is open (the aggregate is done with it). */
+  void finish() {
+    Pending p = pending;
+    pending = null;
+    if (p != null) {
+      timed(p.choice(), true, p.rows(), p.start());
+    }
+  }
+
   /** Reports the batch that {@code choice} sent down its path at {@code start} ({@link System#nanoTime}), now done. */
   void timed(Choice choice, boolean reducing, int rows, long start) {
     long nanos = System.nanoTime() - start;

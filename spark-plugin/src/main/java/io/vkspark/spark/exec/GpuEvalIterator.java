@@ -170,6 +170,9 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {
+        if (adaptive != null) {
+          adaptive.finish(); // the aggregate has folded the last step: its batch's time ends here
+        }
         return GpuEvalIterator.this.hasNext();
       }
 
@@ -196,13 +199,13 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     long start = System.nanoTime();
     if (choice != null && choice.path() == AdaptivePlacement.Path.CPU) {
       ColumnarBatch out = fallback(in, in.numRows()); // the node folds these rows on the host
-      adaptive.timed(choice, true, in.numRows(), start);
+      adaptive.timedUntilNext(choice, in.numRows(), start);
       return new DeviceReduction.Rows(out);
     }
     DeviceReduction.Step r = reduction.reduce(in);
     if (r != null) {
       if (choice != null) {
-        adaptive.timed(choice, true, in.numRows(), start);
+        adaptive.timedUntilNext(choice, in.numRows(), start); // with the merge of its partials
       }
       return r;
     }

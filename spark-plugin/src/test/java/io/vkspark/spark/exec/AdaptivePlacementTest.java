@@ -90,10 +90,26 @@ final class AdaptivePlacementTest {
     Choice recheck = placement.choose(SHAPE);
     assertEquals(new Choice(Path.GPU, true), recheck);
     // the GPU is now much faster (another job left it): one re-check moves the shape back
-    Outcome o = placement.record(SHAPE, "f", Path.GPU, 4096, 10L * 4096); // halfway from 500 to 10: 255 < 0.9 * 300
+    Outcome o = placement.record(SHAPE, "f", Path.GPU, 4096, 10L * 4096); // replaces the stale 500s
     assertTrue(o.switched(), o.toString());
     assertTrue(o.reason().endsWith("batches go to the GPU"), o.reason());
     assertEquals(Path.GPU, placement.current(SHAPE));
+  }
+
+  @Test
+  void oneSlowBatch_movesNothing() {
+    List<Outcome> outcomes = new ArrayList<>();
+    for (int i = 0; i < 2 * AdaptivePlacement.TRIALS; i++) {
+      batch(SHAPE, 4096, 500, 300, outcomes);
+    }
+    placement.choose(SHAPE);
+    placement.record(SHAPE, "f", Path.CPU, 4096, 5_000L * 4096); // a GC pause, or a core busy with another task
+    assertEquals(Path.CPU, placement.current(SHAPE));
+    placement.choose(SHAPE);
+    placement.record(SHAPE, "f", Path.CPU, 4096, 5_000L * 4096);
+    placement.choose(SHAPE);
+    placement.record(SHAPE, "f", Path.CPU, 4096, 5_000L * 4096);
+    assertEquals(Path.GPU, placement.current(SHAPE), "the CPU stayed slow: most of its last batches " + placement.summary());
   }
 
   @Test
