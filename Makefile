@@ -96,6 +96,7 @@ cluster-test: vulkan-runtime
 	  --extra-jars $(PLUGIN_JAR) \
 	  --conf spark.plugins=io.vkspark.spark.VkSparkPlugin \
 	  --conf spark.vkspark.shaderCacheDir=$(CLUSTER_DIR)/shader-cache \
+	  --conf spark.vkspark.placement=gpu \
 	  --expect-executors 2 --check 'bash $(CURDIR)/scripts/cluster-check.sh $(CHECK_FLAGS)' \
 	  -- $(CLUSTER_DIR)/options.parquet --generate $(CLUSTER_ROWS)
 

@@ -45,8 +45,26 @@ public final class Demo {
     }
   }
 
-  /** The demo on {@code spark}; true when the GPU agrees with the CPU on every row. */
+  /**
+   * The demo on {@code spark}; true when the GPU agrees with the CPU on every row. It runs with
+   * {@code spark.vkspark.placement=gpu} (restored after): the demo shows the GPU path, so adaptive
+   * placement must not send its batches to {@code call()}.
+   */
   public static boolean run(SparkSession spark, long rows, PrintStream out) {
+    String placement = spark.conf().getOption(VkConf.PLACEMENT).getOrElse(() -> null);
+    spark.conf().set(VkConf.PLACEMENT, "gpu");
+    try {
+      return runOnGpu(spark, rows, out);
+    } finally {
+      if (placement == null) {
+        spark.conf().unset(VkConf.PLACEMENT);
+      } else {
+        spark.conf().set(VkConf.PLACEMENT, placement);
+      }
+    }
+  }
+
+  private static boolean runOnGpu(SparkSession spark, long rows, PrintStream out) {
     SparkJobs.registerAll(spark);
     out.printf("[demo] vkspark: Black-Scholes on %,d options, GPU UDF vs Spark on the CPU%n", rows);
     out.println(SparkJobs.deviceLine(spark));

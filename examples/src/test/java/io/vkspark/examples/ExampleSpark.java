@@ -37,6 +37,7 @@ final class ExampleSpark {
           .config("spark.plugins", VkSparkPlugin.class.getName())
           .config("spark.vkspark.validation", "true")
           .config("spark.vkspark.fallback", "false")
+          .config("spark.vkspark.placement", "gpu") // every test proves its rows ran on the GPU
           .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
           .config("spark.ui.enabled", "false")
           .config("spark.sql.shuffle.partitions", "4")

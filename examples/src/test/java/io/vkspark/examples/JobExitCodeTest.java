@@ -30,7 +30,7 @@ final class JobExitCodeTest {
     cmd.addAll(List.of("-XX:ErrorFile=/dev/stderr", "-Xmx2g",
         "-Dspark.master=local[2]", "-Dspark.plugins=io.vkspark.spark.VkSparkPlugin",
         "-Dspark.ui.enabled=false", "-Dspark.driver.host=127.0.0.1", "-Dspark.driver.bindAddress=127.0.0.1",
-        "-Dspark.vkspark.fallback=false",
+        "-Dspark.vkspark.fallback=false", "-Dspark.vkspark.placement=gpu", // the tests assert rows on the GPU
         "-Dspark.vkspark.shaderCacheDir=" + Path.of("target", "shader-cache").toAbsolutePath(),
         "-cp", System.getProperty("java.class.path")));
     return cmd;

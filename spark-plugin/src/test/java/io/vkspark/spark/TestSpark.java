@@ -33,7 +33,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * The shared local-mode SparkSession of the integration tests: a real Spark with the plugin as a
  * user would set it ({@code spark.plugins} only, plus the validation layer), on lavapipe in CI.
  * Fallback is off, so a GPU UDF that cannot run on the GPU fails its test instead of passing on the
- * CPU; tests about fallback switch it on with {@link #withFallback}.
+ * CPU; tests about fallback switch it on with {@link #withFallback}. Placement is {@code gpu}, so
+ * adaptive placement never moves a batch the tests expect on the GPU; tests of adaptive placement
+ * set {@code spark.vkspark.placement=adaptive} themselves.
  */
 public final class TestSpark {
   /** Two GPU UDF classes and a plain Java UDF class (SQL name black_scholes_call, translated to the GPU). */
@@ -81,6 +83,7 @@ public final class TestSpark {
         .config("spark.plugins", VkSparkPlugin.class.getName())
         .config("spark.vkspark.validation", "true")
         .config("spark.vkspark.fallback", "false")
+        .config("spark.vkspark.placement", "gpu") // every row where a test asserts it (adaptive: AdaptivePlacementSparkTest)
         .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
         .config("spark.vkspark.functions", FUNCTIONS)
         .config("spark.vkspark.glsl", GLSL_FILE)

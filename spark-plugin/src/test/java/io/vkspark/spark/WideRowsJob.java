@@ -45,6 +45,7 @@ public final class WideRowsJob {
     SparkSession spark = SparkSession.builder().master("local[2]").appName("vkspark-wide-rows")
         .config("spark.plugins", VkSparkPlugin.class.getName())
         .config("spark.vkspark.shaderCacheDir", Path.of(args[0]).toAbsolutePath().toString())
+        .config("spark.vkspark.placement", "gpu") // the test counts the rows on the GPU
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")

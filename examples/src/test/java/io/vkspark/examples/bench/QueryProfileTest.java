@@ -30,6 +30,7 @@ class QueryProfileTest {
         .config("spark.plugins", VkSparkPlugin.class.getName())
         .config("spark.vkspark.validation", "true")
         .config("spark.vkspark.fallback", "false")
+        .config("spark.vkspark.placement", "gpu")
         .config("spark.vkspark.shaderCacheDir", Path.of("target", "shader-cache").toAbsolutePath().toString())
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")

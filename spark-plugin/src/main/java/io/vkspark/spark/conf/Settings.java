@@ -54,6 +54,15 @@ public final class Settings {
           + "10,000) into one GPU dispatch of up to `batchRows` rows and `batchBytes` bytes; batches of "
           + "`batchRows / 2` rows or `batchBytes / 2` bytes or more are never copied"));
 
+  public static final Choice<PlacementMode> PLACEMENT = new Choice<>(info("placement", SESSION, "adaptive", null,
+      "`adaptive`: on each executor, the first batches of a UDF (per set of calls and batch size) are "
+          + "timed on the GPU and with `call()` (a GLSL-only UDF: its SPIR-V on the CPU Vulkan device, "
+          + "when the executor has one besides its GPU), and later batches go to the faster path, "
+          + "re-timed now and then (metrics `adaptiveGpuRows`, `adaptiveCpuRows`, `adaptiveSwitches`); "
+          + "`gpu`: every batch of a call planned for the GPU runs there. Results never depend on it"),
+      List.of(new Option<>("adaptive", PlacementMode.ADAPTIVE, "time both paths, use the faster"),
+          new Option<>("gpu", PlacementMode.GPU, "always the GPU")), Map.of());
+
   public static final Size BATCH_BYTES = new Size(info("batchBytes", SESSION, "128m", null,
       "most bytes of rows in one batch vkspark builds or stages, measured, not guessed from the "
           + "types: the rows it turns into columns under the GPU node (`VkRowToColumnar`, in place of "
@@ -176,7 +185,7 @@ public final class Settings {
 
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
-      ENABLED, DEVICE, BATCH_ROWS, COALESCE, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
+      ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
       FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
       VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT);

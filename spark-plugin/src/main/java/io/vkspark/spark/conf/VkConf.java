@@ -57,12 +57,15 @@ import java.util.function.Function;
  *     ({@code spark.vkspark.batchBytes}, default 128 MiB); a larger batch is split, and a single
  *     larger row runs its GPU UDFs with {@code call()} (SIZE error without fallback), so wide rows
  *     cannot exhaust an executor's heap where Spark alone would not
+ * @param placement {@code adaptive} (the default): each executor times batches of GPU calls on the
+ *     GPU and on the CPU and sends later ones to the faster; {@code gpu}: always the GPU
+ *     ({@code spark.vkspark.placement})
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout, long batchBytes)
+                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement)
     implements Serializable {
 
   /** Keys, as {@link Settings} declares them (kept here for callers). */
@@ -84,6 +87,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public static final String VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.key();
   public static final String COALESCE = Settings.COALESCE.key();
   public static final String BATCH_BYTES = Settings.BATCH_BYTES.key();
+  /** {@code adaptive} or {@code gpu}: whether batches may run on the CPU when it measures faster. */
+  public static final String PLACEMENT = Settings.PLACEMENT.key();
   /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
   public static final String KERNEL_TIMEOUT_MAX = Settings.KERNEL_TIMEOUT_MAX.key();
   /** Whether {@code vkspark_define} may be used (static). */
@@ -112,6 +117,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
     java.util.Objects.requireNonNull(verify, "verify");
     java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
+    java.util.Objects.requireNonNull(placement, "placement");
     if (batchBytes <= 0) {
       throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
           "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
@@ -160,7 +166,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Settings.COALESCE.get(lookup),
         Settings.DEFINE_ENABLED.get(lookup),
         Settings.COMPILE_TIMEOUT.get(lookup),
-        Settings.BATCH_BYTES.get(lookup));
+        Settings.BATCH_BYTES.get(lookup),
+        Settings.PLACEMENT.get(lookup));
   }
 
   /**

@@ -38,7 +38,9 @@ import org.slf4j.LoggerFactory;
  * any size; per-child views would only add an offset to every read.
  *
  * <p>The iterator gathers and evaluates; the GPU path is {@link GpuBatchStep}, the CPU path
- * {@link CpuBatchStep}, and a fused aggregate's reduction {@link ReductionStep}.
+ * {@link CpuBatchStep}, and a fused aggregate's reduction {@link ReductionStep}. With
+ * {@code spark.vkspark.placement=adaptive}, {@link AdaptiveStep} picks, per batch, whether the GPU
+ * calls take the GPU path (or the reduction) or the CPU path, whichever the executor measured faster.
  */
 public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private static final Logger LOG = LoggerFactory.getLogger(GpuEvalIterator.class);
@@ -74,6 +76,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final BatchCoalescer coalescer;
   /** A child batch pulled but not yet evaluated (it did not fit the coalesced batch); valid until the child advances. */
   private ColumnarBatch pending;
+  /** spark.vkspark.placement=adaptive: each batch's GPU calls on the faster path (null: always the GPU). */
+  private final AdaptiveStep adaptive;
 
   public GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                   NodeMetrics metrics, VerifySettings verify) {
@@ -110,6 +114,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     this.gpu = new GpuBatchStep(calls, device, childTypes, key, conf, metrics, allocator);
     this.cpu = new CpuBatchStep(calls, conf, allocator, metrics);
     this.reduction = reduction == null ? null : new ReductionStep(reduction, gpu, metrics);
+    this.adaptive = AdaptiveStep.of(gpu.calls(), device, metrics);
     // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
     this.coalescer = conf.coalesce() && !gpu.calls().isEmpty()
         ? BatchCoalescer.forColumns(childTypes, conf.batchRows(), conf.batchBytes()).orElse(null) : null;
@@ -165,6 +170,9 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {
+        if (adaptive != null) {
+          adaptive.finish(); // the aggregate has folded the last step: its batch's time ends here
+        }
         return GpuEvalIterator.this.hasNext();
       }
 
@@ -187,8 +195,18 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (reduction == null || lenientNulls(in, in.numRows()) || !reduction.tries(in, verifier.on(), calls.size())) {
       return new DeviceReduction.Rows(evaluate(in));
     }
+    AdaptivePlacement.Choice choice = adaptive == null ? null : adaptive.choose(true, in.numRows());
+    long start = System.nanoTime();
+    if (choice != null && choice.path() == AdaptivePlacement.Path.CPU) {
+      ColumnarBatch out = fallback(in, in.numRows()); // the node folds these rows on the host
+      adaptive.timedUntilNext(choice, in.numRows(), start);
+      return new DeviceReduction.Rows(out);
+    }
     DeviceReduction.Step r = reduction.reduce(in);
     if (r != null) {
+      if (choice != null) {
+        adaptive.timedUntilNext(choice, in.numRows(), start); // with the merge of its partials
+      }
       return r;
     }
     return new DeviceReduction.Rows(reduction.wasWide() ? evaluate(in) : fallback(in, in.numRows()));
@@ -249,10 +267,24 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private ColumnarBatch evaluate(ColumnarBatch in) {
     int rows = in.numRows();
     if (!gpu.calls().isEmpty()) {
-      runOnGpu(in, rows);
-      nullsOnCpu(in, rows);
-      if (verifier.on()) {
-        verifier.check(in, rows, calls, results);
+      AdaptivePlacement.Choice choice = adaptive == null ? null : adaptive.choose(false, rows);
+      long start = System.nanoTime();
+      if (choice != null && choice.path() == AdaptivePlacement.Path.CPU) {
+        for (int i = 0; i < calls.size(); i++) {
+          if (calls.get(i).onGpu()) {
+            runOnCpu(i, in, rows);
+          }
+        }
+        adaptive.timed(choice, false, rows, start);
+      } else {
+        boolean onGpu = runOnGpu(in, rows);
+        nullsOnCpu(in, rows);
+        if (choice != null && onGpu) {
+          adaptive.timed(choice, false, rows, start); // a batch recomputed on the CPU is no GPU timing
+        }
+        if (verifier.on()) {
+          verifier.check(in, rows, calls, results);
+        }
       }
     }
     for (int i = 0; i < calls.size(); i++) {
@@ -263,10 +295,11 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return output(in, rows);
   }
 
-  private void runOnGpu(ColumnarBatch in, int rows) {
+  /** Runs the GPU calls over {@code in}; false when the batch ran on the CPU instead (too wide, or a GPU failure). */
+  private boolean runOnGpu(ColumnarBatch in, int rows) {
     overflow = null;
     if (wideOnCpu(in, rows)) {
-      return;
+      return false;
     }
     // a task that reduces on the GPU evaluates its too-wide batches with a plain runner
     List<FieldVector> out = gpu.underLease(in, rows, gpu::rowsRunner, (r, inputs) -> {
@@ -291,7 +324,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           results[i] = gpuResults[i];
         }
       }
-      return;
+      return true;
     }
     for (int i = 0; i < calls.size(); i++) {
       if (calls.get(i).onGpu()) {
@@ -301,6 +334,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (overflow != null) {
       throw overflow; // call() did not overflow where the GPU did: the GPU's error, naming the UDF and the row
     }
+    return false;
   }
 
   /**

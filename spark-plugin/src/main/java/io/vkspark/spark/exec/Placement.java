@@ -18,8 +18,11 @@ import java.util.Objects;
  * @param cause why it runs on the CPU; null exactly when {@code where} is GPU
  * @param details the values the cause's text names (a device error, a type, an operator)
  * @param by where the decision was made
+ * @param adaptive on the GPU, but each executor may send a batch to the CPU when the CPU measures
+ *     faster ({@code spark.vkspark.placement=adaptive}, {@link AdaptivePlacement}); false on the CPU
  */
-public record Placement(Where where, Cause cause, List<String> details, DecidedBy by) implements Serializable {
+public record Placement(Where where, Cause cause, List<String> details, DecidedBy by, boolean adaptive)
+    implements Serializable {
 
   /** The device a call's rows are computed on. */
   public enum Where { GPU, CPU }
@@ -93,6 +96,19 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
     if ((where == Where.GPU) != (cause == null)) {
       throw new IllegalArgumentException("a call on the GPU has no cause, one on the CPU has one: " + where + ", " + cause);
     }
+    if (adaptive && where != Where.GPU) {
+      throw new IllegalArgumentException("only a call on the GPU is placed adaptively: " + cause);
+    }
+  }
+
+  /** Not adaptive: always where it says. */
+  public Placement(Where where, Cause cause, List<String> details, DecidedBy by) {
+    this(where, cause, details, by, false);
+  }
+
+  /** This GPU placement, with each batch free to run on the CPU when the CPU measures faster. */
+  public Placement adaptively() {
+    return new Placement(where, cause, details, by, true);
   }
 
   /** On the GPU. */
@@ -121,10 +137,16 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
     return cause == null ? "" : String.format(java.util.Locale.ROOT, cause.text, details.toArray());
   }
 
-  /** {@code "on GPU"} or {@code "on CPU because <reason>"}, as EXPLAIN prints after a call. */
+  /**
+   * {@code "on GPU"}, {@code "on GPU (adaptive: GPU or call() per batch, timed)"} or
+   * {@code "on CPU because <reason>"}, as EXPLAIN prints after a call.
+   */
   String render() {
-    return onGpu() ? "on GPU" : "on CPU because " + reason();
+    return onGpu() ? "on GPU" + (adaptive ? ADAPTIVE : "") : "on CPU because " + reason();
   }
+
+  /** What EXPLAIN adds after "on GPU" for an adaptive placement. */
+  static final String ADAPTIVE = " (adaptive: GPU or call() per batch, timed)";
 
   /** {@code "<name> runs on CPU because <reason>"}, for EXPLAIN's lines about calls without a node, and logs. */
   public String describe(String name) {

@@ -80,6 +80,27 @@ public final class CpuVulkan {
     return org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
   }
 
+  /** Whether this JVM has a CPU Vulkan device, listed once. */
+  private static Boolean hasCpuDevice;
+
+  /**
+   * Whether GLSL-only calls on {@code gpu} have a CPU path of their own: {@code gpu} is not itself a
+   * CPU device, and this JVM has one (adaptive placement never moves them otherwise).
+   */
+  public static synchronized boolean besides(DeviceInfo gpu) {
+    if (gpu.type() == DeviceType.CPU) {
+      return false;
+    }
+    if (hasCpuDevice == null) {
+      try {
+        hasCpuDevice = devices().stream().anyMatch(d -> d.type() == DeviceType.CPU);
+      } catch (GpuException | LinkageError e) {
+        hasCpuDevice = false;
+      }
+    }
+    return hasCpuDevice;
+  }
+
   /** The CPU Vulkan device, if it is open. */
   public static synchronized java.util.Optional<ExecutorDevice> current() {
     return java.util.Optional.ofNullable(device);

@@ -8,6 +8,7 @@ import io.vkspark.spark.exec.Placement;
 import io.vkspark.spark.exec.TranslatedUdf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
+import io.vkspark.spark.conf.PlacementMode;
 import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.column.ColumnKernel;
@@ -131,7 +132,8 @@ public final class GpuPlanner {
         return new Decision(cpu(udf, name, Cause.FEATURE_MISSING, missing.get()), kernel);
       }
     }
-    return new Decision(Placement.gpu(DecidedBy.PLANNER), kernel);
+    Placement gpu = Placement.gpu(DecidedBy.PLANNER);
+    return new Decision(conf.placement() == PlacementMode.ADAPTIVE ? gpu.adaptively() : gpu, kernel);
   }
 
   /** The planner's CPU placement, or its error when fallback is off (never for a translated Java UDF). */
