@@ -234,15 +234,7 @@ final class DeviceCacheSparkTest {
 
   @Test
   @Order(4)
-  void deviceMemorySetting_readsSizesAndFractions() {
+  void deviceCopies_areOwnedByTheExecutorsDevice_withTheStaticBudget() {
     assertEquals(BUDGET, cache().budgetBytes());
-    assertEquals(8L << 30, Settings.CACHE_DEVICE_MEMORY.parse("8g").of(1L << 40));
-    assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.parse("0.25").of(1L << 40));
-    assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.defaultValue().of(1L << 40));
-    io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
-        () -> Settings.CACHE_DEVICE_MEMORY.parse("1.5"));
-    assertTrue(e.getMessage().contains("spark.vkspark.cache.deviceMemory is '1.5'") && e.getMessage().contains("Fix:"),
-        e.getMessage());
-    assertThrows(io.vkspark.gpu.GpuException.class, () -> Settings.CACHE_DEVICE_MEMORY.parse("lots"));
   }
 }
