@@ -29,6 +29,13 @@ public interface PrerecordedDispatch extends AutoCloseable {
   void copyBeforeNextReplay(List<BufferCopy> copies);
 
   /**
+   * Device time of the copies ({@link #copyBeforeNextReplay}) of the last replay awaited, in
+   * nanoseconds from GPU timestamps; 0 when it had none, or the queue has no timestamps. Not part of
+   * that replay's {@link TimedDispatch#deviceNs()}, which times the recording.
+   */
+  long lastCopyNs();
+
+  /**
    * Waits for the last replay; outputs stay in their buffers.
    *
    * @throws GpuException TIMEOUT past the device's fence timeout, DEVICE_LOST when the device is lost

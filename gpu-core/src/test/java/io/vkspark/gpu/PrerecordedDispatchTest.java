@@ -225,12 +225,14 @@ final class PrerecordedDispatchTest {
         assertGpuError(GpuException.Code.IN_FLIGHT, "while a replay is in flight", () -> rec.copyBeforeNextReplay(List.of()));
         rec.await();
         assertEquals(commandBuffers, d.counters().commandBuffersLive(), "the copies' command buffer was freed");
+        assertTrue(rec.lastCopyNs() > 0, "the copies are timed on the device");
         ByteBuffer out = rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < n; i++) {
           float xi = i < n / 2 ? i + n / 2 : i - n / 2;
           assertEquals(2.5f * xi + 1f, out.getFloat(4 * i), 1e-3f, "row " + i);
         }
-        rec.run(); // no copies this time: x as the host left it
+        rec.run(); // no copies this time: x as the copies left it
+        assertEquals(0, rec.lastCopyNs());
         out = rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < n; i++) {
           assertEquals(2.5f * (i < n / 2 ? i + n / 2 : i - n / 2) + 1f, out.getFloat(4 * i), 1e-3f, "kept, row " + i);

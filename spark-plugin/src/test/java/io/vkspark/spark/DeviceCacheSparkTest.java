@@ -131,6 +131,7 @@ final class DeviceCacheSparkTest {
       long hits = sum(hitting, "deviceCacheHits");
       assertTrue(hits > 0, "the second query read the device copies");
       assertEquals(0, sum(hitting, "deviceCacheUploads"), "nothing was written again: the columns fit the budget");
+      assertTrue(sum(hitting, "deviceCacheCopyTime") > 0, "the device copies are timed");
       assertTrue(after.hits() - before.hits() >= hits, after + " vs " + before);
       assertEquals(0, after.evictions() - before.evictions(), "the typed columns fit the budget: " + after);
       assertTrue(after.residentBytes() > 0 && after.residentBytes() <= BUDGET, after.toString());

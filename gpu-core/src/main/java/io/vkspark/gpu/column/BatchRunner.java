@@ -136,6 +136,14 @@ public final class BatchRunner implements AutoCloseable {
     return resident == null ? 0 : resident.hits();
   }
 
+  /**
+   * Device time of the copies from device copies into the input buffers (since {@link #readResident};
+   * GPU timestamps, 0 without them): what binding the device copies by address would save at most.
+   */
+  public long residentCopyNs() {
+    return resident == null ? 0 : resident.copyNs();
+  }
+
   /** Uses of cached columns that wrote their device copy first (since {@link #readResident}). */
   public long residentUploads() {
     return resident == null ? 0 : resident.uploads();
@@ -473,6 +481,9 @@ public final class BatchRunner implements AutoCloseable {
     TimedDispatch t;
     try {
       t = dispatchBounded();
+      if (resident != null) {
+        resident.afterDispatch(set.dispatch);
+      }
     } finally {
       if (resident != null) {
         resident.release();

@@ -17,6 +17,7 @@ final class ResidentCopies {
   private final List<DeviceColumnCache.Pin> pins = new ArrayList<>();
   private long hits;
   private long uploads;
+  private long copyNs;
 
   ResidentCopies(DeviceColumnCache cache) {
     this.cache = cache;
@@ -65,6 +66,12 @@ final class ResidentCopies {
     }
   }
 
+  /** The dispatch was awaited: adds its copies' device time; then {@link #release}. */
+  void afterDispatch(PrerecordedDispatch dispatch) {
+    copyNs += dispatch.lastCopyNs();
+    release();
+  }
+
   /** The dispatch was awaited (or failed): the columns it read are no longer pinned. */
   void release() {
     copies.clear();
@@ -75,6 +82,11 @@ final class ResidentCopies {
   /** Cached column uses read from the device copy already there. */
   long hits() {
     return hits;
+  }
+
+  /** Device time of the copies from device copies into input buffers (GPU timestamps; 0 without them). */
+  long copyNs() {
+    return copyNs;
   }
 
   /** Cached column uses that wrote the device copy first. */

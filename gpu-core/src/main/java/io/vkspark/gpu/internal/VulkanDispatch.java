@@ -60,6 +60,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private List<BufferCopy> nextCopies = List.of();
   /** The one-time command buffer of the copies of the replay in flight, or null. */
   private VkCommandBuffer prelude;
+  /** Two timestamps around the copies, made with the first copies (null handle without timestamps). */
+  private long copyQueries = VK_NULL_HANDLE;
+  private long lastCopyNs;
 
   private VulkanDispatch(VulkanDevice device, String name, VkCommandBuffer cb, long fence, long queryPool,
                          List<VulkanBuffer> used, List<GpuBuffer> owned, List<GpuBuffer> outputs) {
@@ -289,6 +292,12 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
     try (MemoryStack stack = stackPush()) {
       PointerBuffer pp = stack.mallocPointer(1);
+      if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
+        java.nio.LongBuffer pl = stack.mallocLong(1);
+        Vk.check(vkCreateQueryPool(device.handle, VkQueryPoolCreateInfo.calloc(stack).sType$Default()
+            .queryType(VK_QUERY_TYPE_TIMESTAMP).queryCount(2), null, pl), "vkCreateQueryPool");
+        copyQueries = pl.get(0);
+      }
       synchronized (device.poolLock) {
         Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
             .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
@@ -301,11 +310,18 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
               .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
           barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
               VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+          if (copyQueries != VK_NULL_HANDLE) {
+            vkCmdResetQueryPool(cb, copyQueries, 0, 2);
+            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
+          }
           for (BufferCopy c : copies) {
             VulkanBuffer src = (VulkanBuffer) c.src();
             VulkanBuffer dst = (VulkanBuffer) c.dst();
             vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
                 .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+          }
+          if (copyQueries != VK_NULL_HANDLE) {
+            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, copyQueries, 1);
           }
           barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
               VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
@@ -361,6 +377,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       Vk.check(r, "vkWaitForFences('" + name + "')");
       Vk.check(vkResetFences(device.handle, fence), "vkResetFences");
       inFlight = false;
+      lastCopyNs = prelude != null && copyQueries != VK_NULL_HANDLE ? elapsedNs(copyQueries) : 0;
       freeCommandBuffer(prelude);
       prelude = null;
       replays++;
@@ -383,18 +400,28 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     if (queryPool == VK_NULL_HANDLE) {
       return null;
     }
+    long ns = elapsedNs(queryPool);
+    device.counters.deviceNs.addAndGet(ns);
+    return ns;
+  }
+
+  /** Nanoseconds between the two timestamps of {@code pool}. */
+  private long elapsedNs(long pool) {
     try (MemoryStack stack = stackPush()) {
       java.nio.LongBuffer ticks = stack.mallocLong(2);
-      int r = vkGetQueryPoolResults(device.handle, queryPool, 0, 2, ticks, 8,
+      int r = vkGetQueryPoolResults(device.handle, pool, 0, 2, ticks, 8,
           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       Vk.check(r, "vkGetQueryPoolResults");
       int bits = device.timestampValidBits;
       long mask = bits >= 64 ? -1L : (1L << bits) - 1;
       long delta = ((ticks.get(1) & mask) - (ticks.get(0) & mask)) & mask;
-      long ns = Math.round(delta * device.info().timestampPeriodNs());
-      device.counters.deviceNs.addAndGet(ns);
-      return ns;
+      return Math.round(delta * device.info().timestampPeriodNs());
     }
+  }
+
+  @Override
+  public long lastCopyNs() {
+    return lastCopyNs;
   }
 
   @Override
@@ -505,6 +532,10 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       }
       freeCommandBuffer(prelude);
       prelude = null;
+      if (copyQueries != VK_NULL_HANDLE) {
+        vkDestroyQueryPool(device.handle, copyQueries, null);
+        copyQueries = VK_NULL_HANDLE;
+      }
       destroy(device, commandBuffer, fence, queryPool);
       used.forEach(VulkanBuffer::removeRecording);
       Closeables.closeAll(owned);

@@ -146,6 +146,7 @@ final class DeviceColumnCacheTest {
       runAll(runner, DOUBLES, batches, 100);
       assertEquals(6, runner.residentHits());
       assertEquals(0, runner.stats().bytesUploaded(), "no host copy");
+      assertTrue(runner.residentCopyNs() > 0, "the device copies are timed");
       DeviceColumnCache.Stats s = cache.stats();
       assertEquals(6, s.columns());
       assertEquals(8L * (1000 + 999 + 998) * 2, s.residentBytes());

@@ -152,10 +152,12 @@ final class GpuBatchStep implements AutoCloseable {
         long before = gpu.runtime().bufferSetsCreated();
         long hits = r.residentHits();
         long uploads = r.residentUploads();
+        long copyNs = r.residentCopyNs();
         T out = run.run(r, inputs);
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
         metrics.add(VkMetric.DEVICE_CACHE_HITS, r.residentHits() - hits);
         metrics.add(VkMetric.DEVICE_CACHE_UPLOADS, r.residentUploads() - uploads);
+        metrics.add(VkMetric.DEVICE_CACHE_COPY_TIME, r.residentCopyNs() - copyNs);
         report(r);
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);

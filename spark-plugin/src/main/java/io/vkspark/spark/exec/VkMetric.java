@@ -36,6 +36,8 @@ public enum VkMetric {
       "cached argument columns read from their device copy (spark.vkspark.cache.device)"),
   DEVICE_CACHE_UPLOADS("deviceCacheUploads", Kind.SUM, MetricsLevel.ESSENTIAL,
       "cached argument columns written to device memory on first use (spark.vkspark.cache.device)"),
+  DEVICE_CACHE_COPY_TIME("deviceCacheCopyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL,
+      "GPU time copying cached columns from their device copies into the UDFs' inputs"),
   VERIFY_ROWS("verifyRows", Kind.SUM, MetricsLevel.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
   VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, MetricsLevel.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
   VERIFY_TIME("verifyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "time re-checking rows on CPU"),
