@@ -106,6 +106,19 @@ final class DeviceCacheSparkTest {
     return out;
   }
 
+  /** {@code sum(gpu_hypot(a, b))}, fused onto the GPU node and reduced on the GPU, with the device cache on or off. */
+  private static double fusedSum(Dataset<Row> cached, boolean device) {
+    s.conf().set(Settings.CACHE_DEVICE.key(), String.valueOf(device));
+    try {
+      Dataset<Row> q = cached.selectExpr("sum(gpu_hypot(a, b)) AS total");
+      double total = q.collectAsList().get(0).getDouble(0);
+      assertTrue(plan(q).toString().contains("VkGpuAggregate"), "fused: " + plan(q));
+      return total;
+    } finally {
+      s.conf().unset(Settings.CACHE_DEVICE.key());
+    }
+  }
+
   /** A GPU UDF over each type the cache holds, with nulls (about 10% per column). */
   private static Dataset<Row> typed(Dataset<Row> t) {
     return t.selectExpr("id", "int_poly(i, j) AS ip", "long_mix(l, m) AS lm", "float_saxpy(f, g) AS fs",
@@ -175,7 +188,13 @@ final class DeviceCacheSparkTest {
     assertTrue(held.buffersLive() > buffersBefore, "device copies were made: " + cache().stats());
     assertEquals(commandBuffersBefore, held.commandBuffersLive(), "the copies' command buffers were freed");
     assertRowsEqual(sorted(host), sorted(onDevice));
+    // a fused aggregate reduced on the GPU reads the same device copies
+    long hitsBefore = cache().stats().hits();
+    double fusedOnDevice = fusedSum(cached, true);
+    assertTrue(cache().stats().hits() >= hitsBefore + 2, "the fused aggregate read the device copies: " + cache().stats());
+    assertEquals(fusedSum(cached, false), fusedOnDevice, 1e-9 * Math.abs(fusedOnDevice));
 
+    held = ExecutorDevice.current().orElseThrow().device().counters(); // the fused runs recorded their own sets
     int columns = cache().stats().columns();
     assertTrue(columns > 0, cache().stats().toString());
     cached.unpersist(true);
@@ -184,7 +203,7 @@ final class DeviceCacheSparkTest {
     assertEquals(0, cache().stats().columns());
     DeviceCounters after = ExecutorDevice.current().orElseThrow().device().counters();
     assertEquals(held.buffersLive() - columns, after.buffersLive(), "one device buffer per cached column, all freed");
-    assertEquals(commandBuffersBefore, after.commandBuffersLive(), "no command buffer left behind");
+    assertEquals(held.commandBuffersLive(), after.commandBuffersLive(), "no command buffer left behind");
 
     Dataset<Row> again = table.get().cache();
     try {
