@@ -20,6 +20,22 @@ public interface PrerecordedDispatch extends AutoCloseable {
   void replay();
 
   /**
+   * Device-side copies that the next {@link #replay()} runs first, in the same submission, ahead
+   * of the recording (which orders its reads after them). Each copy's buffers must stay open until
+   * that replay has been awaited. An empty list clears them.
+   *
+   * @throws GpuException CLOSED or IN_FLIGHT as for {@link #replay()}; BINDING for a buffer of another device
+   */
+  void copyBeforeNextReplay(List<BufferCopy> copies);
+
+  /**
+   * Device time of the copies ({@link #copyBeforeNextReplay}) of the last replay awaited, in
+   * nanoseconds from GPU timestamps; 0 when it had none, or the queue has no timestamps. Not part of
+   * that replay's {@link TimedDispatch#deviceNs()}, which times the recording.
+   */
+  long lastCopyNs();
+
+  /**
    * Waits for the last replay; outputs stay in their buffers.
    *
    * @throws GpuException TIMEOUT past the device's fence timeout, DEVICE_LOST when the device is lost

@@ -194,6 +194,58 @@ final class PrerecordedDispatchTest {
     }
   }
 
+  /**
+   * Device copies run ahead of the recording in the same submission, for the next replay only; on
+   * lavapipe under the validation layer (AUTO: the input is written in place, so it may be copied
+   * into; STAGED: its twin would overwrite it, so that is refused).
+   */
+  @ParameterizedTest
+  @EnumSource(TransferMode.class)
+  void copyBeforeNextReplay_fillsAnInputOnTheDevice_forOneReplay(TransferMode mode) {
+    GpuDevice d = TestGpu.open(mode);
+    int n = 1000;
+    try (Kernel k = d.load(TestGpu.saxpy(WG));
+         GpuBuffer x = d.createBuffer(4L * n, BufferRole.INPUT);
+         GpuBuffer y = d.createBuffer(4L * n, BufferRole.OUTPUT);
+         PrerecordedDispatch rec = k.prerecord(List.of(x), List.of(y), null, Groups.covering(n, WG, 65535))) {
+      GpuBuffer src = d.createBuffer(4L * n, BufferRole.INPUT);
+      try {
+        ByteBuffer zeros = TestGpu.floats(n, i -> 0);
+        x.write(0, zeros);
+        if (mode == TransferMode.STAGED) {
+          assertGpuError(GpuException.Code.INVALID_ARGUMENT, "copies its host twin over it",
+              () -> rec.copyBeforeNextReplay(List.of(new BufferCopy(src, 0, x, 0, 4L * n))));
+          return;
+        }
+        src.write(0, TestGpu.floats(n, i -> i));
+        long commandBuffers = d.counters().commandBuffersLive();
+        // the second half of src to the first half of x, and its first half to the second
+        rec.copyBeforeNextReplay(List.of(new BufferCopy(src, 2L * n, x, 0, 2L * n), new BufferCopy(src, 0, x, 2L * n, 2L * n)));
+        rec.replay();
+        assertGpuError(GpuException.Code.IN_FLIGHT, "while a replay is in flight", () -> rec.copyBeforeNextReplay(List.of()));
+        rec.await();
+        assertEquals(commandBuffers, d.counters().commandBuffersLive(), "the copies' command buffer was freed");
+        assertTrue(rec.lastCopyNs() > 0, "the copies are timed on the device");
+        ByteBuffer out = rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) {
+          float xi = i < n / 2 ? i + n / 2 : i - n / 2;
+          assertEquals(2.5f * xi + 1f, out.getFloat(4 * i), 1e-3f, "row " + i);
+        }
+        rec.run(); // no copies this time: x as the copies left it
+        assertEquals(0, rec.lastCopyNs());
+        out = rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) {
+          assertEquals(2.5f * (i < n / 2 ? i + n / 2 : i - n / 2) + 1f, out.getFloat(4 * i), 1e-3f, "kept, row " + i);
+        }
+        assertGpuError(GpuException.Code.SIZE, "out of range", () -> new BufferCopy(src, 4L, x, 0, 4L * n));
+      } finally {
+        src.close();
+      }
+    } finally {
+      TestGpu.closeClean(d);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(TransferMode.class)
   void replayWhileInFlight_isAClearError(TransferMode mode) {

@@ -3,6 +3,7 @@ package io.vkspark.gpu.internal;
 import static org.lwjgl.system.MemoryStack.stackPush;
 import static org.lwjgl.vulkan.VK10.*;
 
+import io.vkspark.gpu.BufferCopy;
 import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.DispatchStep;
 import io.vkspark.gpu.GpuBuffer;
@@ -36,6 +37,10 @@ import org.lwjgl.vulkan.VkSubmitInfo;
  * <p>The recording: a barrier ordering this replay after the previous one, timestamp, copies of
  * staged inputs, output clears, a barrier, each step's bind and dispatch (with a barrier between
  * steps), a barrier, copies of staged outputs to their host twins, a host-read barrier, timestamp.
+ *
+ * <p>A replay given device copies ({@link #copyBeforeNextReplay}) submits, in the same
+ * {@code vkQueueSubmit}, a one-time command buffer with those copies ahead of the recording; it is
+ * freed once the replay has been awaited.
  */
 final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private final VulkanDevice device;
@@ -51,6 +56,13 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private long replays;
   private long replayStartNs;
   private long enqueueNs;
+  /** Copies the next replay runs first ({@link #copyBeforeNextReplay}). */
+  private List<BufferCopy> nextCopies = List.of();
+  /** The one-time command buffer of the copies of the replay in flight, or null. */
+  private VkCommandBuffer prelude;
+  /** Two timestamps around the copies, made with the first copies (null handle without timestamps). */
+  private long copyQueries = VK_NULL_HANDLE;
+  private long lastCopyNs;
 
   private VulkanDispatch(VulkanDevice device, String name, VkCommandBuffer cb, long fence, long queryPool,
                          List<VulkanBuffer> used, List<GpuBuffer> owned, List<GpuBuffer> outputs) {
@@ -228,21 +240,109 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   @Override
   public void replay() {
     long t0 = System.nanoTime();
+    List<BufferCopy> copies = nextCopies; // given to this replay only, whether or not it is submitted
+    nextCopies = List.of();
     device.use("replaying '" + name + "'", () -> {
       ensureOpen("replaying");
       if (inFlight) {
         throw GpuException.of(Code.IN_FLIGHT, "replay of '" + name + "' was requested while its previous replay is "
             + "still in flight.", "call await() before replaying, or record one PrerecordedDispatch per batch in flight.");
       }
+      VkCommandBuffer pre = copies.isEmpty() ? null : recordCopies(copies);
       try (MemoryStack stack = stackPush()) {
-        VkSubmitInfo submit = VkSubmitInfo.calloc(stack).sType$Default().pCommandBuffers(stack.pointers(commandBuffer));
+        VkSubmitInfo submit = VkSubmitInfo.calloc(stack).sType$Default().pCommandBuffers(
+            pre == null ? stack.pointers(commandBuffer) : stack.pointers(pre, commandBuffer));
         device.submit(submit, fence, name);
+      } catch (RuntimeException e) {
+        freeCommandBuffer(pre);
+        throw e;
       }
+      prelude = pre;
       inFlight = true;
       return null;
     });
     replayStartNs = t0;
     enqueueNs = System.nanoTime() - t0;
+  }
+
+  @Override
+  public void copyBeforeNextReplay(List<BufferCopy> copies) {
+    ensureOpen("adding device copies to");
+    if (inFlight) {
+      throw GpuException.of(Code.IN_FLIGHT, "device copies were given to '" + name + "' while a replay is in flight.",
+          "await() the replay first.");
+    }
+    for (BufferCopy c : copies) {
+      for (GpuBuffer b : List.of(c.src(), c.dst())) {
+        if (!(b instanceof VulkanBuffer vb) || vb.device() != device) {
+          throw GpuException.of(Code.BINDING, "a device copy for '" + name + "' uses a buffer of another device.",
+              "copy between buffers created by this GpuDevice.");
+        }
+        vb.ensureOpen("copying with");
+      }
+      if (c.dst().isStaged()) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a device copy for '" + name + "' writes " + c.dst()
+            + ", whose recording copies its host twin over it.", "write staged buffers through their host view.");
+      }
+    }
+    nextCopies = List.copyOf(copies);
+  }
+
+  /** A one-time command buffer with {@code copies}, ordered after earlier work and before the recording's. */
+  private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
+    try (MemoryStack stack = stackPush()) {
+      PointerBuffer pp = stack.mallocPointer(1);
+      if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
+        java.nio.LongBuffer pl = stack.mallocLong(1);
+        Vk.check(vkCreateQueryPool(device.handle, VkQueryPoolCreateInfo.calloc(stack).sType$Default()
+            .queryType(VK_QUERY_TYPE_TIMESTAMP).queryCount(2), null, pl), "vkCreateQueryPool");
+        copyQueries = pl.get(0);
+      }
+      synchronized (device.poolLock) {
+        Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
+            .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
+            "vkAllocateCommandBuffers");
+        VkCommandBuffer cb = new VkCommandBuffer(pp.get(0), device.handle);
+        device.counters.commandBuffersCreated.incrementAndGet();
+        device.counters.commandBuffersLive.incrementAndGet();
+        try {
+          Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
+              .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
+          barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+              VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+          if (copyQueries != VK_NULL_HANDLE) {
+            vkCmdResetQueryPool(cb, copyQueries, 0, 2);
+            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
+          }
+          for (BufferCopy c : copies) {
+            VulkanBuffer src = (VulkanBuffer) c.src();
+            VulkanBuffer dst = (VulkanBuffer) c.dst();
+            vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
+                .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+          }
+          if (copyQueries != VK_NULL_HANDLE) {
+            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, copyQueries, 1);
+          }
+          barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+          Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+          return cb;
+        } catch (RuntimeException e) {
+          vkFreeCommandBuffers(device.handle, device.commandPool, cb);
+          device.counters.commandBuffersLive.decrementAndGet();
+          throw e;
+        }
+      }
+    }
+  }
+
+  private void freeCommandBuffer(VkCommandBuffer cb) {
+    if (cb != null) {
+      synchronized (device.poolLock) {
+        vkFreeCommandBuffers(device.handle, device.commandPool, cb);
+      }
+      device.counters.commandBuffersLive.decrementAndGet();
+    }
   }
 
   @Override
@@ -277,6 +377,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       Vk.check(r, "vkWaitForFences('" + name + "')");
       Vk.check(vkResetFences(device.handle, fence), "vkResetFences");
       inFlight = false;
+      lastCopyNs = prelude != null && copyQueries != VK_NULL_HANDLE ? elapsedNs(copyQueries) : 0;
+      freeCommandBuffer(prelude);
+      prelude = null;
       replays++;
       for (GpuBuffer o : outputs) {
         VulkanBuffer vb = (VulkanBuffer) o;
@@ -297,18 +400,28 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     if (queryPool == VK_NULL_HANDLE) {
       return null;
     }
+    long ns = elapsedNs(queryPool);
+    device.counters.deviceNs.addAndGet(ns);
+    return ns;
+  }
+
+  /** Nanoseconds between the two timestamps of {@code pool}. */
+  private long elapsedNs(long pool) {
     try (MemoryStack stack = stackPush()) {
       java.nio.LongBuffer ticks = stack.mallocLong(2);
-      int r = vkGetQueryPoolResults(device.handle, queryPool, 0, 2, ticks, 8,
+      int r = vkGetQueryPoolResults(device.handle, pool, 0, 2, ticks, 8,
           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       Vk.check(r, "vkGetQueryPoolResults");
       int bits = device.timestampValidBits;
       long mask = bits >= 64 ? -1L : (1L << bits) - 1;
       long delta = ((ticks.get(1) & mask) - (ticks.get(0) & mask)) & mask;
-      long ns = Math.round(delta * device.info().timestampPeriodNs());
-      device.counters.deviceNs.addAndGet(ns);
-      return ns;
+      return Math.round(delta * device.info().timestampPeriodNs());
     }
+  }
+
+  @Override
+  public long lastCopyNs() {
+    return lastCopyNs;
   }
 
   @Override
@@ -416,6 +529,12 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
           throw Vk.error(r, "vkWaitForFences while closing '" + name + "'");
         }
         inFlight = false;
+      }
+      freeCommandBuffer(prelude);
+      prelude = null;
+      if (copyQueries != VK_NULL_HANDLE) {
+        vkDestroyQueryPool(device.handle, copyQueries, null);
+        copyQueries = VK_NULL_HANDLE;
       }
       destroy(device, commandBuffer, fence, queryPool);
       used.forEach(VulkanBuffer::removeRecording);

@@ -38,6 +38,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   private static final Cleaner CLEANER = Cleaner.create();
   private static final long ALIGN = 64;
   private static final int CHUNK = 1 << 16;
+  private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
 
   private int rows;
   private CachedType[] types;
@@ -51,6 +52,8 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   private transient Cleaner.Cleanable cleanable;
   private final transient AtomicInteger refs = new AtomicInteger(1);
   private final transient AtomicBoolean closed = new AtomicBoolean();
+  /** This JVM's id of the batch (a deserialized copy gets its own): the key of its columns' device copies. */
+  private final transient long id = IDS.incrementAndGet();
 
   /** For deserialization only. */
   public ArrowCachedBatch() {}
@@ -84,18 +87,22 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
     }
     bytes = at;
     address = CacheMemory.allocate(bytes);
-    cleanable = CLEANER.register(this, new Free(address, bytes));
+    cleanable = CLEANER.register(this, new Free(id, address, bytes));
   }
 
   private static long align(long at) {
     return Math.addExact(at, ALIGN - 1) & -ALIGN;
   }
 
-  /** Frees the block; holds no reference to the batch, so the batch can become unreachable. */
-  private record Free(long address, long bytes) implements Runnable {
+  /**
+   * Frees the block, and tells the device copies of its columns to go ({@link CacheMemory#onFree});
+   * holds no reference to the batch, so the batch can become unreachable.
+   */
+  private record Free(long id, long address, long bytes) implements Runnable {
     @Override
     public void run() {
       CacheMemory.free(address, bytes);
+      CacheMemory.freed(id);
     }
   }
 
@@ -113,6 +120,11 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   @Override
   public long estimatedSize() {
     return bytes + 64L + 40L * types.length;
+  }
+
+  /** This JVM's id of the batch, never reused. */
+  long id() {
+    return id;
   }
 
   int columns() {

@@ -6,10 +6,13 @@ import org.apache.spark.unsafe.Platform;
 /**
  * The native memory of vkspark's cache: every cached batch and every builder's scratch space is
  * allocated and freed here, so one counter says how much the cache holds in this JVM (tests assert
- * it falls back when Spark unpersists or evicts a table).
+ * it falls back when Spark unpersists or evicts a table). Listeners hear when a cached batch's
+ * memory is freed ({@link #onFree}), so copies of it elsewhere (the executor device's) go with it.
  */
 public final class CacheMemory {
   private static final AtomicLong LIVE = new AtomicLong();
+  private static final java.util.List<java.util.function.LongConsumer> LISTENERS =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
 
   private CacheMemory() {}
 
@@ -28,6 +31,27 @@ public final class CacheMemory {
     long moved = Platform.reallocateMemory(address, oldBytes, newBytes);
     LIVE.addAndGet(newBytes - oldBytes);
     return moved;
+  }
+
+  /**
+   * Calls {@code listener} with a cached batch's id (as {@link CachedColumn#batchId()} gives it) once
+   * its memory is freed (unpersist, eviction, or the batch became unreachable), on the thread that
+   * frees it. Returns what removes the listener.
+   */
+  public static Runnable onFree(java.util.function.LongConsumer listener) {
+    LISTENERS.add(listener);
+    return () -> LISTENERS.remove(listener);
+  }
+
+  static void freed(long batchId) {
+    for (java.util.function.LongConsumer l : LISTENERS) {
+      try {
+        l.accept(batchId);
+      } catch (RuntimeException e) { // a listener's failure must not keep the memory or the other listeners
+        org.slf4j.LoggerFactory.getLogger(CacheMemory.class).warn("vkspark: dropping copies of cached batch {} failed: {}",
+            batchId, e.toString());
+      }
+    }
   }
 
   static void free(long address, long bytes) {

@@ -16,6 +16,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 public final class CachedColumn extends ColumnVector {
   private final ArrowCachedBatch batch;
+  private final int column;
   private final CachedType cachedType;
   private final int nullCount;
   private final long validity;
@@ -25,6 +26,7 @@ public final class CachedColumn extends ColumnVector {
   CachedColumn(ArrowCachedBatch batch, int column, DataType sparkType) {
     super(sparkType);
     this.batch = batch;
+    this.column = column;
     this.cachedType = batch.type(column);
     this.nullCount = batch.nullCount(column);
     this.validity = batch.validityAddress(column);
@@ -35,6 +37,16 @@ public final class CachedColumn extends ColumnVector {
   /** The layout of this column. */
   public CachedType cachedType() {
     return cachedType;
+  }
+
+  /** The id of the cached batch this column belongs to, unique in this JVM: with {@link #column()}, its identity. */
+  public long batchId() {
+    return batch.id();
+  }
+
+  /** The column's index among its batch's cached columns. */
+  public int column() {
+    return column;
   }
 
   /** Rows in this column. */

@@ -22,8 +22,8 @@ import java.util.stream.Collectors;
  * @param <T> the parsed value's type
  */
 public sealed interface Setting<T>
-    permits Setting.Flag, Setting.Whole, Setting.Fraction, Setting.Size, Setting.Time, Setting.Choice,
-        Setting.Text, Setting.Names, Setting.Dir {
+    permits Setting.Flag, Setting.Whole, Setting.Fraction, Setting.Size, Setting.Share, Setting.Time,
+        Setting.Choice, Setting.Text, Setting.Names, Setting.Dir {
 
   /** Whether a session's SET changes the setting, as the README's "(per session)" or "(static)" says. */
   public enum Scope {
@@ -193,6 +193,42 @@ public sealed interface Setting<T>
                 + (min == 0 ? " (0 for no limit)." : "."));
       }
       return n;
+    }
+  }
+
+  /**
+   * An amount of a device's memory: a size as {@link Size} reads it ({@code 8g}), or a fraction of
+   * the device's memory in (0, 1] ({@code 0.25}), which only the executor that opened the device can
+   * turn into bytes ({@link Amount#of}).
+   *
+   * @param example a value for the Fix, e.g. {@code 8g}
+   */
+  public record Share(Info info, String example) implements Setting<Share.Amount> {
+    /** Bytes (when {@code fraction} is 0) or a fraction of the device's memory. */
+    public record Amount(long bytes, double fraction) {
+      /** The bytes this amount is of a device with {@code deviceBytes} of memory (at least 1). */
+      public long of(long deviceBytes) {
+        return Math.max(1, fraction > 0 ? (long) (fraction * deviceBytes) : bytes);
+      }
+    }
+
+    @Override
+    public Amount parse(String text) {
+      String v = text.trim();
+      if (v.matches("[0-9]*\\.[0-9]+|1|0")) {
+        double d = Double.parseDouble(v);
+        if (d > 0 && d <= 1) {
+          return new Amount(0, d);
+        }
+      } else if (!v.isBlank()) {
+        try {
+          return new Amount(new Size(info, 1, example).parse(v), 0);
+        } catch (GpuException e) {
+          // reported below
+        }
+      }
+      throw bad(key(), text, ", neither a size nor a fraction in (0, 1].", "a size such as " + example
+          + ", or a fraction of the device's memory such as 0.25.");
     }
   }
 

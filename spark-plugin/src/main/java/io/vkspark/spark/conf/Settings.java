@@ -11,6 +11,7 @@ import io.vkspark.spark.conf.Setting.Dir;
 import io.vkspark.spark.conf.Setting.Flag;
 import io.vkspark.spark.conf.Setting.Fraction;
 import io.vkspark.spark.conf.Setting.Names;
+import io.vkspark.spark.conf.Setting.Share;
 import io.vkspark.spark.conf.Setting.Size;
 import io.vkspark.spark.conf.Setting.Text;
 import io.vkspark.spark.conf.Setting.Time;
@@ -183,12 +184,23 @@ public final class Settings {
           + "batches as columns, in place; `false` makes them read rows, copied into Spark's row "
           + "format, as Spark does where a plan needs rows"));
 
+  public static final Flag CACHE_DEVICE = new Flag(info("cache.device", SESSION, "false", null,
+      "with vkspark's table cache: GPU UDFs over cached columns read them from a copy in device "
+          + "memory, written on first use and then copied on the device, with no host read and no "
+          + "PCIe copy per query; the host copy stays the truth and CPU queries read it "
+          + "([Caching tables](#caching-tables))"));
+
+  public static final Share CACHE_DEVICE_MEMORY = new Share(info("cache.deviceMemory", STATIC, "0.25", null,
+      "with `cache.device`: most device memory each executor's cached columns take, a size (`8g`) or "
+          + "a fraction of the device's memory; past it the least recently used columns leave the "
+          + "device (their host copies stay) and are written again on their next use"), "8g");
+
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
       FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
-      VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT);
+      VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY);
 
   /** The declaration of {@code key}, or null when vkspark has no such setting. */
   public static Setting<?> of(String key) {

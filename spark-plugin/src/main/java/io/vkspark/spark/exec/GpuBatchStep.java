@@ -150,8 +150,14 @@ final class GpuBatchStep implements AutoCloseable {
       try {
         r = which.get();
         long before = gpu.runtime().bufferSetsCreated();
+        long hits = r.residentHits();
+        long uploads = r.residentUploads();
+        long copyNs = r.residentCopyNs();
         T out = run.run(r, inputs);
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
+        metrics.add(VkMetric.DEVICE_CACHE_HITS, r.residentHits() - hits);
+        metrics.add(VkMetric.DEVICE_CACHE_UPLOADS, r.residentUploads() - uploads);
+        metrics.add(VkMetric.DEVICE_CACHE_COPY_TIME, r.residentCopyNs() - copyNs);
         report(r);
         if (r.bufferBytes() > taskBufferBytes) {
           metrics.add(VkMetric.PEAK_DEVICE_MEMORY, r.bufferBytes() - taskBufferBytes);
@@ -253,7 +259,16 @@ final class GpuBatchStep implements AutoCloseable {
     r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
     // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
     r.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
+    if (cacheOnDevice()) {
+      r.readResident(gpu.deviceCache()); // cached columns from their device copies
+    }
     return r;
+  }
+
+  /** {@code spark.vkspark.cache.device} in this task's session (Spark passes a query's session conf to its tasks). */
+  private static boolean cacheOnDevice() {
+    return io.vkspark.spark.conf.Settings.CACHE_DEVICE.get(
+        k -> org.apache.spark.sql.internal.SQLConf.get().getConfString(k, null));
   }
 
   /** Spark's ANSI mode in this task: a decimal result too wide for its type fails rather than giving null. */

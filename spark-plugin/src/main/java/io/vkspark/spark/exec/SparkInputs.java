@@ -3,6 +3,7 @@ package io.vkspark.spark.exec;
 import io.vkspark.gpu.column.ArrowInputs;
 import io.vkspark.gpu.column.Bits;
 import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.ResidentColumn;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.cache.CachedColumn;
 import java.lang.reflect.Field;
@@ -186,9 +187,20 @@ public final class SparkInputs {
 
   /**
    * A column of vkspark's cache: already in the GPU's layout (Arrow's) in native memory, so values,
-   * booleans (bit-packed) and validity each move with one bulk copy, no work per row.
+   * booleans (bit-packed) and validity each move with one bulk copy, no work per row. Its identity
+   * (batch and column) lets a runner keep its values on the device ({@code spark.vkspark.cache.device}).
    */
-  private record Cached(CachedColumn c, SqlType type, int rows) implements InputColumn {
+  private record Cached(CachedColumn c, SqlType type, int rows) implements ResidentColumn {
+    @Override
+    public long residentBatch() {
+      return c.batchId();
+    }
+
+    @Override
+    public int residentColumn() {
+      return c.column();
+    }
+
     @Override
     public void copyValues(int start, int count, long dst) {
       if (type.isBitPacked()) {

@@ -5,6 +5,9 @@ import io.vkspark.spark.conf.VkConf;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.spark.cache.CacheMemory;
+import io.vkspark.spark.conf.Settings;
 import java.time.Duration;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -34,6 +37,10 @@ public final class ExecutorDevice {
   /** The same at JVM exit: a Worker sends SIGKILL 10 s after its SIGTERM. */
   private static final Duration EXIT_CLOSE_WAIT = Duration.ofSeconds(5);
   private static boolean exitHookAdded;
+  /** Device copies of cached columns ({@code spark.vkspark.cache.device}), made on first use; null until then. */
+  private DeviceColumnCache deviceCache;
+  /** Removes {@link #deviceCache}'s listener for freed cached batches. */
+  private Runnable stopListening;
 
   private ExecutorDevice(GpuDevice device, int concurrentTasks, String executorId) {
     this.device = device;
@@ -130,9 +137,10 @@ public final class ExecutorDevice {
     initialized = false;
   }
 
-  /** Closes the row runners on it, the column runtime, then the device (even when the runtime fails to close). */
+  /** Closes the row runners on it, the cached columns' copies, the column runtime, then the device (even when the runtime fails to close). */
   private void closeRuntimeAndDevice() {
     try {
+      closeDeviceCache();
       CpuVulkan.beforeClose(this); // row runners of GLSL-only call()s made on this device
       runtime.close();
     } catch (RuntimeException e) {
@@ -181,6 +189,35 @@ public final class ExecutorDevice {
 
   public ColumnRuntime runtime() {
     return runtime;
+  }
+
+  /**
+   * The device copies of cached columns on this device, made on first use with the budget
+   * {@code spark.vkspark.cache.deviceMemory} (static: the application's conf) sets. The copies of a
+   * cached batch are freed with its host memory (unpersist, eviction), and all of them with the
+   * device (executor shutdown, a lost device); a new device starts empty.
+   */
+  public synchronized DeviceColumnCache deviceCache() {
+    if (deviceCache == null) {
+      org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+      io.vkspark.spark.conf.Setting.Share.Amount amount = Settings.CACHE_DEVICE_MEMORY.get(
+          k -> env != null && env.conf().contains(k) ? env.conf().get(k) : null);
+      long deviceBytes = device.info().deviceLocalBytes();
+      long limit = device.options().memoryLimit();
+      long budget = amount.of(limit > 0 ? Math.min(limit, deviceBytes) : deviceBytes);
+      deviceCache = new DeviceColumnCache(device, budget);
+      stopListening = CacheMemory.onFree(deviceCache::drop);
+      LOG.info("vkspark executor {}: cached columns may take {} bytes of device memory ({})", executorId, budget,
+          Settings.CACHE_DEVICE_MEMORY.key());
+    }
+    return deviceCache;
+  }
+
+  private synchronized void closeDeviceCache() {
+    if (deviceCache != null) {
+      stopListening.run();
+      deviceCache.close();
+    }
   }
 
   /**

@@ -234,6 +234,23 @@ final class VkConfTest {
   }
 
   @Test
+  void cacheDeviceMemory_isASizeOrAFractionOfTheDevice() {
+    assertEquals(8L << 30, Settings.CACHE_DEVICE_MEMORY.parse("8g").of(1L << 40));
+    assertEquals(512L << 20, Settings.CACHE_DEVICE_MEMORY.parse(" 512m ").of(1L << 40));
+    assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.parse("0.25").of(1L << 40));
+    assertEquals(1L << 40, Settings.CACHE_DEVICE_MEMORY.parse("1").of(1L << 40));
+    assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.defaultValue().of(1L << 40), "default: a quarter of the device");
+    assertEquals(false, Settings.CACHE_DEVICE.defaultValue());
+    for (String v : List.of("1.5", "0", "-1", "lots", "")) {
+      io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
+          () -> Settings.CACHE_DEVICE_MEMORY.parse(v), v);
+      assertEquals("spark.vkspark.cache.deviceMemory is '" + v + "', neither a size nor a fraction in (0, 1]. Fix: set "
+          + "spark.vkspark.cache.deviceMemory to a size such as 8g, or a fraction of the device's memory such as 0.25.",
+          e.getMessage());
+    }
+  }
+
+  @Test
   void everySettingIsDeclaredOnce_withADefaultThatParses_andTheStaticOnesAreTheSame() throws Exception {
     List<Object> fields = new java.util.ArrayList<>();
     for (java.lang.reflect.Field f : Settings.class.getFields()) {
@@ -253,7 +270,7 @@ final class VkConfTest {
     assertNull(Settings.of("spark.vkspark.nonsense"));
     assertEquals(java.util.Set.of(VkConf.DEVICE, VkConf.CONCURRENT_GPU_TASKS, VkConf.SHADER_CACHE_DIR, VkConf.FUNCTIONS,
         VkConf.GLSL, VkConf.VALIDATION, VkConf.TRANSFERS, VkConf.DEVICE_MEMORY_LIMIT, VkConf.KERNEL_TIMEOUT_MAX,
-        VkConf.DEFINE_ENABLED, VkConf.COMPILE_TIMEOUT), VkConf.STATIC);
+        VkConf.DEFINE_ENABLED, VkConf.COMPILE_TIMEOUT, Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
     VkConf d = VkConf.from(k -> null);
     assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,

@@ -1,0 +1,260 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.cache.VkCacheSerializer;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.executor.ExecutorDevice;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Cached columns kept in device memory ({@code spark.vkspark.cache.device}), in a session of its own
+ * with vkspark's cache and a device budget of 2 MiB ({@code spark.vkspark.cache.deviceMemory}, static):
+ * the typed query's 1.2 MB of columns fit it, the 3.2 MB of the eviction test do not. Coalescing is off so
+ * that each cached batch reaches the GPU as it is (coalesced batches are copies, not cached columns).
+ * Every result is compared with the host copy's (the device cache off), with the UDFs' call() over the
+ * cache and with the uncached Parquet table (what Spark's default cache returns).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+final class DeviceCacheSparkTest {
+  private static final long BUDGET = 2L << 20;
+  private static SparkSession s;
+
+  @BeforeAll
+  static void start() {
+    parquet(); // written by the shared session before it stops
+    TestSpark.stop();
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    s = builder()
+        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+        .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
+        .config(Settings.COALESCE.key(), "false")
+        .getOrCreate();
+    GpuUdfs.register(s, "long_mix", new TestUdfs.LongMix());
+    GpuUdfs.register(s, "float_saxpy", new TestUdfs.FloatSaxpy());
+    GpuUdfs.register(s, "xor_gpu", new TestUdfs.Xor());
+    GpuUdfs.register(s, "add_days", new TestUdfs.AddDays());
+    GpuUdfs.register(s, "add_hours", new TestUdfs.AddHours());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (s != null) {
+      s.stop();
+      s = null;
+    }
+    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+  }
+
+  private static DeviceColumnCache cache() {
+    return ExecutorDevice.current().orElseThrow().deviceCache();
+  }
+
+  private static long sum(Dataset<Row> ran, String metric) {
+    long n = 0;
+    for (VkGpuEvalExec node : gpuNodes(ran)) {
+      n += metrics(node).get(metric);
+    }
+    return n;
+  }
+
+  /** Waits (with GC: a Spark line that drops batches unclosed frees them by their Cleaner) for the device copies to go. */
+  private static void awaitResidentBytes(long bytes) {
+    for (int i = 0; i < 50 && cache().stats().residentBytes() > bytes; i++) {
+      System.gc();
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Runs {@code q} with the device cache on or off; every row must run on the GPU. */
+  private static Dataset<Row> run(Supplier<Dataset<Row>> q, boolean device, List<Row> rowsOut) {
+    s.conf().set(Settings.CACHE_DEVICE.key(), String.valueOf(device));
+    try {
+      Dataset<Row> ran = q.get();
+      rowsOut.addAll(ran.collectAsList());
+      assertAllRowsOnGpu(ran);
+      return ran;
+    } finally {
+      s.conf().unset(Settings.CACHE_DEVICE.key());
+    }
+  }
+
+  private static List<Row> sorted(List<Row> rows) {
+    List<Row> out = new ArrayList<>(rows);
+    out.sort((x, y) -> Long.compare(x.getLong(0), y.getLong(0)));
+    return out;
+  }
+
+  /** {@code sum(gpu_hypot(a, b))}, fused onto the GPU node and reduced on the GPU, with the device cache on or off. */
+  private static double fusedSum(Dataset<Row> cached, boolean device) {
+    s.conf().set(Settings.CACHE_DEVICE.key(), String.valueOf(device));
+    try {
+      Dataset<Row> q = cached.selectExpr("sum(gpu_hypot(a, b)) AS total");
+      double total = q.collectAsList().get(0).getDouble(0);
+      assertTrue(plan(q).toString().contains("VkGpuAggregate"), "fused: " + plan(q));
+      return total;
+    } finally {
+      s.conf().unset(Settings.CACHE_DEVICE.key());
+    }
+  }
+
+  /** A GPU UDF over each type the cache holds, with nulls (about 10% per column). */
+  private static Dataset<Row> typed(Dataset<Row> t) {
+    return t.selectExpr("id", "int_poly(i, j) AS ip", "long_mix(l, m) AS lm", "float_saxpy(f, g) AS fs",
+        "gpu_hypot(a, b) AS h", "xor_gpu(p, q) AS x", "add_days(d, j) AS dd", "add_hours(t, j) AS th");
+  }
+
+  @Test
+  @Order(1)
+  void everyType_fromTheDeviceCopy_equalsTheHostCopy_andSparksRows() {
+    Dataset<Row> cached = s.read().parquet(parquet()).cache();
+    try {
+      assertEquals(20_000L, cached.count());
+      List<Row> host = new ArrayList<>();
+      Dataset<Row> onHost = run(() -> typed(cached), false, host);
+      DeviceColumnCache.Stats before = cache().stats();
+      List<Row> first = new ArrayList<>();
+      Dataset<Row> uploading = run(() -> typed(cached), true, first);
+      List<Row> second = new ArrayList<>();
+      Dataset<Row> hitting = run(() -> typed(cached), true, second);
+      DeviceColumnCache.Stats after = cache().stats();
+
+      assertTrue(sum(uploading, "deviceCacheUploads") > 0, "the first query wrote the device copies");
+      long hits = sum(hitting, "deviceCacheHits");
+      assertTrue(hits > 0, "the second query read the device copies");
+      assertEquals(0, sum(hitting, "deviceCacheUploads"), "nothing was written again: the columns fit the budget");
+      assertTrue(sum(hitting, "deviceCacheCopyTime") > 0, "the device copies are timed");
+      assertTrue(after.hits() - before.hits() >= hits, after + " vs " + before);
+      assertEquals(0, after.evictions() - before.evictions(), "the typed columns fit the budget: " + after);
+      assertTrue(after.residentBytes() > 0 && after.residentBytes() <= BUDGET, after.toString());
+      // fixed-width columns come from the device: only the tail words of booleans are still written by the host
+      assertTrue(sum(hitting, "uploadBytes") * 10 < sum(onHost, "uploadBytes"),
+          "host copies: " + sum(hitting, "uploadBytes") + " bytes with the device copies, " + sum(onHost, "uploadBytes")
+              + " without");
+
+      assertRowsEqual(sorted(host), sorted(first));
+      assertRowsEqual(sorted(host), sorted(second));
+      // Spark alone (the UDFs' call()) over the uncached table: what Spark's default cache returns
+      s.conf().set(Settings.ENABLED.key(), "false");
+      try {
+        Dataset<Row> spark = typed(s.read().parquet(parquet()));
+        List<Row> plain = spark.collectAsList();
+        assertTrue(gpuNodes(spark).isEmpty(), "Spark's own plan");
+        assertRowsEqual(sorted(plain), sorted(second));
+      } finally {
+        s.conf().unset(Settings.ENABLED.key());
+      }
+      assertNoValidationErrors();
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
+  @Test
+  @Order(2)
+  void unpersist_freesTheDeviceCopies_andRecachingUploadsAgain() {
+    Supplier<Dataset<Row>> table = () -> s.read().parquet(parquet()).selectExpr("id", "a", "b");
+    Dataset<Row> cached = table.get().cache();
+    assertEquals(20_000L, cached.count());
+    List<Row> host = new ArrayList<>();
+    run(() -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"), false, host); // warm: buffer sets recorded
+    DeviceCounters warm = ExecutorDevice.current().orElseThrow().device().counters();
+    long buffersBefore = warm.buffersLive();
+    long commandBuffersBefore = warm.commandBuffersLive();
+    List<Row> onDevice = new ArrayList<>();
+    run(() -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"), true, onDevice);
+    DeviceCounters held = ExecutorDevice.current().orElseThrow().device().counters();
+    assertTrue(held.buffersLive() > buffersBefore, "device copies were made: " + cache().stats());
+    assertEquals(commandBuffersBefore, held.commandBuffersLive(), "the copies' command buffers were freed");
+    assertRowsEqual(sorted(host), sorted(onDevice));
+    // a fused aggregate reduced on the GPU reads the same device copies
+    long hitsBefore = cache().stats().hits();
+    double fusedOnDevice = fusedSum(cached, true);
+    assertTrue(cache().stats().hits() >= hitsBefore + 2, "the fused aggregate read the device copies: " + cache().stats());
+    assertEquals(fusedSum(cached, false), fusedOnDevice, 1e-9 * Math.abs(fusedOnDevice));
+
+    held = ExecutorDevice.current().orElseThrow().device().counters(); // the fused runs recorded their own sets
+    int columns = cache().stats().columns();
+    assertTrue(columns > 0, cache().stats().toString());
+    cached.unpersist(true);
+    awaitResidentBytes(0);
+    assertEquals(0, cache().stats().residentBytes(), "unpersist freed the device copies: " + cache().stats());
+    assertEquals(0, cache().stats().columns());
+    DeviceCounters after = ExecutorDevice.current().orElseThrow().device().counters();
+    assertEquals(held.buffersLive() - columns, after.buffersLive(), "one device buffer per cached column, all freed");
+    assertEquals(held.commandBuffersLive(), after.commandBuffersLive(), "no command buffer left behind");
+
+    Dataset<Row> again = table.get().cache();
+    try {
+      assertEquals(20_000L, again.count());
+      List<Row> reuploaded = new ArrayList<>();
+      Dataset<Row> ran = run(() -> again.selectExpr("id", "gpu_hypot(a, b) AS h"), true, reuploaded);
+      assertTrue(sum(ran, "deviceCacheUploads") > 0, "the new cached batches were written to the device");
+      assertEquals(0, sum(ran, "deviceCacheHits"), "nothing of the unpersisted batches was read");
+      assertRowsEqual(sorted(host), sorted(reuploaded));
+      List<Row> hit = new ArrayList<>();
+      assertTrue(sum(run(() -> again.selectExpr("id", "gpu_hypot(a, b) AS h"), true, hit), "deviceCacheHits") > 0);
+      assertRowsEqual(sorted(host), sorted(hit));
+      assertNoValidationErrors();
+    } finally {
+      again.unpersist(true);
+    }
+    assertEquals(0, cache().stats().residentBytes());
+  }
+
+  @Test
+  @Order(3)
+  void overBudget_evictsLeastRecentlyUsed_staysWithinIt_andResultsStayRight() {
+    // 200,000 rows of two doubles in 4 partitions: 3.2 MB of columns against a 2 MiB budget
+    Supplier<Dataset<Row>> big = () -> s.range(0, 200_000, 1, 4).selectExpr("id",
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE cast(id AS double) * 0.25 END AS a", "cast(id % 1000 AS double) AS b");
+    Dataset<Row> cached = big.get().cache();
+    try {
+      assertEquals(200_000L, cached.count());
+      List<Row> host = new ArrayList<>();
+      run(() -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"), false, host);
+      long evictionsBefore = cache().stats().evictions();
+      for (int i = 0; i < 2; i++) {
+        List<Row> onDevice = new ArrayList<>();
+        Dataset<Row> ran = run(() -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"), true, onDevice);
+        assertTrue(sum(ran, "deviceCacheUploads") > 0, "columns were written again after their eviction");
+        assertRowsEqual(sorted(host), sorted(onDevice));
+        DeviceColumnCache.Stats st = cache().stats();
+        assertTrue(st.residentBytes() <= BUDGET, "within the budget: " + st);
+      }
+      assertTrue(cache().stats().evictions() > evictionsBefore, "columns were evicted: " + cache().stats());
+      assertNoValidationErrors();
+    } finally {
+      cached.unpersist(true);
+    }
+    awaitResidentBytes(0);
+    assertEquals(0, cache().stats().residentBytes(), cache().stats().toString());
+  }
+
+  @Test
+  @Order(4)
+  void deviceCopies_areOwnedByTheExecutorsDevice_withTheStaticBudget() {
+    assertEquals(BUDGET, cache().budgetBytes());
+  }
+}
