@@ -33,12 +33,18 @@ RUNS    ?= 3
 IV_RUNS ?= 1
 IV_SQL  ?= true
 TRANSLATE_BENCH_ARGS ?= --out target/bench-translate.json
+# Issue 24's matrix (`make bench-matrix`: six UDFs over Parquet and vkspark's cache, GPU adaptive and forced,
+# built-in SQL, Java UDF) and issue 25's scenario sweep (`make bench-sweep`: 20 priced scenarios over one
+# cache, device-resident, host and Spark's cache, built-in SQL). Small defaults for a 2-core box; the
+# H200 command lines are in docs/BENCHMARKS.md.
+MATRIX_BENCH_ARGS ?= --rows 1000000 --iv-rows 200000 --runs 3 --iv-runs 1 --collatz-sql-rows 2000 --out target/bench-matrix.json
+SWEEP_BENCH_ARGS  ?= --rows 1000000 --iv-rows 200000 --queries 20 --iv-queries 2 --runs 3 --iv-runs 1 --out target/bench-sweep.json
 
 # The tests ask for the Khronos validation layer: `make test` installs it and makes its absence an
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -120,6 +126,14 @@ bench-translate: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench \
 	  --cases translate --source cache --rows $(ROWS) --iv-rows $(IV_ROWS) --runs $(RUNS) --iv-runs $(IV_RUNS) --iv-sql $(IV_SQL) \
 	  $(TRANSLATE_BENCH_ARGS)
+
+## bench-matrix: only issue 24's matrix, e.g. `make bench-matrix MATRIX_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
+bench-matrix: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.MatrixBench $(MATRIX_BENCH_ARGS)
+
+## bench-sweep: only issue 25's scenario sweep, e.g. `make bench-sweep SWEEP_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
+bench-sweep: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SweepBench $(SWEEP_BENCH_ARGS)
 
 clean:
 	$(MVN) -q clean

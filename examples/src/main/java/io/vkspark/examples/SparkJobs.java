@@ -78,6 +78,8 @@ public final class SparkJobs {
     GpuUdfs.register(spark, "implied_volatility", new ImpliedVolatility());
     GpuUdfs.register(spark, "haversine", new Haversine());
     GpuUdfs.register(spark, "float_polynomial", new FloatPolynomial());
+    GpuUdfs.register(spark, "saxpy", new Saxpy());
+    GpuUdfs.register(spark, "collatz_steps", new CollatzSteps());
     GpuUdfs.register(spark, "in_the_money", new InTheMoney());
     GpuUdfs.register(spark, "days_to_expiry", new DaysToExpiry());
     GpuUdfs.register(spark, "seconds_since_midnight", new SecondsSinceMidnight());

@@ -40,7 +40,10 @@ final class ExampleUdfsTest {
             "CAST(rand(11) * 200D - 100D AS FLOAT) AS x0", "CAST(rand(12) * 2e5D - 1e5D AS FLOAT) AS y0",
             "date_add(DATE'1950-01-01', CAST(rand(13) * 36500 AS INT)) AS trade0",
             "date_add(DATE'1950-01-01', CAST(rand(14) * 36500 AS INT)) AS expiry0",
-            "timestamp_micros(CAST(-631152000000000D + rand(15) * 3.2e15D AS BIGINT)) AS ts0")
+            "timestamp_micros(CAST(-631152000000000D + rand(15) * 3.2e15D AS BIGINT)) AS ts0",
+            // Collatz: n <= 0, odd n whose 3n + 1 overflows, huge even n, and ordinary n up to 10^6
+            "CASE WHEN id % 97 = 0 THEN -id WHEN id % 89 = 0 THEN 0L WHEN id % 83 = 0 THEN 3074457345618258603L + 2L * id "
+                + "WHEN id % 79 = 0 THEN 4611686018427387904L + id ELSE 1L + (id * 7919L) % 1000000L END AS n0")
         .selectExpr("id",
             "CASE WHEN id % 211 = 0 THEN -s0 ELSE s0 END AS s1", "s0 * m AS k1",
             "CASE WHEN id % 97 = 0 THEN 0D ELSE t0 END AS t1", "r0 AS r1",
@@ -48,7 +51,7 @@ final class ExampleUdfsTest {
             "lat1_0", "lon1_0",
             "CASE WHEN id % 53 = 0 THEN lat1_0 WHEN id % 59 = 0 THEN -lat1_0 ELSE lat2_0 END AS lat2_1",
             "CASE WHEN id % 53 = 0 THEN lon1_0 WHEN id % 59 = 0 THEN lon1_0 + 180D ELSE lon2_0 END AS lon2_1",
-            "x0", "y0", "trade0", "expiry0", "ts0")
+            "x0", "y0", "trade0", "expiry0", "ts0", "n0")
         .selectExpr("id", nullable("s1", 1) + " AS s", nullable("k1", 2) + " AS k", nullable("t1", 3) + " AS t",
             nullable("r1", 4) + " AS r", nullable("v1", 5) + " AS v",
             nullable("CASE WHEN id % 101 = 0 THEN s1 * 1.01D WHEN id % 103 = 0 THEN 0D "
@@ -56,7 +59,8 @@ final class ExampleUdfsTest {
             nullable("lat1_0", 7) + " AS lat1", nullable("lon1_0", 8) + " AS lon1",
             nullable("lat2_1", 9) + " AS lat2", nullable("lon2_1", 10) + " AS lon2",
             nullable("x0", 11) + " AS x", nullable("y0", 12) + " AS y",
-            nullable("trade0", 13) + " AS trade", nullable("expiry0", 14) + " AS expiry", nullable("ts0", 15) + " AS ts")
+            nullable("trade0", 13) + " AS trade", nullable("expiry0", 14) + " AS expiry", nullable("ts0", 15) + " AS ts",
+            nullable("n0", 16) + " AS n")
         .write().parquet(path);
   }
 
@@ -219,6 +223,51 @@ final class ExampleUdfsTest {
   }
 
   @Test
+  void saxpy_literalAndColumnA() {
+    Saxpy udf = new Saxpy();
+    Seen seen = new Seen();
+    for (Row r : gpuRows(table().selectExpr("id", "x", "y", "saxpy(CAST(2.5 AS FLOAT), x, y)", "saxpy(x, x, y)"))) {
+      Float x = r.isNullAt(1) ? null : r.getFloat(1);
+      Float y = r.isNullAt(2) ? null : r.getFloat(2);
+      for (int c = 3; c <= 4; c++) {
+        Float a = c == 3 ? Float.valueOf(2.5f) : x;
+        Float cpu = udf.call(a, x, y);
+        Float gpu = r.isNullAt(c) ? null : r.getFloat(c);
+        // one rounding (fused multiply-add) where Java rounds twice: an ulp or two of the terms
+        boolean agree = cpu == null ? gpu == null
+            : gpu != null && Math.abs(cpu - gpu) <= 2 * Math.ulp(Math.abs(a * x) + Math.abs(y));
+        seen.add(cpu, gpu, agree, "row " + r + ", column " + c);
+      }
+    }
+    assertTrue(seen.nulls > 2000 && seen.values > 24_000, () -> seen.nulls + " nulls, " + seen.values + " values");
+  }
+
+  @Test
+  void collatzSteps_equalsCall() {
+    CollatzSteps udf = new CollatzSteps();
+    Seen seen = new Seen();
+    int invalid = 0;
+    int overflow = 0;
+    int longest = 0;
+    for (Row r : gpuRows(table().selectExpr("id", "n", "collatz_steps(n)"))) {
+      Long n = r.isNullAt(1) ? null : r.getLong(1);
+      Integer cpu = udf.call(n);
+      Integer gpu = r.isNullAt(2) ? null : r.getInt(2);
+      seen.add(cpu, gpu, Objects.equals(cpu, gpu), "row " + r);
+      invalid += n != null && n < 1 ? 1 : 0;
+      overflow += n != null && n > 3074457345618258602L && (n & 1) == 1 ? 1 : 0;
+      longest = Math.max(longest, gpu == null ? 0 : gpu);
+    }
+    int inv = invalid;
+    int ovf = overflow;
+    int max = longest;
+    assertTrue(seen.nulls > 800 && seen.values > 12_000 && inv > 200 && ovf > 100 && max > 300,
+        () -> seen.nulls + " nulls, " + inv + " n < 1, " + ovf + " overflowing, longest " + max);
+    assertEquals(350, udf.call(77031L));
+    assertEquals(-1, udf.call(CollatzSteps.MAX_ODD + 1));
+  }
+
+  @Test
   void inTheMoney_inSelectAndWhere() {
     InTheMoney udf = new InTheMoney();
     Seen seen = new Seen();
@@ -296,12 +345,12 @@ final class ExampleUdfsTest {
   void explain_showsEveryUdfOnTheGpu_inOneNode() {
     Dataset<Row> df = table().selectExpr("black_scholes(s, k, t, r, v)", "implied_volatility(price, s, k, t, r)",
         "haversine(lat1, lon1, lat2, lon2)", "float_polynomial(x, y)", "in_the_money(s, k)",
-        "days_to_expiry(trade, expiry)", "seconds_since_midnight(ts)");
+        "days_to_expiry(trade, expiry)", "seconds_since_midnight(ts)", "saxpy(x, x, y)", "collatz_steps(n)");
     df.collectAsList();
     String plan = SparkJobs.explain(df);
     assertEquals(1, SparkJobs.gpuNodes(df).size(), plan);
     for (String name : List.of("black_scholes", "implied_volatility", "haversine", "float_polynomial", "in_the_money",
-        "days_to_expiry", "seconds_since_midnight")) {
+        "days_to_expiry", "seconds_since_midnight", "saxpy", "collatz_steps")) {
       assertTrue(plan.matches("(?s).*VkGpuEval \\[.*" + name + "\\(.*? on GPU.*"), name + ": " + plan);
     }
     assertAllOnGpu(df, ROWS);
@@ -310,8 +359,8 @@ final class ExampleUdfsTest {
   @Test
   void sqlNames_areTheSnakeCaseClassNames() {
     List<GpuUdf> udfs = List.of(new BlackScholes(), new ImpliedVolatility(), new Haversine(), new FloatPolynomial(),
-        new InTheMoney(), new DaysToExpiry(), new SecondsSinceMidnight());
+        new InTheMoney(), new DaysToExpiry(), new SecondsSinceMidnight(), new Saxpy(), new CollatzSteps());
     assertEquals(List.of("black_scholes", "implied_volatility", "haversine", "float_polynomial", "in_the_money",
-        "days_to_expiry", "seconds_since_midnight"), udfs.stream().map(GpuUdf::name).toList());
+        "days_to_expiry", "seconds_since_midnight", "saxpy", "collatz_steps"), udfs.stream().map(GpuUdf::name).toList());
   }
 }
