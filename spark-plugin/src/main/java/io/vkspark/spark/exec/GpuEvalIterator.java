@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * serves them all; the node then outputs one combined batch for them. Combined rather than one
  * output batch per child batch: the child's vectors are overwritten by the time the dispatch runs,
  * so the pass-through columns are copies either way, and Spark's operators above take batches of
- * any size; per-child views would only add an offset to every read.
+ * any size; per-child views would only add an offset to every read. Where nothing on the host needs
+ * the rows (a fused aggregate reduced on the GPU), the small batches' arguments go straight into
+ * the GPU's input buffers instead, with no host copy ({@link BatchCoalescer} says when).
  *
  * <p>The iterator gathers and evaluates; the GPU path is {@link GpuBatchStep}, the CPU path
  * {@link CpuBatchStep}, and a fused aggregate's reduction {@link ReductionStep}.
