@@ -11,6 +11,7 @@ import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.GpuDevice;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -104,6 +105,53 @@ final class CoalesceSparkTest {
       assertEquals((long) FILES * perFile, batches, "child batches read");
       assertEquals((long) FILES, dispatches, "one dispatch per partition (file): " + batches + " child batches");
     }));
+  }
+
+  /**
+   * One copy: a sum fused onto the GPU node and reduced on the GPU reads 1,000-row Parquet batches;
+   * each child batch's arguments go straight into the GPU's input buffers (stagedBytes 0, nothing
+   * staged on the host), several child batches per dispatch, every row reduced on the GPU, results
+   * Spark's. With verify on (it re-runs call() over the arguments), the same query folds on the host
+   * and the child batches are staged as before.
+   */
+  @Test
+  void fusedReduction_smallBatches_argumentsCopiedOnceStraightToTheGpu_verifyStillStages() {
+    set("spark.sql.parquet.columnarReaderBatchSize", "1000", VkConf.METRICS_LEVEL, "debug");
+    table().createOrReplaceTempView("coalesce_t");
+    String sql = "SELECT sum(float_saxpy(f, g)), max(float_saxpy(f, g)), sum(gpu_hypot(a, b)), count(int_poly(i, j)),"
+        + " max(int_poly(i, j)), count(*) FROM coalesce_t"; // no integral sum: under ANSI it folds on the host
+    List<List<Row>> both = onAndOff(() -> spark().sql(sql), ran -> {
+      Map<String, Long> fused = reduced(ran);
+      assertEquals((long) ROWS, fused.get("gpuReducedRows"), fused.toString());
+      Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+      assertEquals((long) ROWS, m.get("gpuRows"), m.toString());
+      assertEquals(10L, m.get("inputBatches"), m.toString());
+      assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), m.toString());
+      assertEquals(0L, m.get("stagedBytes"), () -> "no host staging copy: " + m);
+      assertTrue(m.get("uploadBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "the arguments were uploaded: " + m);
+    });
+    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
+
+    set(VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
+    both = onAndOff(() -> spark().sql(sql), ran -> {
+      Map<String, Long> m = metrics(gpuNodes(ran).get(0));
+      assertEquals((long) ROWS, m.get("gpuRows"), m.toString());
+      assertTrue(m.get("stagedBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "verify reads the staged arguments: " + m);
+      assertEquals(0L, m.get("verifyMismatches"), m.toString());
+    });
+    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /** The metrics of the one fused aggregate node of {@code ran}. */
+  private static Map<String, Long> reduced(Dataset<Row> ran) {
+    java.util.List<io.vkspark.spark.agg.VkGpuAggregateExec> out = new java.util.ArrayList<>();
+    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+        out.add(g);
+      }
+    });
+    assertEquals(1, out.size(), () -> explain(ran));
+    return io.vkspark.spark.exec.GpuEvalIterator.snapshot(out.get(0).metricsMap());
   }
 
   @Test

@@ -280,6 +280,59 @@ final class FusedAggregateSparkTest {
     assertAggregatesEqual(both.get(1), both.get(0));
   }
 
+  /**
+   * {@code sum} of a float UDF's result, as the benchmark's float polynomial is summed: Spark sums
+   * a float as a double of the widened values, and so does the GPU, in the UDF's submission, under
+   * the default {@code fuseAggregates} (unset: fused only because it reduces on the GPU). With
+   * nulls, NaN, both infinities, an empty partition and partitions of odd sizes, and every finite
+   * value a multiple of 0.25 below 2^9 (so the double sums are exact in any order), the results
+   * equal Spark's bit for bit: sums, min, max, avg, count, and the expressions the device computes
+   * over floats (negation, {@code isnan} selection, {@code coalesce}). Float arithmetic over the
+   * result is not computed on the device (a device that flushes float32 subnormals would differ
+   * from Java): that query keeps Spark's partial aggregate, with the same result.
+   */
+  @Test
+  void floatUdfSum_default_reducedOnTheGpu_equalsSparkBitForBit_floatArithmeticNotFused() {
+    spark().conf().unset(Settings.FUSE_AGGREGATES.key());
+    spark().range(0, 9_001, 1, 4).where("id < 2250 OR id >= 4500").selectExpr(
+            "CASE WHEN id % 17 = 0 THEN NULL ELSE cast((id % 301) * 0.25 - 30 AS float) END AS f",
+            "CASE WHEN id = 4501 THEN float('NaN') WHEN id = 100 THEN float('Infinity') WHEN id = 7000 THEN float('-Infinity')"
+                + " WHEN id % 13 = 0 THEN NULL ELSE cast(id % 7 AS float) END AS g",
+            "CASE WHEN id = 8999 THEN float('Infinity') WHEN id % 5 = 0 THEN NULL ELSE cast(id % 9 AS float) * -0.5F END AS h")
+        .createOrReplaceTempView("float_t");
+    long rows = 2250 + 2250 + 2251;
+    String x = "f_add(f, f)";
+    String y = "f_add(g, g)";
+    String sql = "SELECT sum(" + x + "), sum(" + y + "), sum(f_add(h, h)), min(" + y + "), max(" + y + "), min(" + x + "),"
+        + " max(" + x + "), avg(" + x + "), count(" + x + "), sum(-" + x + "), max(-" + y + "),"
+        + " sum(CASE WHEN isnan(" + y + ") THEN CAST(0 AS FLOAT) ELSE " + y + " END), max(coalesce(" + x + ", CAST(0 AS FLOAT))),"
+        + " count(CASE WHEN " + y + " > CAST(3 AS FLOAT) THEN 1 END), count(*) FROM float_t";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertFused(lastRun, rows, true);
+    Row gpu = both.get(0).get(0);
+    Row cpu = both.get(1).get(0);
+    assertEquals(cpu.size(), gpu.size());
+    for (int c = 0; c < cpu.size(); c++) {
+      Object want = cpu.get(c);
+      Object got = gpu.get(c);
+      if (want instanceof Double d) {
+        assertEquals(Double.doubleToLongBits(d), Double.doubleToLongBits((Double) got), "column " + c + ": " + cpu + " vs " + gpu);
+      } else if (want instanceof Float f) {
+        assertEquals(Float.floatToIntBits(f), Float.floatToIntBits((Float) got), "column " + c + ": " + cpu + " vs " + gpu);
+      } else {
+        assertEquals(want, got, "column " + c + ": " + cpu + " vs " + gpu);
+      }
+    }
+    assertTrue(Double.isNaN(gpu.getDouble(1)) && gpu.getDouble(2) == Double.POSITIVE_INFINITY && gpu.getDouble(0) != 0
+        && Float.isNaN(gpu.getFloat(4)) && gpu.getDouble(11) != 0 && gpu.getLong(8) > 6000, () -> "the cases happened: " + gpu);
+
+    String arithmetic = "SELECT sum(" + x + " * CAST(2 AS FLOAT)) FROM float_t";
+    List<List<Row>> scaled = gpuAndCpu(() -> spark().sql(arithmetic));
+    assertTrue(fusedNodes(lastRun).isEmpty(), () -> explain(lastRun));
+    assertEquals(rows, metrics(gpuNodes(lastRun).get(0)).get("gpuRows"));
+    assertEquals(scaled.get(1), scaled.get(0));
+  }
+
   /** An argument over a column of the GPU node's child (not on the device): the host fold, same result. */
   @Test
   void expressionOverChildColumn_foldsOnTheHost_matchesSpark() {

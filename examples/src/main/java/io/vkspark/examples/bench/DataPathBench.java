@@ -193,6 +193,7 @@ public final class DataPathBench {
       if (cases.contains("poly")) {
         SparkBench.emit(json, SparkBench.run(spark, "real_world_float_polynomial", List.of(
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench_pq"), UNFUSED),
+            new Variant("gpu_udf_fused", () -> spark.sql("SELECT sum(float_polynomial(x, y)) FROM bench_pq"), FUSED),
             new Variant("spark_sql", () -> spark.sql("SELECT sum(CAST(0.5 AS FLOAT) * x * x * x - CAST(2 AS FLOAT) * x + y)"
                 + " FROM bench_pq")),
             new Variant("java_udf", () -> spark.sql("SELECT sum(float_polynomial_cpu(x, y)) FROM bench_pq"))),

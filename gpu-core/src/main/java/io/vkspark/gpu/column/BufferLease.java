@@ -67,12 +67,16 @@ final class BufferLease {
   BufferSet acquire(long varElements) {
     set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity, varElements, reduction));
     int got = set.key.capacity();
+    if (got < capacity) {
+      // out of device memory: later sets are no larger. A small set asked for small batches (a
+      // runner appending child batches one by one) leaves the ceiling where it was.
+      ceiling = Math.min(ceiling, got);
+    }
     while (capacity > got) {
       capacity = BufferPool.smaller(capacity);
       oomSplits++;
     }
     capacity = got;
-    ceiling = Math.min(ceiling, got);
     bufferBytes = Math.max(bufferBytes, set.deviceBytes);
     return set;
   }

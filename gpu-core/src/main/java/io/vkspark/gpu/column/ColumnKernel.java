@@ -456,6 +456,14 @@ public final class ColumnKernel implements java.io.Serializable {
     return sig.args().size() + 2;
   }
 
+  /**
+   * Whether a dispatch of this kernel can end in RECOMPUTE: its body (or a helper function) calls
+   * {@code jthrow()}, so a batch may have to be recomputed with {@code call()} on the host.
+   */
+  public boolean mayRecompute() {
+    return JTHROW.matcher(spec.body()).find() || JTHROW.matcher(spec.functions()).find();
+  }
+
   /** Whether the body has loops (guarded against driver loop limits and aborts). */
   public boolean hasLoops() {
     return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0;

@@ -438,6 +438,26 @@ final class BatchRunnerTest {
     }
   }
 
+  /**
+   * Child batches appended one by one (a coalesced batch that goes straight to the GPU): the first
+   * small buffer set does not cap the runner; the buffers grow with the batch (a dispatch per
+   * growth), and the next batch of the same size takes one dispatch, not one per child batch.
+   */
+  @Test
+  void append_smallBatchesFirst_buffersGrowToTheCapacity_thenOneDispatchPerBatch() {
+    Case c = caseFor(SqlType.INT);
+    Random r = new Random(23);
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(kernel(c), new int[] {0, 1})),
+        List.of(SqlType.INT, SqlType.INT), 65536, GPU.allocator())) {
+      int[] sizes = new int[10];
+      java.util.Arrays.fill(sizes, 4096);
+      // 4,096 rows, then growth to 8,192, 16,384, 32,768 and 65,536 rows, each dispatching what it held; then the rest
+      assertEquals(5, appendAndCheck(runner, c, sizes, -1, 0.1, r), "a dispatch per growth, not per appended batch");
+      assertEquals(65536, runner.capacity(), "the first, small set did not lower the ceiling");
+      assertEquals(1, appendAndCheck(runner, c, sizes, -1, 0.1, r), "grown: the whole batch in one dispatch");
+    }
+  }
+
   @Test
   void append_refusedColumns_leaveTheStagedRowsAsTheyWere() {
     Case c = caseFor(SqlType.INT);

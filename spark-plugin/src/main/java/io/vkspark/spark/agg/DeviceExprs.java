@@ -46,9 +46,13 @@ import scala.Tuple2;
  * exactly (see {@link DeviceExpr}): deterministic expressions of int, bigint, float, double and
  * boolean built from columns on the device, literals, {@code isnan}, {@code IS [NOT] NULL},
  * {@code NOT}/{@code AND}/{@code OR}, {@code IF}/{@code CASE WHEN}, {@code coalesce}, {@code nanvl},
- * comparisons, {@code +}, {@code -}, {@code *} and negation (integers only where they wrap, not in
- * ANSI mode; no float arithmetic) and casts (narrowing ones only in legacy mode). Anything else,
- * a column of the GPU node's child included (it is not on the device), is not translatable.
+ * comparisons, {@code +}, {@code -}, {@code *} (integers only where they wrap, not in ANSI mode; no
+ * float arithmetic: a device that flushes float32 subnormals, as the H200 does, would differ from
+ * Java), negation (floats too: a sign flip) and casts (narrowing ones only in legacy mode; float to
+ * double exact). So {@code sum(f(x))} of a float UDF, which Spark computes as a double sum of the
+ * widened floats, is reduced on the GPU, as are {@code sum(-f(x))} and {@code max(coalesce(f(x), 0F))};
+ * {@code sum(f(x) * 2F)} folds on the host. Anything else, a column of the GPU node's child
+ * included (it is not on the device), is not translatable.
  */
 public final class DeviceExprs {
   private DeviceExprs() {}
@@ -169,8 +173,8 @@ public final class DeviceExprs {
       return arithmetic(DeviceExpr.ArithOp.MULTIPLY, t, m.evalMode(), m.left(), m.right(), columns);
     }
     if (e instanceof UnaryMinus m) {
-      if (t == SqlType.FLOAT || (integral(t) && m.failOnError())) {
-        return null; // float: may flush subnormals; ANSI integral: must fail on -MIN_VALUE
+      if (integral(t) && m.failOnError()) {
+        return null; // ANSI integral: must fail on -MIN_VALUE (a float is negated by its sign bit, exact everywhere)
       }
       DeviceExpr c = of(m.child(), columns);
       return c == null ? null : new DeviceExpr.Negate(c);

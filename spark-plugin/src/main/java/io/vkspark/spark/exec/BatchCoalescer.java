@@ -25,9 +25,19 @@ import org.apache.spark.unsafe.types.UTF8String;
  * per column (the same copies that take Spark's vectors to the GPU); booleans, strings, binary and
  * arrays value by value.
  *
- * <p>This is the one place where child batches are staged: a runner that uploads each child
- * batch's arguments straight into GPU memory would replace the argument columns here and keep only
- * the pass-through copies.
+ * <p>This is the one place where child batches are staged on the host, and it is done only where
+ * something on the host needs the rows once the child has moved on: the output columns of a plain
+ * GPU node (its child's columns, arguments included, pass through), verify mode (it re-runs
+ * {@code call()} over the arguments), and any GPU run that can hand its batch back to be recomputed
+ * with {@code call()} (a loop limit, a translated UDF's throwing rows, a row too wide to stage).
+ * A fused aggregate reduced on the GPU, ungrouped, needs none of them when its calls can never be
+ * recomputed ({@code GpuBatchStep.neverRecomputes}): there each small child batch's argument columns
+ * are appended straight into the runner's host-visible GPU input buffers as it arrives
+ * ({@code BatchRunner.append}, one copy, no staging), and the coalescer only counts its rows and
+ * bytes ({@link #admit}) so that the coalesced batch keeps the same bounds. The GPU input buffers
+ * are never read back on the host (reading device-local, host-visible memory is slow on a discrete
+ * GPU). A child batch large enough on its own is never copied on either path. The
+ * {@code stagedBytes} metric counts the bytes copied here.
  */
 public final class BatchCoalescer implements AutoCloseable {
   private static final int INITIAL_CAPACITY = 4096;
@@ -98,12 +108,25 @@ public final class BatchCoalescer implements AutoCloseable {
     bytes = 0;
   }
 
-  /** Copies every row of {@code b} after those staged; {@code b} may be overwritten once this returns. */
-  void add(ColumnarBatch b) {
+  /**
+   * Counts {@code b}'s rows and bytes as {@link #add} would, without copying them: its arguments
+   * went straight to the GPU and nothing on the host needs its rows.
+   */
+  void admit(ColumnarBatch b) {
+    rows = Math.addExact(rows, b.numRows());
+    bytes = Math.addExact(bytes, batchBytes(b));
+  }
+
+  /**
+   * Copies every row of {@code b} after those staged; {@code b} may be overwritten once this
+   * returns. Returns the bytes staged for it.
+   */
+  long add(ColumnarBatch b) {
     int n = b.numRows();
     if (n == 0) {
-      return;
+      return 0;
     }
+    long before = bytes;
     int at = rows;
     for (int c = 0; c < staged.length; c++) {
       OffHeapColumnVector dst = staged[c];
@@ -112,6 +135,7 @@ public final class BatchCoalescer implements AutoCloseable {
     }
     rows = Math.addExact(rows, n);
     bytes = stagedBytes();
+    return bytes - before;
   }
 
   /** Rows staged. */

@@ -52,6 +52,8 @@ final class GpuBatchStep implements AutoCloseable {
   private BatchStats rowReported = BatchStats.ZERO;
   private long taskBufferBytes;
   private boolean loopLimitLogged;
+  /** {@link #neverRecomputes()}, found once. */
+  private Boolean neverRecomputes;
 
   /**
    * @param placed the node's calls as placed on this executor (those on the GPU run here)
@@ -139,11 +141,7 @@ final class GpuBatchStep implements AutoCloseable {
    * {@code run} throws. The metrics are added only when {@code run} returns.
    */
   <T> T underLease(ColumnarBatch in, int rows, Supplier<BatchRunner> which, GpuRun<T> run) {
-    List<InputColumn> inputs = new ArrayList<>(columns.size());
-    for (int o : columns) {
-      SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
-      inputs.add(SparkInputs.of(in.column(o), t, rows));
-    }
+    List<InputColumn> inputs = inputs(in, rows);
     try (GpuLease lease = gpu.lease()) {
       metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
       BatchRunner r = null;
@@ -170,6 +168,45 @@ final class GpuBatchStep implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Whether a batch's GPU run can only succeed or fail the task, never hand the batch back to be
+   * recomputed with {@code call()}: no call has loops (LOOP_LIMIT) or may throw rows (RECOMPUTE,
+   * translated UDFs), and every argument is fixed-width (no row too wide to stage). Only then may
+   * child batches go straight into the GPU buffers with no host copy of their arguments: a
+   * recomputation would need rows the child has overwritten.
+   */
+  boolean neverRecomputes() {
+    if (neverRecomputes == null) {
+      neverRecomputes = calls.stream().noneMatch(c -> c.translated() || c.kernel().hasLoops() || c.kernel().mayRecompute())
+          && columns.stream().noneMatch(o -> inputType(o).isVariableWidth());
+    }
+    return neverRecomputes;
+  }
+
+  /**
+   * Appends {@code in}'s argument columns to this task's runner, straight from the child's vectors
+   * into the GPU input buffers (the one copy), under the GPU permit (the runner may take a buffer
+   * set or dispatch when it fills); its rows wait there for the next {@link #underLease} run, which
+   * dispatches them with its own. The runner keeps its buffer set while rows wait in it.
+   */
+  void append(ColumnarBatch in) {
+    int rows = in.numRows();
+    List<InputColumn> inputs = inputs(in, rows);
+    try (GpuLease lease = gpu.lease()) {
+      metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
+      runner().append(inputs, rows);
+    }
+  }
+
+  private List<InputColumn> inputs(ColumnarBatch in, int rows) {
+    List<InputColumn> inputs = new ArrayList<>(columns.size());
+    for (int o : columns) {
+      SqlType t = SparkTypes.of(in.column(o).dataType()).orElseThrow();
+      inputs.add(SparkInputs.of(in.column(o), t, rows));
+    }
+    return inputs;
   }
 
   /** The most GPU-argument bytes one row may hold: what one batch stages, and what one dispatch can. */

@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * serves them all; the node then outputs one combined batch for them. Combined rather than one
  * output batch per child batch: the child's vectors are overwritten by the time the dispatch runs,
  * so the pass-through columns are copies either way, and Spark's operators above take batches of
- * any size; per-child views would only add an offset to every read.
+ * any size; per-child views would only add an offset to every read. Where nothing on the host needs
+ * the rows (a fused aggregate reduced on the GPU), the small batches' arguments go straight into
+ * the GPU's input buffers instead, with no host copy ({@link BatchCoalescer} says when).
  *
  * <p>The iterator gathers and evaluates; the GPU path is {@link GpuBatchStep}, the CPU path
  * {@link CpuBatchStep}, and a fused aggregate's reduction {@link ReductionStep}. With
@@ -74,6 +76,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final boolean[] lenient;
   /** Stages small child batches (null: every child batch is evaluated as it comes). */
   private final BatchCoalescer coalescer;
+  /** {@link #oneCopy()}, decided on the first coalesced batch. */
+  private Boolean oneCopy;
   /** A child batch pulled but not yet evaluated (it did not fit the coalesced batch); valid until the child advances. */
   private ColumnarBatch pending;
   /** spark.vkspark.placement=adaptive: each batch's GPU calls on the faster path (null: always the GPU). */
@@ -232,7 +236,12 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     return output(in, rows);
   }
 
-  /** The next child batch, or several small ones coalesced (see {@link BatchCoalescer}). */
+  /**
+   * The next child batch, or several small ones coalesced (see {@link BatchCoalescer}): copied into
+   * the coalescer's host vectors, or, where only the GPU needs their rows ({@link #oneCopy}),
+   * appended straight into the runner's GPU input buffers, and then the batch returned is an empty
+   * one (no rows) whose reduction dispatches the rows waiting in the runner.
+   */
   private ColumnarBatch gather() {
     ColumnarBatch in = pullChild();
     if (coalescer != null) {
@@ -241,16 +250,51 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (coalescer == null || !coalescer.fits(in)) {
       return in; // zero copy: a batch large enough on its own
     }
-    coalescer.add(in); // copied before the child is asked for more
+    boolean direct = oneCopy();
+    ColumnarBatch first = in;
+    stage(in, direct); // copied before the child is asked for more
     while (coalescer.rows() < conf.batchRows() && input.hasNext()) {
       ColumnarBatch b = pullChild();
       if (!coalescer.fits(b)) {
         pending = b; // evaluated by the next call, before the child advances
         break;
       }
-      coalescer.add(b);
+      stage(b, direct);
     }
-    return coalescer.batch();
+    return direct ? new ColumnarBatch(columnsOf(first), 0) : coalescer.batch();
+  }
+
+  /** {@code b}'s rows into the GPU's input buffers ({@code direct}) or the coalescer's host vectors. */
+  private void stage(ColumnarBatch b, boolean direct) {
+    if (direct) {
+      gpu.append(b);
+      coalescer.admit(b);
+    } else {
+      metrics.add(VkMetric.STAGED_BYTES, coalescer.add(b));
+    }
+  }
+
+  private static ColumnVector[] columnsOf(ColumnarBatch b) {
+    ColumnVector[] out = new ColumnVector[b.numCols()];
+    for (int c = 0; c < out.length; c++) {
+      out[c] = b.column(c);
+    }
+    return out;
+  }
+
+  /**
+   * Whether small child batches go straight to the GPU with no host copy: a fused aggregate whose
+   * every batch this task reduces on the GPU, ungrouped (nothing on the host reads its rows),
+   * verify off, every call on the GPU, and no GPU run that could hand a batch back to be recomputed
+   * with {@code call()} over rows the child has since overwritten. Decided once per task, before
+   * its first batch.
+   */
+  private boolean oneCopy() {
+    if (oneCopy == null) {
+      oneCopy = reduction != null && !verifier.on() && gpu.calls().size() == calls.size() && gpu.neverRecomputes()
+          && reduction.reducesEveryBatch(verifier.on(), calls.size());
+    }
+    return oneCopy;
   }
 
   private ColumnarBatch pullChild() {

@@ -64,6 +64,18 @@ final class ReductionStep {
     return r.isPresent();
   }
 
+  /**
+   * Whether every batch of this task is reduced on the GPU, ungrouped, deciding now if not yet
+   * decided (as {@link #tries} would on the first batch): then a batch's rows can be appended to
+   * the runner as they arrive, since nothing but the device needs them.
+   */
+  boolean reducesEveryBatch(boolean verifying, int calls) {
+    if (reducing == null) {
+      reducing = decide(verifying, calls);
+    }
+    return reducing && !reduction.grouped();
+  }
+
   /** Whether this task reduces on the GPU (false before its first batch): its too-wide batches then use a plain runner. */
   boolean reducing() {
     return Boolean.TRUE.equals(reducing);
@@ -108,7 +120,9 @@ final class ReductionStep {
     if (step == null) {
       return null;
     }
-    metrics.add(VkMetric.NUM_OUTPUT_ROWS, rows);
+    // the rows the runner reduced: in's, after any appended straight to the GPU (GpuEvalIterator's one-copy path)
+    metrics.add(VkMetric.NUM_OUTPUT_ROWS, step instanceof DeviceReduction.ReducedByKey k ? k.result().rows()
+        : ((DeviceReduction.Reduced) step).result().rows());
     metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
     return step instanceof DeviceReduction.ReducedByKey k ? new DeviceReduction.ReducedByKey(k.result(), read)
         : new DeviceReduction.Reduced(((DeviceReduction.Reduced) step).result(), read);

@@ -49,6 +49,8 @@ public enum VkMetric {
   VERIFY_TIME("verifyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "time re-checking rows on CPU"),
   INPUT_BATCHES("inputBatches", Kind.SUM, MetricsLevel.DEBUG,
       "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
+  STAGED_BYTES("stagedBytes", Kind.SIZE, MetricsLevel.DEBUG,
+      "bytes of small child batches copied into a host batch before the GPU (0 where they go straight to the GPU)"),
   GPU_DISPATCHES("gpuDispatches", Kind.SUM, MetricsLevel.DEBUG, "GPU submissions (a batch over capacity takes several)"),
   HOST_TIME("hostTime", Kind.NS_TIMING, MetricsLevel.DEBUG, "host time copying inputs and results"),
   SEMAPHORE_WAIT_TIME("semaphoreWaitTime", Kind.NS_TIMING, MetricsLevel.DEBUG,

@@ -31,7 +31,7 @@ record ArgumentGlsl(List<String> prologue, String ok, String load) {
     if (!computed(a)) {
       int c = a.call();
       return new ArgumentGlsl(List.of(), "vk_in && (((vk_nulls >> " + c + "u) & 1u) == 0u || ((vk_n" + c
-          + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u)", t + "(vk_v" + c + "[vk_row])");
+          + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u)", widen(t, types.get(c), "vk_v" + c + "[vk_row]"));
     }
     List<String> prologue = new ArrayList<>();
     prologue.add(indent + "bool vk_xz = true;");
@@ -41,9 +41,14 @@ record ArgumentGlsl(List<String> prologue, String ok, String load) {
     int k = g.emit(a.argument());
     prologue.add(indent + "  vk_xz = vk_z" + k + ";");
     if (a.function() != Function.COUNT) {
-      prologue.add(indent + "  vk_xv = " + t + "(vk_e" + k + ");");
+      prologue.add(indent + "  vk_xv = " + widen(t, a.argument().type(types), "vk_e" + k) + ";");
     }
     prologue.add(indent + "}");
     return new ArgumentGlsl(prologue, "!vk_xz", "vk_xv");
+  }
+
+  /** {@code x} of type {@code from} as the accumulator type {@code t}: a float widened exactly ({@code vk_f2d}). */
+  private static String widen(String t, SqlType from, String x) {
+    return from == SqlType.FLOAT && t.equals("double") ? "vk_f2d(" + x + ")" : t + "(" + x + ")";
   }
 }

@@ -15,10 +15,14 @@ import java.util.TreeSet;
  * over a UDF result {@code x} needs no row on the host. Each node has Spark SQL's (non-ANSI)
  * semantics exactly, nulls included (three-valued {@code AND}/{@code OR}, {@code isnan(null)} is
  * false, comparisons order NaN above everything and equal to itself, {@code -0.0 = 0.0}); integer
- * arithmetic wraps. Only operations whose GPU result is bit-exact are offered: no division,
- * remainder or transcendental, and no 32-bit float arithmetic or double-to-float cast (a device may
- * flush 32-bit subnormals, see docs/GLSL-SEMANTICS.md); floats take part only as values, widened to
- * double for comparisons and casts.
+ * arithmetic wraps. Only operations whose GPU result is bit-exact on every device are offered: no
+ * division, remainder or transcendental, and no 32-bit float {@code +}, {@code -}, {@code *} or
+ * double-to-float cast: those match Java only where the device keeps float32 subnormals and rounds
+ * to nearest, and the H200 flushes them (no {@code shaderDenormPreserveFloat32}; see
+ * docs/GLSL-SEMANTICS.md, "Expressions computed in the reduction"). Floats take part as values
+ * (selected by {@code IF}, {@code coalesce}, {@code nanvl}), negated by their sign bit, and widened
+ * to double from their bits for comparisons, casts and every aggregate, so that a float result is
+ * summed exactly as Spark sums it: {@code (double) f} added in double.
  *
  * <p>Types are the {@link SqlType}s {@code INT}, {@code BIGINT}, {@code FLOAT}, {@code DOUBLE} and
  * {@code BOOLEAN}; operands of one node have one type (as Spark's analyzer makes them). {@link
@@ -309,7 +313,10 @@ public sealed interface DeviceExpr extends Serializable {
     }
   }
 
-  /** {@code -child} of an int, bigint (wrapping: {@code -MIN = MIN}) or double; null for null. */
+  /**
+   * {@code -child} of an int, bigint (wrapping: {@code -MIN = MIN}), float or double (the sign
+   * flipped, NaN and zeros included, as Java's); null for null.
+   */
   record Negate(DeviceExpr child) implements DeviceExpr {
     public Negate {
       Objects.requireNonNull(child, "child");
@@ -323,8 +330,8 @@ public sealed interface DeviceExpr extends Serializable {
     @Override
     public SqlType type(List<SqlType> callTypes) {
       SqlType t = child.type(callTypes);
-      if (t != SqlType.INT && t != SqlType.BIGINT && t != SqlType.DOUBLE) {
-        throw wrong(this, "an int, bigint or double", t);
+      if (t == SqlType.BOOLEAN) {
+        throw wrong(this, "an int, bigint, float or double", t);
       }
       return t;
     }

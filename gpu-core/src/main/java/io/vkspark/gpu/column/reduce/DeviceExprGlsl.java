@@ -21,7 +21,9 @@ import java.util.List;
  * be in range), each node's value {@code vk_eK} and null flag {@code vk_zK}. Every node is total
  * (no operation can fail or is undefined), so both sides of a condition are computed. NaN is
  * recognised on the bits ({@code vk_isnan}, {@code vk_isnanf}), never by a float comparison a
- * driver could assume away; double arithmetic is {@code precise} (no fused multiply-add).
+ * driver could assume away; double arithmetic is {@code precise} (no fused multiply-add). Floats
+ * are widened from their bits ({@code vk_f2d}) and negated by flipping the sign bit, never by a
+ * float operation, so a device that flushes 32-bit subnormals (the H200) still gets Java's values.
  */
 final class DeviceExprGlsl {
   /** The helpers the statements call (need 64-bit floats and integers): paste before {@code main}. */
@@ -117,7 +119,7 @@ final class DeviceExprGlsl {
       int b = emit(c.right());
       SqlType ot = c.left().type(callTypes);
       String cmp = switch (ot) {
-        case FLOAT -> "vk_cmp(double(vk_e" + a + "), double(vk_e" + b + "))";
+        case FLOAT -> "vk_cmp(vk_f2d(vk_e" + a + "), vk_f2d(vk_e" + b + "))";
         case DOUBLE -> "vk_cmp(vk_e" + a + ", vk_e" + b + ")";
         case BOOLEAN -> "(int(vk_e" + a + ") - int(vk_e" + b + "))";
         default -> "(vk_e" + a + " == vk_e" + b + " ? 0 : vk_e" + a + " < vk_e" + b + " ? -1 : 1)";
@@ -149,7 +151,8 @@ final class DeviceExprGlsl {
     } else if (e instanceof Negate n) {
       int a = emit(n.child());
       z = "vk_z" + a;
-      v = "-vk_e" + a;
+      // a float's sign bit flipped: exact on a device that flushes subnormal float operands
+      v = t == SqlType.FLOAT ? "uintBitsToFloat(floatBitsToUint(vk_e" + a + ") ^ 0x80000000u)" : "-vk_e" + a;
     } else if (e instanceof Cast c) {
       int a = emit(c.child());
       z = "vk_z" + a;
@@ -172,8 +175,8 @@ final class DeviceExprGlsl {
     if (from == to) {
       return x;
     }
-    if (from == SqlType.FLOAT && to != SqlType.DOUBLE) {
-      return cast("double(" + x + ")", SqlType.DOUBLE, to); // exact widening, then the double's rule
+    if (from == SqlType.FLOAT) { // exact widening (from the bits: subnormals too, see ReductionGlsl.ORDER), then the double's rule
+      return to == SqlType.DOUBLE ? "vk_f2d(" + x + ")" : cast("vk_f2d(" + x + ")", SqlType.DOUBLE, to);
     }
     return switch (to) {
       case BOOLEAN -> from == SqlType.DOUBLE ? "(vk_isnan(" + x + ") || " + x + " != 0.0lf)"

@@ -17,10 +17,22 @@ final class ReductionGlsl {
   /** The kernels' params buffer (binding 0): rows, then a bit per call saying its validity buffer holds nulls. */
   static final String PARAMS = "layout(std140, set = 0, binding = 0) uniform VkParams { uint vk_rows; uint vk_nulls;"
       + " uint vk_pad1; uint vk_pad2; uvec4 vk_groups; };";
-  /** Spark's order of doubles: NaN (tested on the bits) above everything, {@code -0.0 == 0.0}. */
+  /**
+   * Spark's order of doubles: NaN (tested on the bits) above everything, {@code -0.0 == 0.0}; and
+   * {@code vk_f2d}, a float widened to double exactly as Java's {@code (double) f} on every device.
+   * {@code double(f)} is a floating-point conversion, which a device without
+   * {@code shaderDenormPreserveFloat32} (the H200) may flush to zero for a subnormal {@code f};
+   * {@code vk_f2d} builds the double from the float's bits (sign, exponent rebiased by
+   * {@code 1023 - 127}, significand shifted by 29; Inf and NaN keep an all-ones exponent), and a
+   * subnormal as its integer significand times {@code 2^-149}, both exact.
+   */
   static final List<String> ORDER = List.of("bool vk_isnan(double x) { uvec2 u = unpackDouble2x32(x);"
           + " return (u.y & 0x7ff00000u) == 0x7ff00000u && ((u.y & 0xfffffu) | u.x) != 0u; }",
-      "bool vk_gt(double x, double y) { return vk_isnan(x) ? !vk_isnan(y) : (!vk_isnan(y) && x > y); }");
+      "bool vk_gt(double x, double y) { return vk_isnan(x) ? !vk_isnan(y) : (!vk_isnan(y) && x > y); }",
+      "double vk_f2d(float f) { uint u = floatBitsToUint(f); uint s = u & 0x80000000u; uint e = (u >> 23u) & 0xffu;"
+          + " uint m = u & 0x7fffffu; if (e == 0u) { precise double d = double(m) * packDouble2x32(uvec2(0u, 0x36a00000u));"
+          + " return s != 0u ? -d : d; }"
+          + " return packDouble2x32(uvec2(m << 29u, s | ((e == 0xffu ? 0x7ffu : e + 896u) << 20u) | (m >> 3u))); }");
 
   private ReductionGlsl() {
   }

@@ -53,6 +53,13 @@ final class DeviceExprReductionTest {
   static final SqlType[] TYPES = {SqlType.DOUBLE, SqlType.FLOAT, SqlType.INT, SqlType.BIGINT};
   static final double[] SPECIAL = {Double.NaN, -0.0, 0.0, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, 1.0,
       -1.0, 0.5, 3e9, -3e9, 1e19, -1e19, 2147483647.9, -2147483648.7};
+  /**
+   * Floats at and below the smallest normal (a device that flushes float32 subnormals would read
+   * them as zeros), zeros of both signs, infinities and NaN: sums of them in double are exact.
+   */
+  static final float[] FLOAT_EDGES = {Float.MIN_VALUE, -Float.MIN_VALUE, 3 * Float.MIN_VALUE, Float.MIN_NORMAL,
+      Float.intBitsToFloat(0x007fffff), -Float.intBitsToFloat(0x00400001), -Float.MIN_NORMAL, -0.0f, 0.0f,
+      Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
   static final DeviceExpr D = new Call(0);
   static final DeviceExpr F = new Call(1);
   static final DeviceExpr I = new Call(2);
@@ -231,7 +238,7 @@ final class DeviceExprReductionTest {
     } else if (e instanceof Negate n) {
       Object v = eval(n.child(), row);
       return v == null ? null : v instanceof Integer x ? (Object) (-x) : v instanceof Long y ? (Object) (-y)
-          : (Object) (-(Double) v);
+          : v instanceof Float f ? (Object) (-f) : (Object) (-(Double) v);
     } else if (e instanceof Cast c) {
       Object v = eval(c.child(), row);
       return v == null ? null : cast(v, c.to());
@@ -289,6 +296,7 @@ final class DeviceExprReductionTest {
       double d = special ? SPECIAL[r.nextInt(SPECIAL.length)] : (r.nextDouble() - 0.3) * Math.pow(10, r.nextInt(7) - 3);
       v[0][i] = r.nextDouble() < nullRate ? null : d;
       v[1][i] = r.nextDouble() < nullRate ? null : r.nextInt(8) == 0 ? 0.5f
+          : r.nextInt(8) == 0 ? FLOAT_EDGES[r.nextInt(FLOAT_EDGES.length)]
           : r.nextInt(4) == 0 ? (float) SPECIAL[r.nextInt(SPECIAL.length)] : (float) d;
       v[2][i] = r.nextDouble() < nullRate ? null : special ? (r.nextBoolean() ? Integer.MAX_VALUE : Integer.MIN_VALUE)
           : r.nextInt(5) == 0 ? r.nextInt(3) - 1 : r.nextInt();
@@ -392,12 +400,71 @@ final class DeviceExprReductionTest {
     });
   }
 
+  /**
+   * Float results as Spark aggregates them: SUM and AVG in double of the widened floats, MIN/MAX,
+   * negation, selection and comparison, directly and through expressions, bit for bit. The values
+   * are subnormals (a device that widened with a float conversion and flushed them would give
+   * zeros), zeros, infinities and NaN: every finite one a multiple of 2^-149 below 2^-125, so the
+   * double sum is the same in any order, and the whole result is exact.
+   */
+  @Test
+  void floatSubnormals_widenedExactly_sumsMinMaxBitForBit() throws Exception {
+    List<SqlType> types = List.of(TYPES);
+    List<Aggregate> aggs = new ArrayList<>();
+    Literal minNormal = new Literal(SqlType.FLOAT, Float.MIN_NORMAL);
+    for (DeviceExpr e : List.of(F, new Negate(F), cast(new Negate(F), SqlType.DOUBLE), new Coalesce(List.of(F, new Literal(SqlType.FLOAT, -0.0f))),
+        new If(new IsNaN(F), new Literal(SqlType.FLOAT, 0f), F), new NaNvl(F, minNormal),
+        new If(cmp(CompareOp.GT, F, minNormal), new Negate(F), F))) {
+      for (Function f : Function.values()) {
+        aggs.add(new Aggregate(f, e));
+      }
+    }
+    aggs.add(new Aggregate(Function.COUNT, cmp(CompareOp.LT, F, new Literal(SqlType.FLOAT, Float.MIN_NORMAL))));
+    ColumnGpu.onDevice(TransferMode.AUTO, (dev, rt, a) -> {
+      ColumnReduction red = ColumnReduction.of(aggs, types);
+      assertTrue(red.source().contains("vk_f2d(vk_v1[vk_row])") && !red.source().contains("double(vk_v1"),
+          "a float result is widened from its bits, never by a conversion a flushing device may flush:\n" + red.source());
+      Random r = new Random(11);
+      try (BatchRunner runner = rt.runner(calls(), types, 512, a, red)) {
+        for (int rows : new int[] {1, 77, 1300}) {
+          Object[][] cols = batch(r, rows, 0.1);
+          for (int i = 0; i < rows; i++) {
+            cols[1][i] = cols[1][i] == null ? null : FLOAT_EDGES[r.nextInt(FLOAT_EDGES.length - (rows > 77 ? 3 : 0))];
+          }
+          List<FieldVector> v = vectors(cols, rows, a);
+          try {
+            List<InputColumn> in = new ArrayList<>();
+            for (int c = 0; c < TYPES.length; c++) {
+              in.add(ArrowInputs.of(v.get(c), TYPES[c]));
+            }
+            ColumnReduction.Result got = runner.runReduced(in, rows);
+            check(aggs, cols, rows, got);
+            for (int k = 0; k < aggs.size(); k++) {
+              Aggregate g = aggs.get(k);
+              Object[] xs = new Object[rows];
+              for (int i = 0; i < rows; i++) {
+                xs[i] = eval(g.argument(), new Object[] {cols[0][i], cols[1][i], cols[2][i], cols[3][i]});
+              }
+              Value want = reference(g.function(), g.argument().type(types), xs);
+              assertEquals(Double.doubleToLongBits(want.floating()), Double.doubleToLongBits(got.values().get(k).floating()),
+                  g + " over " + rows + " rows: " + want.floating() + " vs " + got.values().get(k).floating() + " bit for bit");
+            }
+          } finally {
+            v.forEach(FieldVector::close);
+          }
+        }
+      }
+      assertEquals(0, a.getAllocatedMemory(), "Arrow memory leaked");
+    });
+  }
+
   @Test
   void of_refusesInexactOrIllTypedExpressions() {
     List<SqlType> types = List.of(TYPES);
     List<DeviceExpr> refused = List.of(
         new Arithmetic(ArithOp.ADD, F, F), // float arithmetic: subnormals may flush
-        new Negate(F),
+        new Arithmetic(ArithOp.MULTIPLY, F, new Literal(SqlType.FLOAT, 2f)),
+        new Negate(new IsNaN(F)),
         cast(D, SqlType.FLOAT),
         new Arithmetic(ArithOp.ADD, D, I), // operands of two types
         new IsNaN(I),
