@@ -46,40 +46,83 @@ final class AdaptiveStep {
     return new AdaptiveStep(AdaptivePlacement.shared(), key, names, metrics);
   }
 
-  /** The path of a batch of {@code rows} rows; {@code reducing}: a fused aggregate's batch reduced on the GPU. */
-  Choice choose(boolean reducing, int rows) {
-    return placement.choose(Shape.of(key, reducing, rows));
+  /**
+   * One gathered batch on its path: the choice made for its shape, when its work began, and the
+   * time spent reading the child meanwhile (not the path's cost: the other path reads the same rows).
+   */
+  static final class Batch {
+    private final Choice choice;
+    private final boolean reducing;
+    private final int shapeRows;
+    private final long start = System.nanoTime();
+    private long childNanos;
+    private int rows;
+
+    private Batch(Choice choice, boolean reducing, int shapeRows) {
+      this.choice = choice;
+      this.reducing = reducing;
+      this.shapeRows = shapeRows;
+    }
+
+    /** The path the batch takes. */
+    Path path() {
+      return choice.path();
+    }
+
+    /** Adds time spent in the child's {@code hasNext()}/{@code next()} while gathering. */
+    void childTime(long nanos) {
+      childNanos += nanos;
+    }
+
+    /** The rows the batch holds once gathered (a coalesced batch's, which may sit in the GPU runner). */
+    void rows(int n) {
+      rows = n;
+    }
   }
-
-  /** A fused aggregate's batch whose timing ends when the aggregate has folded what it got ({@link #finish}). */
-  private record Pending(Choice choice, int rows, long start) {}
-
-  private Pending pending;
 
   /**
-   * Starts timing a fused aggregate's batch: its cost includes what the aggregate does with the
-   * step (folding rows on the host, or merging the GPU's partials), so it ends at {@link #finish},
-   * when the aggregate asks for the next step.
+   * Starts a batch whose first child batch has {@code childRows} rows: the shape is the child's batch
+   * size (a stream of 4,096-row Parquet batches is one shape, whether the GPU path coalesces them or
+   * the CPU path takes them one by one), so both paths are timed per row over the same input.
+   *
+   * @param reducing a fused aggregate's batch (its GPU path reduces on the device)
    */
-  void timedUntilNext(Choice choice, int rows, long start) {
-    pending = new Pending(choice, rows, start);
+  Batch begin(boolean reducing, int childRows) {
+    return new Batch(placement.choose(Shape.of(key, reducing, childRows)), reducing, childRows);
   }
 
-  /** Ends the timing of the fused aggregate's last batch, if one is open (the aggregate is done with it). */
+  private Batch open;
+
+  /**
+   * Ends {@code b}'s timing when the consumer asks for the next batch ({@link #finish}): a fused
+   * aggregate's batch costs what the aggregate does with it too (folding rows on the host, or merging
+   * the GPU's partials).
+   */
+  void endAtNext(Batch b) {
+    open = b;
+  }
+
+  /** Ends the timing of the batch left open by {@link #endAtNext}, if any. */
   void finish() {
-    Pending p = pending;
-    pending = null;
-    if (p != null) {
-      timed(p.choice(), true, p.rows(), p.start());
+    Batch b = open;
+    open = null;
+    if (b != null) {
+      end(b);
     }
   }
 
-  /** Reports the batch that {@code choice} sent down its path at {@code start} ({@link System#nanoTime}), now done. */
-  void timed(Choice choice, boolean reducing, int rows, long start) {
-    long nanos = System.nanoTime() - start;
-    metrics.add(choice.path() == Path.GPU ? VkMetric.ADAPTIVE_GPU_ROWS : VkMetric.ADAPTIVE_CPU_ROWS, rows);
-    if (placement.record(Shape.of(key, reducing, rows), names, choice.path(), rows, nanos).switched()) {
+  /** Reports {@code b}, now done, to the executor's placement (and counts its rows in the node's metrics). */
+  void end(Batch b) {
+    long nanos = Math.max(0, System.nanoTime() - b.start - b.childNanos);
+    metrics.add(b.path() == Path.GPU ? VkMetric.ADAPTIVE_GPU_ROWS : VkMetric.ADAPTIVE_CPU_ROWS, b.rows);
+    if (b.rows > 0 && placement.record(Shape.of(key, b.reducing, b.shapeRows), names, b.path(), b.rows, nanos)
+        .switched()) {
       metrics.add(VkMetric.ADAPTIVE_SWITCHES, 1);
     }
+  }
+
+  /** Counts {@code b}'s rows without timing it: it left its path (a GPU batch recomputed on the CPU). */
+  void untimed(Batch b) {
+    metrics.add(b.path() == Path.GPU ? VkMetric.ADAPTIVE_GPU_ROWS : VkMetric.ADAPTIVE_CPU_ROWS, b.rows);
   }
 }

@@ -82,6 +82,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private ColumnarBatch pending;
   /** spark.vkspark.placement=adaptive: each batch's GPU calls on the faster path (null: always the GPU). */
   private final AdaptiveStep adaptive;
+  /** The batch {@link #gather} just returned, on the path adaptive placement chose for it (null: not adaptive). */
+  private AdaptiveStep.Batch batch;
 
   public GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                   NodeMetrics metrics, VerifySettings verify) {
@@ -166,7 +168,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
 
   @Override
   public ColumnarBatch next() {
-    return evaluate(gather());
+    return evaluate(gather(false));
   }
 
   /** This iterator as a fused aggregate reads it: one {@link DeviceReduction.Step} per (coalesced) batch. */
@@ -195,23 +197,26 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    * on the GPU, their results read back).
    */
   private DeviceReduction.Step nextStep() {
-    ColumnarBatch in = gather();
+    ColumnarBatch in = gather(reduction != null);
     if (reduction == null || lenientNulls(in, in.numRows()) || !reduction.tries(in, verifier.on(), calls.size())) {
       return new DeviceReduction.Rows(evaluate(in));
     }
-    AdaptivePlacement.Choice choice = adaptive == null ? null : adaptive.choose(true, in.numRows());
-    long start = System.nanoTime();
-    if (choice != null && choice.path() == AdaptivePlacement.Path.CPU) {
+    AdaptiveStep.Batch b = batch;
+    batch = null;
+    if (b != null && b.path() == AdaptivePlacement.Path.CPU) {
       ColumnarBatch out = fallback(in, in.numRows()); // the node folds these rows on the host
-      adaptive.timedUntilNext(choice, in.numRows(), start);
+      adaptive.endAtNext(b);
       return new DeviceReduction.Rows(out);
     }
     DeviceReduction.Step r = reduction.reduce(in);
     if (r != null) {
-      if (choice != null) {
-        adaptive.timedUntilNext(choice, in.numRows(), start); // with the merge of its partials
+      if (b != null) {
+        adaptive.endAtNext(b); // with the merge of its partials
       }
       return r;
+    }
+    if (b != null) {
+      adaptive.untimed(b);
     }
     return new DeviceReduction.Rows(reduction.wasWide() ? evaluate(in) : fallback(in, in.numRows()));
   }
@@ -242,24 +247,40 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
    * appended straight into the runner's GPU input buffers, and then the batch returned is an empty
    * one (no rows) whose reduction dispatches the rows waiting in the runner.
    */
-  private ColumnarBatch gather() {
+  private ColumnarBatch gather(boolean reducing) {
     ColumnarBatch in = pullChild();
     if (coalescer != null) {
       coalescer.reset(); // the previous output batch has been consumed
     }
-    if (coalescer == null || !coalescer.fits(in)) {
-      return in; // zero copy: a batch large enough on its own
+    // Adaptive placement decides first, by the child's batch size: a batch for call() is never coalesced.
+    batch = adaptive == null || in.numRows() == 0 ? null : adaptive.begin(reducing, in.numRows());
+    if (coalescer == null || !coalescer.fits(in) || (batch != null && batch.path() == AdaptivePlacement.Path.CPU)) {
+      if (batch != null) {
+        batch.rows(in.numRows());
+      }
+      return in; // zero copy: a batch large enough on its own, or one computed on the CPU
     }
     boolean direct = oneCopy();
     ColumnarBatch first = in;
     stage(in, direct); // copied before the child is asked for more
-    while (coalescer.rows() < conf.batchRows() && input.hasNext()) {
-      ColumnarBatch b = pullChild();
+    long childNanos = 0;
+    while (coalescer.rows() < conf.batchRows()) {
+      long t = System.nanoTime();
+      boolean more = input.hasNext();
+      ColumnarBatch b = more ? pullChild() : null;
+      childNanos += System.nanoTime() - t; // reading the child is no part of either path's cost
+      if (b == null) {
+        break;
+      }
       if (!coalescer.fits(b)) {
         pending = b; // evaluated by the next call, before the child advances
         break;
       }
       stage(b, direct);
+    }
+    if (batch != null) {
+      batch.childTime(childNanos);
+      batch.rows(coalescer.rows());
     }
     return direct ? new ColumnarBatch(columnsOf(first), 0) : coalescer.batch();
   }
@@ -311,20 +332,22 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private ColumnarBatch evaluate(ColumnarBatch in) {
     int rows = in.numRows();
     if (!gpu.calls().isEmpty()) {
-      AdaptivePlacement.Choice choice = adaptive == null ? null : adaptive.choose(false, rows);
-      long start = System.nanoTime();
-      if (choice != null && choice.path() == AdaptivePlacement.Path.CPU) {
+      AdaptiveStep.Batch b = batch;
+      batch = null;
+      if (b != null && b.path() == AdaptivePlacement.Path.CPU) {
         for (int i = 0; i < calls.size(); i++) {
           if (calls.get(i).onGpu()) {
             runOnCpu(i, in, rows);
           }
         }
-        adaptive.timed(choice, false, rows, start);
+        adaptive.end(b);
       } else {
         boolean onGpu = runOnGpu(in, rows);
         nullsOnCpu(in, rows);
-        if (choice != null && onGpu) {
-          adaptive.timed(choice, false, rows, start); // a batch recomputed on the CPU is no GPU timing
+        if (b != null && onGpu) {
+          adaptive.end(b);
+        } else if (b != null) {
+          adaptive.untimed(b); // a batch recomputed on the CPU is no GPU timing
         }
         if (verifier.on()) {
           verifier.check(in, rows, calls, results);
