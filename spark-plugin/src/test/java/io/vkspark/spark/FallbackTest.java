@@ -110,6 +110,30 @@ final class FallbackTest {
     assertTrue(ExecutorDevice.current().isPresent());
   }
 
+  /**
+   * Every fixed-width result type the CPU path writes (int, bigint, float, double, boolean, date,
+   * timestamp), with nulls in every argument, computed by the node's CPU path (no device) and equal
+   * to Spark's own plan calling {@code call()}.
+   */
+  @Test
+  void noDevice_everyResultType_onCpuEqualsCall() {
+    String[] select = {"id", "int_poly(i, j) AS ip", "long_mix(l, m) AS lm", "float_saxpy(f, g) AS fs",
+        "gpu_hypot(a, b) AS h", "xor_gpu(p, q) AS x", "is_positive(a) AS pos", "add_days(d, i) AS ad",
+        "add_hours(t, i) AS ah"};
+    withoutDevice(() -> {
+      assertVksparkEqualsCpu(() -> table().selectExpr(select), ran -> { });
+      Dataset<Row> df = table().selectExpr(select);
+      df.collectAsList();
+      long cpu = 0;
+      for (var node : gpuNodes(df)) {
+        Map<String, Long> m = metrics(node);
+        assertEquals(0L, m.get("gpuRows"), m.toString());
+        cpu += m.get("cpuRows");
+      }
+      assertTrue(cpu >= 20_000L, "cpuRows " + cpu);
+    });
+  }
+
   /** Registered with the wrong return type: Spark runs it, EXPLAIN says why. */
   public static final class WrongType implements UDF1<Double, Double>, GpuUdf {
     @Override

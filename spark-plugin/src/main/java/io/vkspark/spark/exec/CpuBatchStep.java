@@ -2,30 +2,18 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VkConf;
 
-import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.BitVector;
-import org.apache.arrow.vector.DateDayVector;
-import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.Float8Vector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.SmallIntVector;
-import org.apache.arrow.vector.TimeStampVector;
-import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * The CPU path of one task of a GPU node: a call's results computed with the UDF's own
- * {@code call()}, row by row, or for a GLSL-only UDF (it has no {@code call()}) its SPIR-V over the
- * whole batch on the CPU Vulkan device. Apart from the iterator so that the GPU and CPU paths each
+ * {@code call()}, row by row in Spark's generated code ({@link CpuCallProjection}), or for a
+ * GLSL-only UDF (it has no {@code call()}) its SPIR-V over the whole batch on the CPU Vulkan device. Apart from the iterator so that the GPU and CPU paths each
  * read on their own; the vectors are reused from batch to batch.
  */
 final class CpuBatchStep implements AutoCloseable {
@@ -36,6 +24,8 @@ final class CpuBatchStep implements AutoCloseable {
   private final FieldVector[] vectors;
   /** Per call: a null argument gives a null result without call() (false: a non-strict translated Java UDF). */
   private final boolean[] strict;
+  /** Per call: its code-generated evaluation (null until the call's first batch on the CPU). */
+  private final CpuCallProjection[] projections;
   /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
   private CpuVulkanTask cpuVulkan;
 
@@ -46,6 +36,7 @@ final class CpuBatchStep implements AutoCloseable {
     this.metrics = metrics;
     this.vectors = new FieldVector[calls.size()];
     this.strict = new boolean[calls.size()];
+    this.projections = new CpuCallProjection[calls.size()];
     for (int i = 0; i < calls.size(); i++) {
       strict[i] = calls.get(i).nullStrict();
     }
@@ -70,45 +61,15 @@ final class CpuBatchStep implements AutoCloseable {
     if (vectors[i] == null) {
       vectors[i] = new Field(c.name(), FieldType.nullable(c.kernel().signature().resultArrowType()), null)
           .createVector(allocator);
+      projections[i] = CpuCallProjection.of(c, strict[i]);
     }
     FieldVector v = vectors[i];
     v.setInitialCapacity(rows);
     v.allocateNew();
-    int[] args = c.argOrdinals();
-    for (int r = 0; r < rows; r++) {
-      InternalRow row = in.getRow(r);
-      boolean anyNull = false;
-      if (strict[i]) {
-        for (int a : args) {
-          anyNull |= row.isNullAt(a);
-        }
-      }
-      // Rows Spark would not evaluate the call for (a CASE branch not taken, ...) get null, never call().
-      Object value = anyNull || !c.evaluatedFor(row) ? null : c.boundCpu().eval(row);
-      set(v, c.resultType(), r, value);
-    }
+    projections[i].run(in, rows, v);
     v.setValueCount(rows);
     metrics.add(VkMetric.CPU_ROWS, rows);
     return ResultColumn.of(v);
-  }
-
-  private static void set(FieldVector v, SqlType t, int r, Object value) {
-    if (value == null) {
-      v.setNull(r);
-      return;
-    }
-    switch (t) {
-      case INT -> ((IntVector) v).setSafe(r, (Integer) value);
-      case BIGINT -> ((BigIntVector) v).setSafe(r, (Long) value);
-      case FLOAT -> ((Float4Vector) v).setSafe(r, (Float) value);
-      case DOUBLE -> ((Float8Vector) v).setSafe(r, (Double) value);
-      case BOOLEAN -> ((BitVector) v).setSafe(r, (Boolean) value ? 1 : 0);
-      case DATE -> ((DateDayVector) v).setSafe(r, (Integer) value);
-      case TIMESTAMP -> ((TimeStampVector) v).setSafe(r, (Long) value);
-      case TINYINT -> ((TinyIntVector) v).setSafe(r, (Byte) value);
-      case SMALLINT -> ((SmallIntVector) v).setSafe(r, (Short) value);
-      case DECIMAL -> ((DecimalVector) v).setSafe(r, ((org.apache.spark.sql.types.Decimal) value).toUnscaledLong());
-    }
   }
 
   @Override
