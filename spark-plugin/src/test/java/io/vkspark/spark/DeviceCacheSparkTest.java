@@ -313,6 +313,28 @@ final class DeviceCacheSparkTest {
         s.conf().unset(Settings.ENABLED.key());
       }
       assertNotEquals(second.get(1).get(1), other.get(1).get(1), "the scenarios' values differ");
+      // the sweep's form, summed (a GPU UDF: a translated one is verified by sample, so not fused by default):
+      // the fused aggregate reduced on the GPU reads the same device copies and computes the same arguments
+      Supplier<Dataset<Row>> summed = () -> cached.selectExpr("sum(gpu_hypot(r + 0.03, v * 1.3 + 0.02)) AS total");
+      s.conf().set(Settings.ENABLED.key(), "false");
+      double wantSum;
+      try {
+        wantSum = summed.get().collectAsList().get(0).getDouble(0);
+      } finally {
+        s.conf().unset(Settings.ENABLED.key());
+      }
+      s.conf().set(Settings.CACHE_DEVICE.key(), "true");
+      try {
+        long hitsBefore = cache().stats().hits();
+        Dataset<Row> fused = summed.get();
+        double total = fused.collectAsList().get(0).getDouble(0);
+        assertTrue(plan(fused).toString().contains("VkGpuAggregate"), "fused: " + plan(fused));
+        assertFalse(plan(fused).toString().contains("vk_arg"), plan(fused).toString());
+        assertTrue(cache().stats().hits() > hitsBefore, "the fused aggregate read the device copies: " + cache().stats());
+        assertEquals(wantSum, total, 1e-12 * Math.abs(wantSum));
+      } finally {
+        s.conf().unset(Settings.CACHE_DEVICE.key());
+      }
       // the device computed the arguments bit for bit as Spark did: the same kernel body over Spark's columns gives the same bits
       for (Object[] c : new Object[][] {{"r3", "v3", other}}) {
         List<Row> columns = new ArrayList<>();
