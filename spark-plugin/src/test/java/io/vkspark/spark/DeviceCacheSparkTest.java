@@ -252,6 +252,106 @@ final class DeviceCacheSparkTest {
     assertEquals(0, cache().stats().residentBytes(), cache().stats().toString());
   }
 
+  /** A scenario: Black-Scholes with the rate and volatility shifted by literals, computed on the device. */
+  private static Dataset<Row> scenario(Dataset<Row> options, double rate, double vol) {
+    return options.selectExpr("id", "black_scholes_call(s, k, t, r + " + rate + ", v * " + vol + " + 0.02) AS p");
+  }
+
+  @Test
+  @Order(5)
+  void computedArguments_readTheCachedColumns_fromTheDevice_oneKernelForEveryScenario() {
+    // 20,000 options in 4 partitions (0.8 MB of columns, within the budget); r is null on every 13th row
+    Dataset<Row> cached = s.range(0, 20_000, 1, 4).selectExpr("id", "cast(id % 40 AS double) + 80 AS s",
+        "cast(id % 7 AS double) + 100 AS k", "cast(id % 5 AS double) * 0.25 + 0.25 AS t",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE cast(id % 3 AS double) * 0.01 + 0.01 END AS r",
+        "cast(id % 9 AS double) * 0.05 + 0.1 AS v").selectExpr("*", // the arguments computed by Spark, as columns
+        "r + 0.03 AS r3", "v * 1.3 + 0.02 AS v3").cache();
+    try {
+      assertEquals(20_000L, cached.count());
+      List<Row> first = new ArrayList<>();
+      Dataset<Row> uploading = run(() -> scenario(cached, 0.01, 1.1), true, first);
+      String explain = explain(uploading);
+      assertFalse(plan(uploading).toString().contains("vk_arg"), "no projection computes an argument: " + explain);
+      assertTrue(explain.contains(" + 0.01)") && explain.contains(" * 1.1)"), "EXPLAIN shows the arguments: " + explain);
+      List<Row> second = new ArrayList<>();
+      Dataset<Row> hitting = run(() -> scenario(cached, 0.01, 1.1), true, second);
+      assertTrue(sum(hitting, "deviceCacheHits") > 0, "the second query read the device copies: " + cache().stats());
+      assertEquals(0, sum(hitting, "deviceCacheUploads"), "nothing was written again");
+      assertRowsEqual(sorted(first), sorted(second));
+      long nulls = second.stream().filter(r -> r.isNullAt(1)).count();
+      assertEquals(20_000 / 13 + 1, nulls, "a null rate is a null argument, a null price");
+
+      // another scenario: other literal values, the same kernel, no new pipeline, read from the same device copies
+      String kernel = gpuNodes(hitting).get(0).calls().get(0).kernel().id();
+      long pipelines = ExecutorDevice.current().orElseThrow().device().counters().kernelsLive();
+      List<Row> other = new ArrayList<>();
+      Dataset<Row> shifted = run(() -> scenario(cached, 0.03, 1.3), true, other);
+      assertEquals(kernel, gpuNodes(shifted).get(0).calls().get(0).kernel().id(), "one kernel for every scenario");
+      assertEquals(pipelines, ExecutorDevice.current().orElseThrow().device().counters().kernelsLive(), "no new pipeline");
+      assertTrue(sum(shifted, "deviceCacheHits") > 0, "the other scenario read the device copies");
+
+      // Spark alone (call() over the host copy of the same cache)
+      s.conf().set(Settings.ENABLED.key(), "false");
+      try {
+        for (Object[] c : new Object[][] {{0.01, 1.1, second}, {0.03, 1.3, other}}) {
+          Dataset<Row> spark = scenario(cached, (Double) c[0], (Double) c[1]);
+          List<Row> plain = spark.collectAsList();
+          assertTrue(gpuNodes(spark).isEmpty(), "Spark's own plan");
+          @SuppressWarnings("unchecked")
+          List<Row> gpu = sorted((List<Row>) c[2]);
+          List<Row> want = sorted(plain);
+          assertEquals(want.size(), gpu.size());
+          for (int i = 0; i < want.size(); i++) { // vkmath's exp and log are not StrictMath's to the last bit
+            assertEquals(want.get(i).get(0), gpu.get(i).get(0));
+            assertEquals(want.get(i).isNullAt(1), gpu.get(i).isNullAt(1), "row " + i);
+            if (!want.get(i).isNullAt(1)) {
+              assertEquals(want.get(i).getDouble(1), gpu.get(i).getDouble(1), 1e-12 * 100, "row " + i);
+            }
+          }
+        }
+      } finally {
+        s.conf().unset(Settings.ENABLED.key());
+      }
+      assertNotEquals(second.get(1).get(1), other.get(1).get(1), "the scenarios' values differ");
+      // the sweep's form, summed (a GPU UDF: a translated one is verified by sample, so not fused by default):
+      // the fused aggregate reduced on the GPU reads the same device copies and computes the same arguments
+      Supplier<Dataset<Row>> summed = () -> cached.selectExpr("sum(gpu_hypot(r + 0.03, v * 1.3 + 0.02)) AS total");
+      s.conf().set(Settings.ENABLED.key(), "false");
+      double wantSum;
+      try {
+        wantSum = summed.get().collectAsList().get(0).getDouble(0);
+      } finally {
+        s.conf().unset(Settings.ENABLED.key());
+      }
+      s.conf().set(Settings.CACHE_DEVICE.key(), "true");
+      try {
+        long hitsBefore = cache().stats().hits();
+        Dataset<Row> fused = summed.get();
+        double total = fused.collectAsList().get(0).getDouble(0);
+        assertTrue(plan(fused).toString().contains("VkGpuAggregate"), "fused: " + plan(fused));
+        assertFalse(plan(fused).toString().contains("vk_arg"), plan(fused).toString());
+        assertTrue(cache().stats().hits() > hitsBefore, "the fused aggregate read the device copies: " + cache().stats());
+        assertEquals(wantSum, total, 1e-12 * Math.abs(wantSum));
+      } finally {
+        s.conf().unset(Settings.CACHE_DEVICE.key());
+      }
+      // the device computed the arguments bit for bit as Spark did: the same kernel body over Spark's columns gives the same bits
+      for (Object[] c : new Object[][] {{"r3", "v3", other}}) {
+        List<Row> columns = new ArrayList<>();
+        run(() -> cached.selectExpr("id", "black_scholes_call(s, k, t, " + c[0] + ", " + c[1] + ") AS p"), true, columns);
+        @SuppressWarnings("unchecked")
+        List<Row> gpu = sorted((List<Row>) c[2]);
+        List<Row> want = sorted(columns);
+        for (int i = 0; i < want.size(); i++) {
+          assertEquals(want.get(i), gpu.get(i), "row " + i);
+        }
+      }
+      assertNoValidationErrors();
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
   @Test
   @Order(4)
   void deviceCopies_areOwnedByTheExecutorsDevice_withTheStaticBudget() {

@@ -2,6 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 
 import static io.vkspark.spark.TestSpark.*;
@@ -167,13 +168,19 @@ final class PlanNodeTest {
       SparkPlan pre = node.child().find(p -> p instanceof ProjectExec).get();
       assertEquals(List.of("c0", "c2", "vk_arg0"), names(pre.output()), "the projection under the node");
     });
-    // Stacked calls: the inner call's arguments c1, c2 and result stop at the outer node's projection.
+    // Stacked calls: the outer call's argument (inner result) * 2 is computed by its kernel from the inner
+    // node's result column (DeviceArg), with no projection between the nodes.
     assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, hypot_gpu(hypot_gpu(c1, c2) * 2, c3) AS h" + from), df -> {
       assertAllRowsOnGpu(df);
       List<VkGpuEvalExec> nodes = gpuNodes(df);
       assertEquals(2, nodes.size(), () -> plan(df).treeString());
-      VkGpuEvalExec outer = nodes.stream().filter(n -> names(n.output()).contains("vk_arg0")).findFirst().orElseThrow();
-      assertEquals(List.of("c0", "c3", "vk_arg0", "hypot_gpu"), names(outer.output()), () -> plan(df).treeString());
+      VkGpuEvalExec outer = nodes.stream().filter(n -> n.child().find(p -> p instanceof VkGpuEvalExec).isDefined()).findFirst()
+          .orElseThrow(() -> new AssertionError(plan(df).treeString()));
+      GpuUdfCall call = outer.calls().get(0);
+      assertEquals("hypot_gpu", names(outer.child().output()).get(call.argOrdinals()[0]), () -> plan(df).treeString());
+      assertEquals("c3", names(outer.child().output()).get(call.argOrdinals()[1]));
+      assertFalse(call.kernel().spec().argOps().isEmpty(), "the kernel computes (inner result) * 2");
+      assertFalse(plan(df).treeString().contains("vk_arg"), () -> plan(df).treeString());
     });
     // A filter keeps its child's columns (the operator above reads them); results still agree.
     assertVksparkEqualsCpu(() -> spark().sql("SELECT c0, c5 FROM parquet.`" + wideParquet()

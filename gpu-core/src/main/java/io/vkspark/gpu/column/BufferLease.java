@@ -66,6 +66,7 @@ final class BufferLease {
    */
   BufferSet acquire(long varElements) {
     set = pool.acquire(new BufferSet.Key(calls, inputTypes, capacity, varElements, reduction));
+    set.writeLiterals(calls); // another runner's values may be there (they are not part of the key)
     int got = set.key.capacity();
     if (got < capacity) {
       // out of device memory: later sets are no larger. A small set asked for small batches (a

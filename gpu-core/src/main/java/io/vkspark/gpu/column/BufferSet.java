@@ -32,6 +32,8 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer[] varData;
   /** Element validity of each array input column (null for the others): {@code key.varElements()} bits. */
   final GpuBuffer[] varValid;
+  /** Literal values of each call's computed arguments ({@link ArgOps}); null for a call without. */
+  final GpuBuffer[] literals;
   /** With a reduction ({@code key.reduction()}): its buffers (validity, partials, key parameters); else null. */
   final ReductionBuffers reduction;
   final PrerecordedDispatch dispatch;
@@ -57,7 +59,8 @@ final class BufferSet implements AutoCloseable {
   }
 
   private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
-                    GpuBuffer[] varData, GpuBuffer[] varValid, ReductionBuffers reduction, PrerecordedDispatch dispatch) {
+                    GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] literals, ReductionBuffers reduction,
+                    PrerecordedDispatch dispatch) {
     this.key = key;
     this.params = params;
     this.control = control;
@@ -65,6 +68,7 @@ final class BufferSet implements AutoCloseable {
     this.outputs = outputs;
     this.varData = varData;
     this.varValid = varValid;
+    this.literals = literals;
     this.reduction = reduction;
     this.dispatch = dispatch;
     long bytes = params.byteLength() + control.byteLength();
@@ -76,6 +80,9 @@ final class BufferSet implements AutoCloseable {
     }
     for (int c = 0; c < varData.length; c++) {
       bytes += (varData[c] == null ? 0 : varData[c].byteLength()) + (varValid[c] == null ? 0 : varValid[c].byteLength());
+    }
+    for (GpuBuffer b : literals) {
+      bytes += b == null ? 0 : b.byteLength();
     }
     for (GpuBuffer b : reduction == null ? List.<GpuBuffer>of() : reduction.buffers()) {
       bytes += b.byteLength();
@@ -119,6 +126,7 @@ final class BufferSet implements AutoCloseable {
         inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
+      GpuBuffer[] literals = new GpuBuffer[outputs.length];
       List<DispatchStep> steps = new ArrayList<>();
       for (int i = 0; i < outputs.length; i++) {
         KernelCall call = key.calls().get(i);
@@ -137,16 +145,39 @@ final class BufferSet implements AutoCloseable {
             }
           }
         }
+        int n = call.kernel().spec().literals();
+        if (n > 0) { // last (ColumnKernel.literalBinding); written by each runner that takes the set (writeLiterals)
+          literals[i] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(n, Double.BYTES, "literal bytes"),
+              BufferRole.PARAMS));
+          in.add(literals[i]);
+        }
         steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
       }
       ReductionBuffers reduction = r == null ? null : ReductionBuffers.create(device, r, key.capacity(), inputs, outputs,
           params, reductionKernels, steps, b -> track(made, b));
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, reduction, dispatch);
+      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, literals, reduction, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
       throw e;
+    }
+  }
+
+  /**
+   * Writes the literal values of {@code calls} (the runner's: equal to the key's calls but for
+   * their values) into the literal buffers; no dispatch may be in flight.
+   */
+  void writeLiterals(List<KernelCall> calls) {
+    for (int i = 0; i < literals.length; i++) {
+      if (literals[i] != null) {
+        double[] values = calls.get(i).literals();
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(values.length * Double.BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (double v : values) {
+          b.putLong(Double.doubleToRawLongBits(v));
+        }
+        literals[i].write(0, b.flip());
+      }
     }
   }
 
@@ -168,6 +199,11 @@ final class BufferSet implements AutoCloseable {
       }
     }
     parts.addAll(List.of(outputs));
+    for (GpuBuffer b : literals) {
+      if (b != null) {
+        parts.add(b);
+      }
+    }
     if (reduction != null) {
       parts.addAll(reduction.buffers());
     }

@@ -119,7 +119,7 @@ public final class ColumnKernel implements java.io.Serializable {
     KernelSignature signature = spec.signature();
     String body = spec.body();
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
-    Generated g = generate(signature, body, spec.functions());
+    Generated g = generate(signature, body, spec.functions(), spec.argOps());
     if (GlslSource.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
       // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
       CompileResult d = GlslCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
@@ -129,7 +129,7 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
     }
-    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, seal(signature));
+    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, seal(signature, spec.argOps()));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
@@ -143,12 +143,12 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
-    seal(sig).check(spirv);
+    seal(sig, List.of()).check(spirv);
   }
 
   /** The seal of {@code sig}'s kernels: its program's buffers and the local-memory bound ({@link SealedCompiler}). */
-  private static SealedCompiler.Seal seal(KernelSignature sig) {
-    return new SealedCompiler.Seal(spirv -> program(sig, spirv, 64).build(), m -> checkLocals(sig, m),
+  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps) {
+    return new SealedCompiler.Seal(spirv -> program(sig, argOps, spirv, 64).build(), m -> checkLocals(sig, m),
         e -> GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
                 + e.what(),
             "keep the body to expressions and local variables of '" + sig.name() + "'."));
@@ -177,11 +177,15 @@ public final class ColumnKernel implements java.io.Serializable {
     return generate(sig, body, "");
   }
 
+  static Generated generate(KernelSignature sig, String body, String functions) {
+    return generate(sig, body, functions, List.of());
+  }
+
   /**
    * The shader of {@code body} under {@code sig}, with {@code functions} (see {@link KernelSpec})
-   * placed before {@code vk_udf}.
+   * placed before {@code vk_udf}, and the arguments computed on the device as {@code argOps} say.
    */
-  static Generated generate(KernelSignature sig, String body, String functions) {
+  static Generated generate(KernelSignature sig, String body, String functions, List<ArgOps> argOps) {
     String all = functions.isEmpty() ? body : body + "\n" + functions; // what the helpers and libraries are chosen by
     List<String> lines = new ArrayList<>();
     lines.add("#version 450");
@@ -207,6 +211,7 @@ public final class ColumnKernel implements java.io.Serializable {
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
+    lines.addAll(ArgOps.declarations(argOps, literalBinding(sig))); // r + 0.01: the literals and the precise steps
     String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
@@ -275,7 +280,7 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       loads.add(t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
           : t.isBytePacked() ? packedLoad("vk_in" + i, t) // sign-extended, as Java widens a byte or short
-          : "vk_in" + i + "[vk_row]");
+          : ArgOps.load(argOps, i, "vk_in" + i + "[vk_row]"));
     }
     lines.addAll(VarArgs.rowSetup(sig));
     lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
@@ -430,10 +435,10 @@ public final class ColumnKernel implements java.io.Serializable {
   public Program program(int workgroupSize) {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
     boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
-    return program(spec.signature(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
+    return program(spec.signature(), spec.argOps(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
   }
 
-  private static Program.Builder program(KernelSignature signature, byte[] spirv, int workgroupSize) {
+  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, byte[] spirv, int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
@@ -445,7 +450,22 @@ public final class ColumnKernel implements java.io.Serializable {
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
     b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
     VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
+    if (ArgOps.literals(argOps) > 0) {
+      b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.FLOAT64, false, 0));
+    }
     return b;
+  }
+
+  /**
+   * Binding of the literals of the arguments computed on the device ({@link ArgOps}): last, after
+   * the variable-width arguments' buffers. Bound last by {@link BufferSet}.
+   */
+  static int literalBinding(KernelSignature sig) {
+    int binding = controlBinding(sig) + 1;
+    for (KernelSignature.Arg a : sig.args()) {
+      binding += a.type().isVariableWidth() ? (VarArgs.isArray(a.type()) ? 2 : 1) : 0;
+    }
+    return binding;
   }
 
   /**

@@ -9,16 +9,38 @@ import java.util.Objects;
 /**
  * A kernel applied to columns of a batch: argument {@code i} reads input column
  * {@code argColumns[i]}. Several calls over one batch share the uploads of the columns they read.
+ *
+ * <p>{@code literals}: the values of the kernel's computed arguments ({@link ArgOps}), in argument
+ * then step order ({@code r + 0.01}: 0.01). They are not part of the call's identity: calls that
+ * differ only in them share buffer sets, and the runner writes its own values into the set's
+ * literal buffers each time it takes one ({@link BufferSet#writeLiterals}).
  */
-public record KernelCall(ColumnKernel kernel, int[] argColumns) {
+public record KernelCall(ColumnKernel kernel, int[] argColumns, double[] literals) {
   public KernelCall {
     Objects.requireNonNull(kernel, "kernel");
     argColumns = argColumns.clone();
+    literals = literals == null ? new double[0] : literals.clone();
+    if (literals.length != kernel.spec().literals()) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + kernel.signature().name() + "' computes its arguments "
+          + kernel.spec().argOps() + " from " + kernel.spec().literals() + " literals but " + literals.length + " were given.",
+          "pass one value per step of the computed arguments, in argument order.");
+    }
     if (argColumns.length != kernel.signature().args().size()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + kernel.signature().name() + "' takes "
           + kernel.signature().args().size() + " arguments but " + argColumns.length + " columns were given.",
           "pass one column per argument.");
     }
+  }
+
+  /** A call whose arguments are its columns (a kernel without computed arguments). */
+  public KernelCall(ColumnKernel kernel, int[] argColumns) {
+    this(kernel, argColumns, null);
+  }
+
+  /** The literal values (a copy). */
+  @Override
+  public double[] literals() {
+    return literals.clone();
   }
 
   /** Checks that every argument column exists and has the argument's type. */
@@ -47,6 +69,6 @@ public record KernelCall(ColumnKernel kernel, int[] argColumns) {
 
   @Override
   public String toString() {
-    return kernel.signature().name() + Arrays.toString(argColumns);
+    return kernel.signature().name() + Arrays.toString(argColumns) + (literals.length == 0 ? "" : Arrays.toString(literals));
   }
 }

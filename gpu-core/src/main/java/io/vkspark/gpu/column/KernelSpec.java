@@ -24,11 +24,17 @@ import java.util.Objects;
  *
  * <p>The name is part of the spec: it appears in the generated shader's comment, in shaderc's
  * diagnostics and in every message about the UDF.
+ *
+ * <p>{@code argOps}: empty, or one {@link ArgOps} per argument, the shape of an argument the kernel
+ * computes from its column ({@code r + 0.01}); the literal values are not part of the spec.
  */
-public record KernelSpec(KernelSignature signature, String body, String functions) implements java.io.Serializable {
+public record KernelSpec(KernelSignature signature, String body, String functions, List<ArgOps> argOps)
+    implements java.io.Serializable {
   public KernelSpec {
     Objects.requireNonNull(signature, "signature");
     functions = functions == null ? "" : functions;
+    argOps = argOps == null || argOps.stream().allMatch(ArgOps::isEmpty) ? List.of() : List.copyOf(argOps);
+    ArgOps.check(signature, argOps);
     if (body == null || body.isBlank()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
           "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
@@ -38,6 +44,21 @@ public record KernelSpec(KernelSignature signature, String body, String function
   /** A spec without functions of its own. */
   public KernelSpec(KernelSignature signature, String body) {
     this(signature, body, "");
+  }
+
+  /** A spec whose arguments are their columns. */
+  public KernelSpec(KernelSignature signature, String body, String functions) {
+    this(signature, body, functions, List.of());
+  }
+
+  /** This spec with arguments computed on the device as {@code argOps} say (one per argument; empty: none). */
+  public KernelSpec withArgOps(List<ArgOps> argOps) {
+    return new KernelSpec(signature, body, functions, argOps);
+  }
+
+  /** How many literal values a call of this kernel supplies ({@link KernelCall#literals()}). */
+  public int literals() {
+    return ArgOps.literals(argOps);
   }
 
   /** The spec of {@code body} under {@code signature}. */
@@ -66,7 +87,7 @@ public record KernelSpec(KernelSignature signature, String body, String function
    */
   public KernelSpec named(String name) {
     return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result(), signature.resultDecimal()), body,
-        functions);
+        functions, argOps);
   }
 
   /** {@code name(arg type, ...) -> type}: for messages. */

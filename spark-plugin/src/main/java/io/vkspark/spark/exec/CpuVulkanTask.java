@@ -58,7 +58,7 @@ public final class CpuVulkanTask implements AutoCloseable {
     try (GpuLease lease = dev.lease()) {
       BatchRunner r = runners.get(i);
       if (r == null) {
-        r = dev.runtime().runner(List.of(new KernelCall(c.kernel(), cols)), types, conf.batchRows(), allocator);
+        r = dev.runtime().runner(List.of(new KernelCall(c.kernel(), cols, c.literals())), types, conf.batchRows(), allocator);
         TaskContext task = TaskContext.get();
         r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
         runners.put(i, r);

@@ -320,7 +320,7 @@ final class GpuBatchStep implements AutoCloseable {
       for (int a = 0; a < cols.length; a++) {
         cols[a] = columns.indexOf(c.argOrdinals()[a]);
       }
-      out.add(new KernelCall(c.kernel(), cols));
+      out.add(new KernelCall(c.kernel(), cols, c.literals()));
     }
     return out;
   }

@@ -23,7 +23,9 @@ import scala.runtime.AbstractPartialFunction;
  *
  * @param expr the original call, for EXPLAIN
  * @param boundCpu the call bound to the child's columns, for the CPU path
- * @param argOrdinals the child column each argument reads
+ * @param argOrdinals the child column each argument reads: the argument itself, or the column an
+ *     argument computed on the device reads ({@link DeviceArg}: {@code r + 0.01} reads {@code r}, and
+ *     the kernel's {@link io.vkspark.gpu.column.ArgOps} say how; the literals come from {@code expr})
  * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
  *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
  *     runs only where it is true, and the result elsewhere is never read (see {@code CallSites})
@@ -43,6 +45,11 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   @Override
   public int hashCode() {
     return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, placement);
+  }
+
+  /** The literal values of the arguments the kernel computes ({@link DeviceArg}), for its {@code KernelCall}. */
+  double[] literals() {
+    return DeviceArg.literals(Scala.list(expr.children()), kernel.spec().argOps());
   }
 
   public boolean onGpu() {

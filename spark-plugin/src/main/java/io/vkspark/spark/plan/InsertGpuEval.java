@@ -1,6 +1,11 @@
 package io.vkspark.spark.plan;
 
 import io.vkspark.spark.exec.CountedFunction;
+import io.vkspark.spark.exec.DeviceArg;
+import io.vkspark.spark.kernel.CompiledKernels;
+import io.vkspark.gpu.column.ArgOps;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.GpuUdfCall;
@@ -141,10 +146,18 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       List<Attribute> childOutput = new ArrayList<>(Scala.list(child.output()));
       List<NamedExpression> preProject = new ArrayList<>();
       Map<Expression, Attribute> argColumns = new LinkedHashMap<>();
+      // Arguments the kernel computes from one column (r + 0.01, see DeviceArg) read that column.
+      Map<Expression, List<Optional<DeviceArg>>> deviceArgs = new LinkedHashMap<>();
       for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
-        for (Expression arg : Scala.list(entry.getValue().children())) {
+        deviceArgs.put(entry.getKey(), deviceArgs(entry.getValue(), decisions.get(entry.getKey()), childOutput));
+      }
+      for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
+        List<Expression> callArgs = Scala.list(entry.getValue().children());
+        for (int i = 0; i < callArgs.size(); i++) {
+          Expression arg = callArgs.get(i);
           Expression value = argValue(arg, guards.get(entry.getKey()));
-          if (!(arg instanceof Attribute) && !argColumns.containsKey(value.canonicalized())) {
+          if (!(arg instanceof Attribute) && deviceArgs.get(entry.getKey()).get(i).isEmpty()
+              && !argColumns.containsKey(value.canonicalized())) {
             Alias alias = CallSites.alias(value, "vk_arg" + argColumns.size());
             preProject.add(alias);
             argColumns.put(value.canonicalized(), alias.toAttribute());
@@ -158,6 +171,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
           Scala.list(entry.getValue().children()).stream().filter(a -> a instanceof Attribute)
               .forEach(a -> used.add(((Attribute) a).exprId()));
+          deviceArgs.get(entry.getKey()).forEach(a -> a.ifPresent(d -> used.add(d.column().exprId())));
           addReferences(guards.get(entry.getKey()), used);
         }
         List<NamedExpression> list = new ArrayList<>();
@@ -173,19 +187,29 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         List<Expression> args = Scala.list(u.children());
         int[] ordinals = new int[args.size()];
         List<Expression> bound = new ArrayList<>();
+        List<Optional<DeviceArg>> computed = deviceArgs.get(entry.getKey());
         for (int i = 0; i < args.size(); i++) {
           Expression arg = args.get(i);
+          if (computed.get(i).isPresent()) { // the call() path evaluates the expression itself, over the column
+            ordinals[i] = indexOf(childOutput, computed.get(i).get().column());
+            bound.add(bind(arg, childOutput));
+            continue;
+          }
           Attribute column = arg instanceof Attribute a ? a
               : argColumns.get(argValue(arg, guards.get(entry.getKey())).canonicalized());
           ordinals[i] = indexOf(childOutput, column);
           bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
         }
         GpuPlanner.Decision d = decisions.get(entry.getKey());
+        ColumnKernel kernel = computed.stream().anyMatch(Optional::isPresent)
+            ? CompiledKernels.compile(d.kernel().spec().withArgOps(computed.stream()
+                .map(a -> a.map(DeviceArg::ops).orElse(ArgOps.NONE)).toList()), planner.conf())
+            : d.kernel();
         String name = GpuPlanner.name(u);
         AttributeReference result = results.get(entry.getKey());
         Expression boundCpu = u.withNewChildren(Scala.seq(bound));
         Expression guard = bind(guards.get(entry.getKey()), childOutput);
-        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, d.kernel(), ordinals, result, d.placement(), guard);
+        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, kernel, ordinals, result, d.placement(), guard);
         calls.add(call);
       }
       child = new VkGpuEvalExec(Scala.seq(calls), child);
@@ -212,6 +236,23 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     if (e != null) {
       Scala.list(e.references().toSeq()).forEach(a -> into.add(a.exprId()));
     }
+  }
+
+  /**
+   * For each argument of {@code u}: the {@link DeviceArg} its kernel computes on the device from a
+   * column of {@code childOutput} ({@code r + 0.01}), or empty for an argument that is a column or
+   * goes into the projection below the node. None without a compiled kernel.
+   */
+  private static List<Optional<DeviceArg>> deviceArgs(ScalaUDF u, GpuPlanner.Decision d, List<Attribute> childOutput) {
+    List<Expression> args = Scala.list(u.children());
+    List<Optional<DeviceArg>> out = new ArrayList<>();
+    for (int i = 0; i < args.size(); i++) {
+      boolean kernelTakesDouble = d != null && d.kernel() != null
+          && d.kernel().signature().args().get(i).type() == SqlType.DOUBLE;
+      out.add(kernelTakesDouble ? DeviceArg.of(args.get(i))
+          .filter(a -> childOutput.stream().anyMatch(c -> c.exprId().equals(a.column().exprId()))) : Optional.empty());
+    }
+    return out;
   }
 
   /** {@code e} with each column replaced by its ordinal in {@code output} (null stays null). */
