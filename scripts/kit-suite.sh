@@ -73,8 +73,13 @@ suite() {   # module, extra JVM flags
   local m=$1; shift
   local log="$out/$m-tests.log"
   mkdir -p "$out/work-$m"
+  # KIT_SELECT="io.vkspark.a.ATest io.vkspark.b.BTest": only those classes (a re-run of failures), else every test of the module
+  local select=(--scan-class-path "$jars/$m-tests.jar")
+  if [ -n "${KIT_SELECT:-}" ]; then
+    select=(); for c in $KIT_SELECT; do select+=(--select-class "$c"); done
+  fi
   (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
-      -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute --scan-class-path "$jars/$m-tests.jar" \
+      -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute "${select[@]}" \
       --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
   local rc=$?
   grep -E 'tests (successful|failed|aborted|found)' "$log" | sed "s/^/[kit-suite] $m: /"

@@ -101,7 +101,12 @@ final class DeviceColumnCacheTest {
       for (int i = 0; i < batch[0].getValueCount(); i++, row++) {
         Object want = expected(k, batch[0], batch[1], i);
         Object got = out.isNull(row) ? null : k == DOUBLES ? ((Float8Vector) out).get(row) : ((BitVector) out).get(row) == 1;
-        assertEquals(want, got, "row " + row);
+        if (want instanceof Double w && got instanceof Double g) {
+          // x * b + x: a driver may fuse it into one fma (the NVIDIA H200 does): within an ulp of Java's
+          assertEquals(w, g, 2 * Math.ulp(w), "row " + row);
+        } else {
+          assertEquals(want, got, "row " + row);
+        }
       }
     }
     assertEquals(row, out.getValueCount());
