@@ -76,7 +76,12 @@ suite() {   # module, extra JVM flags
   # KIT_SELECT="io.vkspark.a.ATest io.vkspark.b.BTest": only those classes (a re-run of failures), else every test of the module
   local select=(--scan-class-path "$jars/$m-tests.jar")
   if [ -n "${KIT_SELECT:-}" ]; then
-    select=(); for c in $KIT_SELECT; do select+=(--select-class "$c"); done
+    select=()   # only this module's classes, by package (a class of another module cannot load here)
+    local pkg; case $m in gpu-core) pkg=io.vkspark.gpu. ;; spark-plugin) pkg=io.vkspark.spark. ;; *) pkg=io.vkspark.examples. ;; esac
+    for c in $KIT_SELECT; do
+      case $c in "$pkg"*) select+=(--select-class "$c") ;; esac
+    done
+    if [ ${#select[@]} -eq 0 ]; then echo "[kit-suite] $m: none of KIT_SELECT"; return 0; fi
   fi
   (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
       -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute "${select[@]}" \
