@@ -1,6 +1,5 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.cache.VkCacheColumnsExec;
 import io.vkspark.spark.plan.VkExplain;
 
@@ -55,10 +54,7 @@ final class CacheSerializerSparkTest {
         .config("spark.testing.memory", String.valueOf(1L << 30))
         .config("spark.memory.fraction", "0.06")
         .getOrCreate();
-    GpuUdfs.register(s, "long_mix", new TestUdfs.LongMix());
-    GpuUdfs.register(s, "float_saxpy", new TestUdfs.FloatSaxpy());
-    GpuUdfs.register(s, "xor_gpu", new TestUdfs.Xor());
-    GpuUdfs.register(s, "add_days", new TestUdfs.AddDays());
+    TestSpark.registerTestUdfs(s);
   }
 
   @AfterAll

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.column.DeviceColumnCache;
-import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -46,11 +45,7 @@ final class DeviceCacheSparkTest {
         .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
         .config(Settings.COALESCE.key(), "false")
         .getOrCreate();
-    GpuUdfs.register(s, "long_mix", new TestUdfs.LongMix());
-    GpuUdfs.register(s, "float_saxpy", new TestUdfs.FloatSaxpy());
-    GpuUdfs.register(s, "xor_gpu", new TestUdfs.Xor());
-    GpuUdfs.register(s, "add_days", new TestUdfs.AddDays());
-    GpuUdfs.register(s, "add_hours", new TestUdfs.AddHours());
+    TestSpark.registerTestUdfs(s);
   }
 
   @AfterAll

@@ -63,16 +63,21 @@ public final class TestSpark {
 
   public static synchronized SparkSession spark() {
     if (spark == null) {
-      spark = builder().getOrCreate();
-      GpuUdfs.register(spark, "long_mix", new TestUdfs.LongMix());
-      GpuUdfs.register(spark, "float_saxpy", new TestUdfs.FloatSaxpy());
-      GpuUdfs.register(spark, "xor_gpu", new TestUdfs.Xor());
-      GpuUdfs.register(spark, "is_positive", new TestUdfs.IsPositive());
-      GpuUdfs.register(spark, "add_days", new TestUdfs.AddDays());
-      GpuUdfs.register(spark, "add_hours", new TestUdfs.AddHours());
-      spark.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), org.apache.spark.sql.types.DataTypes.DoubleType);
+      spark = registerTestUdfs(builder().getOrCreate());
     }
     return spark;
+  }
+
+  /** Registers {@link TestUdfs}' GPU UDFs (and {@code hypot_gpu}, a plain Java UDF) in {@code s}: every test session's functions. */
+  public static SparkSession registerTestUdfs(SparkSession s) {
+    GpuUdfs.register(s, "long_mix", new TestUdfs.LongMix());
+    GpuUdfs.register(s, "float_saxpy", new TestUdfs.FloatSaxpy());
+    GpuUdfs.register(s, "xor_gpu", new TestUdfs.Xor());
+    GpuUdfs.register(s, "is_positive", new TestUdfs.IsPositive());
+    GpuUdfs.register(s, "add_days", new TestUdfs.AddDays());
+    GpuUdfs.register(s, "add_hours", new TestUdfs.AddHours());
+    s.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    return s;
   }
 
   /** The shared session's builder: the plugin as a user sets it, validation on, fallback off. */
