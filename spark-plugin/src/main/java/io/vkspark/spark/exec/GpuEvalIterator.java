@@ -265,10 +265,11 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     stage(in, direct); // copied before the child is asked for more
     long childNanos = 0;
     while (coalescer.rows() < conf.batchRows()) {
-      long t = System.nanoTime();
-      boolean more = input.hasNext();
-      ColumnarBatch b = more ? pullChild() : null;
-      childNanos += System.nanoTime() - t; // reading the child is no part of either path's cost
+      long t = batch == null ? 0 : System.nanoTime();
+      ColumnarBatch b = input.hasNext() ? pullChild() : null;
+      if (batch != null) {
+        childNanos += System.nanoTime() - t; // reading the child is no part of either path's cost
+      }
       if (b == null) {
         break;
       }
