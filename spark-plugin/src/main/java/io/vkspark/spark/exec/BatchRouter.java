@@ -29,7 +29,7 @@ final class BatchRouter {
   /** Adaptive placement's side of the task (null: every batch on the GPU). */
   private final AdaptiveStep adaptive;
   private final VkConf conf;
-  private final boolean verifying;
+  private final GpuVerifier verifier;
   /**
    * Per call: a translated Java UDF on the GPU whose {@code call()} may return a value for a null
    * argument. The kernel skips rows with a null argument, so a batch with one runs that call with
@@ -41,13 +41,13 @@ final class BatchRouter {
   private boolean wideLogged;
 
   BatchRouter(List<GpuUdfCall> calls, GpuBatchStep gpu, ReductionStep reduction, AdaptiveStep adaptive, VkConf conf,
-              boolean verifying) {
+              GpuVerifier verifier) {
     this.calls = calls;
     this.gpu = gpu;
     this.reduction = reduction;
     this.adaptive = adaptive;
     this.conf = conf;
-    this.verifying = verifying;
+    this.verifier = verifier;
     this.lenient = new boolean[calls.size()];
     for (int i = 0; i < calls.size(); i++) {
       lenient[i] = calls.get(i).onGpu() && !calls.get(i).nullStrict();
@@ -105,7 +105,7 @@ final class BatchRouter {
     if (timing != null && timing.path() == AdaptivePlacement.Path.CPU) {
       return new Start(new BatchRoute.Cpu(Placement.Cause.ADAPTIVE_CHOICE), timing);
     }
-    if (!reducing || reduction == null || !reduction.reduces(verifying, calls.size())) {
+    if (!reducing || reduction == null || !reduction.reduces(verifier.needsRows(), calls.size())) {
       return new Start(BatchRoute.GPU, timing);
     }
     return new Start(coalesces && appends() ? BatchRoute.GPU_APPEND : BatchRoute.GPU_REDUCE, timing);
@@ -143,6 +143,9 @@ final class BatchRouter {
 
   private static boolean hasNullArgument(GpuUdfCall c, ColumnarBatch in, int rows) {
     for (int a : c.argOrdinals()) {
+      if (a < 0) {
+        continue; // a constant, never null
+      }
       ColumnVector v = in.column(a);
       if (v.hasNull() && v.numNulls() > 0) {
         if (rows == in.numRows()) {
@@ -161,12 +164,12 @@ final class BatchRouter {
   /**
    * Whether small child batches go straight to the GPU with no host copy: a fused aggregate whose
    * every batch this task reduces on the GPU, ungrouped (nothing on the host reads its rows),
-   * verify off, every call on the GPU, and no GPU run that could hand a batch back to be recomputed
+   * verify off (a sample is read from the host batch), every call on the GPU, and no GPU run that could hand a batch back to be recomputed
    * with {@code call()} over rows the child has since overwritten. Decided once per task.
    */
   private boolean appends() {
     if (appends == null) {
-      appends = !verifying && gpu.calls().size() == calls.size() && gpu.neverRecomputes() && !reduction.grouped();
+      appends = !verifier.on() && gpu.calls().size() == calls.size() && gpu.neverRecomputes() && !reduction.grouped();
     }
     return appends;
   }

@@ -71,7 +71,7 @@ final class GpuBatchStep implements AutoCloseable {
       if (c.onGpu()) {
         calls.add(c);
         for (int o : c.argOrdinals()) {
-          if (!columns.contains(o)) {
+          if (o >= 0 && !columns.contains(o)) { // -1: a constant argument reads no column
             columns.add(o);
           }
         }
@@ -333,7 +333,7 @@ final class GpuBatchStep implements AutoCloseable {
     for (GpuUdfCall c : calls) {
       int[] cols = new int[c.argOrdinals().length];
       for (int a = 0; a < cols.length; a++) {
-        cols[a] = columns.indexOf(c.argOrdinals()[a]);
+        cols[a] = c.argOrdinals()[a] < 0 ? -1 : columns.indexOf(c.argOrdinals()[a]);
       }
       out.add(new KernelCall(c.kernel(), cols, c.literals()));
     }

@@ -19,20 +19,13 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.TaskCompletionListener;
 
 /**
- * One partition through a {@link VkGpuEvalExec}: each batch is gathered, routed, run and output.
- * <ol>
- *   <li><b>gather</b>: a child batch as it came (zero copy), or, with {@code spark.vkspark.coalesce},
- *       several consecutive small ones copied into one ({@link BatchCoalescer}) so that one GPU
- *       dispatch serves them all, or, where only the GPU needs their rows, appended straight into
- *       its input buffers ({@link BatchRoute.GpuAppend});</li>
- *   <li><b>route</b>: {@link BatchRouter} decides the batch's {@link BatchRoute} (GPU, reduce on the
- *       GPU, or {@code call()} for a {@link Placement.Cause});</li>
- *   <li><b>run</b>: {@link GpuBatchStep} or {@link ReductionStep} on the GPU, whose outcome may send
- *       the batch on another route, or the one CPU loop ({@link #onCpu}, {@link CpuBatchStep});</li>
- *   <li><b>output</b>: the batch's columns plus one vector per call, reused from batch to batch, or
- *       a fused aggregate's partials ({@link #steps()}).</li>
- * </ol>
- * Every row a call computes with {@code call()} is counted under its cause ({@link VkMetric#cpuRows}).
+ * One partition through a {@link VkGpuEvalExec}: each batch is gathered ({@link ChildBatches}: as it
+ * came, coalesced with the next small ones, or appended straight to the GPU), routed
+ * ({@link BatchRouter}: GPU, reduced on the GPU, or {@code call()} for a {@link Placement.Cause}), run
+ * ({@link GpuBatchStep} or {@link ReductionStep}, whose outcome may send the batch on another route,
+ * or the one CPU loop {@link #onCpu}) and output (the batch's columns plus one vector per call,
+ * reused from batch to batch, or a fused aggregate's partials, {@link #steps()}). Every row a call
+ * computes with {@code call()} is counted under its cause ({@link VkMetric#cpuRows}).
  */
 public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   private final List<GpuUdfCall> calls;
@@ -86,7 +79,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     this.cpu = new CpuBatchStep(calls, conf, allocator, metrics);
     this.reduction = reduction == null ? null : new ReductionStep(reduction, gpu, metrics);
     this.adaptive = AdaptiveStep.of(gpu.calls(), device, metrics);
-    this.router = new BatchRouter(calls, gpu, this.reduction, adaptive, conf, verifier.on());
+    this.router = new BatchRouter(calls, gpu, this.reduction, adaptive, conf, verifier);
     // Only GPU calls gain from larger batches; the CPU calls run row by row either way.
     this.children = new ChildBatches(input, conf.coalesce() && !gpu.calls().isEmpty()
         ? BatchCoalescer.forColumns(childTypes, conf.batchRows(), conf.batchBytes()).orElse(null) : null,
@@ -164,9 +157,14 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         ended(t, route, g.reducing());
         return new DeviceReduction.Rows(output(in, rows));
       }
+      long t0 = System.nanoTime();
       GpuOutcome<?> o = route instanceof BatchRoute.Gpu ? gpu.evaluate(in, rows) : reduction.reduce(in);
+      long gpuNanos = System.nanoTime() - t0;
       if (o instanceof GpuOutcome.Done<?> done && done.value() instanceof DeviceReduction.Step step) {
         ended(t, route, g.reducing());
+        if (verifier.on()) {
+          verifier.checkReduced(gpu, in, calls, gpuNanos); // a sample beside the reduction, within its budget
+        }
         return step;
       }
       if (o instanceof GpuOutcome.Done<?> done) {
@@ -185,7 +183,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         }
         ended(t, nulls == null ? route : new BatchRoute.Cpu(Placement.Cause.NULL_ARGUMENTS), g.reducing());
         if (verifier.on()) {
-          verifier.check(in, rows, calls, results);
+          verifier.check(in, rows, calls, results, gpuNanos);
         }
         return new DeviceReduction.Rows(output(in, rows));
       }

@@ -25,7 +25,8 @@ import scala.runtime.AbstractPartialFunction;
  * @param boundCpu the call bound to the child's columns, for the CPU path
  * @param argOrdinals the child column each argument reads: the argument itself, or the column an
  *     argument computed on the device reads ({@link DeviceArg}: {@code r + 0.01} reads {@code r}, and
- *     the kernel's {@link io.vkspark.gpu.column.ArgOps} say how; the literals come from {@code expr})
+ *     the kernel's {@link io.vkspark.gpu.column.ArgOps} say how; the literals come from {@code expr});
+ *     -1 for a constant argument, which the kernel reads from its literal slot
  * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
  *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
  *     runs only where it is true, and the result elsewhere is never read (see {@code CallSites})
