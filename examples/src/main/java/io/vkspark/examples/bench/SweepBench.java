@@ -475,6 +475,9 @@ public final class SweepBench {
       m.put("sweeps_wall_s", Cells.rounded(s.sweeps()));
       m.put("per_query_median_s", perQueryMedian);
       m.put("per_query_s", Cells.rounded(perQuery));
+      // issue 33: a steady sweep has no slow query (target: the slowest at most 1.3x the median)
+      m.put("slowest_query_s", java.util.Arrays.stream(perQuery).max().orElse(Double.NaN));
+      m.put("slowest_over_median", java.util.Arrays.stream(perQuery).max().orElse(Double.NaN) / perQueryMedian);
       m.put("first_query_s", s.firstQueryS());
       // per query, over the queries both ran
       m.put("x_vs_spark_sql", sql == null ? null : ratio(sql, s));
@@ -488,6 +491,7 @@ public final class SweepBench {
       m.putAll(common);
       if (!s.gpu().isEmpty()) {
         m.put("gpu_last_sweep", new LinkedHashMap<>(s.gpu())); // every GPU node metric by name, summed over the sweep
+        m.put("cpu_row_causes", MatrixBench.causes(s.gpu())); // issue 33: why rows ran with call(), adding up to cpuRows
       }
       SparkBench.emit(json, List.of(Json.write(m)));
       table.append(String.format(Locale.ROOT, "  %-22s %8d %12s %12s %12s %10s %10s  %s%n", s.variant().name(), s.queries(),

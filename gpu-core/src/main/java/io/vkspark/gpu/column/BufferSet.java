@@ -106,6 +106,9 @@ final class BufferSet implements AutoCloseable {
       GpuBuffer[] varValid = new GpuBuffer[inputs.length];
       for (KernelCall call : key.calls()) {
         for (int c : call.argColumns()) {
+          if (c < 0) {
+            continue; // a constant argument: its literal slot, no column
+          }
           SqlType t = key.inputTypes().get(c);
           if (inputs[c] == null) {
             inputs[c] = track(made, device.createBuffer(t.bytesFor(key.capacity()), BufferRole.INPUT));
@@ -134,11 +137,13 @@ final class BufferSet implements AutoCloseable {
             key.reduction() == null ? BufferRole.OUTPUT : BufferRole.SCRATCH));
         List<GpuBuffer> in = new ArrayList<>();
         for (int c : call.argColumns()) {
-          in.add(inputs[c]);
+          if (c >= 0) {
+            in.add(inputs[c]);
+          }
         }
         in.add(control);
         for (int c : call.argColumns()) { // data, then element validity, per variable-width argument (VarArgs)
-          if (varData[c] != null) {
+          if (c >= 0 && varData[c] != null) {
             in.add(varData[c]);
             if (varValid[c] != null) {
               in.add(varValid[c]);

@@ -202,8 +202,10 @@ public final class ColumnKernel implements java.io.Serializable {
         + " uint vk_pad1; uint vk_pad2; uvec4 vk_groups; };");
     for (int i = 0; i < sig.args().size(); i++) {
       SqlType t = sig.args().get(i).type();
-      lines.add("layout(std430, set = 0, binding = " + (i + 1) + ") readonly buffer VkIn" + i + " { "
-          + t.bufferElement() + " vk_in" + i + "[]; };");
+      if (!ArgOps.isConstant(argOps, i)) { // a constant reads its literal slot, no column
+        lines.add("layout(std430, set = 0, binding = " + (i + 1) + ") readonly buffer VkIn" + i + " { "
+            + t.bufferElement() + " vk_in" + i + "[]; };");
+      }
     }
     SqlType result = sig.result();
     lines.add("layout(std430, set = 0, binding = " + (sig.args().size() + 1) + ") "
@@ -211,7 +213,7 @@ public final class ColumnKernel implements java.io.Serializable {
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
-    lines.addAll(ArgOps.declarations(argOps, literalBinding(sig))); // r + 0.01: the literals and the precise steps
+    lines.addAll(ArgOps.declarations(sig, argOps, literalBinding(sig))); // r + 0.01, constants: the literals
     String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
@@ -278,7 +280,8 @@ public final class ColumnKernel implements java.io.Serializable {
       if (t.isVariableWidth()) {
         continue;
       }
-      loads.add(t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
+      loads.add(ArgOps.isConstant(argOps, i) ? ArgOps.load(argOps, i, null)
+          : t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
           : t.isBytePacked() ? packedLoad("vk_in" + i, t) // sign-extended, as Java widens a byte or short
           : ArgOps.load(argOps, i, "vk_in" + i + "[vk_row]"));
     }
@@ -445,13 +448,15 @@ public final class ColumnKernel implements java.io.Serializable {
         .indirect("params", GROUPS_OFFSET)
         .clearOutputs(packed(signature.result()));
     for (int i = 0; i < signature.args().size(); i++) {
-      b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
+      if (!ArgOps.isConstant(argOps, i)) { // a constant has no input buffer (BufferSet binds none)
+        b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
+      }
     }
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
     b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
     VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
     if (ArgOps.literals(argOps) > 0) {
-      b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.FLOAT64, false, 0));
+      b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.UINT32, false, 0));
     }
     return b;
   }

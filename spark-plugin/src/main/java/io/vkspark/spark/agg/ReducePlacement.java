@@ -102,8 +102,8 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     if (spec.keyOrdinal() >= 0) {
       return "grouped: a batch whose keys span more than the key slots folds on the host";
     }
-    if (eval.verifySettings(VkConf.of(session)).on()) { // set, or a translated Java UDF's default sample
-      return "verify is on: the rows come back to be re-checked";
+    if (eval.verifySettings(VkConf.of(session)).needsRows()) { // sample (a translated UDF's default) checks beside the reduction
+      return "verify=strict is on: the rows come back to be re-checked";
     }
     if (eval.calls().isEmpty() || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
       return "a call of the GPU node runs on the CPU";
@@ -141,8 +141,8 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
   }
 
   /**
-   * The executor's check, once per task: the reduction runs only when verify is off (verify needs
-   * the rows), every call of the node runs on this executor's GPU, a grouped key's type can be
+   * The executor's check, once per task: the reduction runs only when verify is not strict (strict
+   * needs every row back; sample checks its rows beside the reduction), every call of the node runs on this executor's GPU, a grouped key's type can be
    * reduced by, and the device has the reduction's features; otherwise every batch of the task
    * folds on the host, with the same results.
    */

@@ -56,10 +56,12 @@ public final class Settings {
           + "`batchRows / 2` rows or `batchBytes / 2` bytes or more are never copied"));
 
   public static final Choice<PlacementMode> PLACEMENT = new Choice<>(info("placement", SESSION, "adaptive", null,
-      "`adaptive`: on each executor, the first batches of a UDF (per set of calls and batch size) are "
-          + "timed on the GPU and with `call()` (a GLSL-only UDF: its SPIR-V on the CPU Vulkan device, "
-          + "when the executor has one besides its GPU), and later batches go to the faster path, "
-          + "re-timed now and then (metrics `adaptiveGpuRows`, `adaptiveCpuRows`, `adaptiveSwitches`); "
+      "`adaptive`: on each executor, the first batches of a UDF (per set of calls and batch size) run "
+          + "on the GPU, each with a bounded slice of its rows (at most 2,048, then at most 5% of the "
+          + "batch's GPU time) also timed with `call()` (a GLSL-only UDF: its SPIR-V on the CPU Vulkan "
+          + "device, when the executor has one besides its GPU), and later batches go to the faster path, "
+          + "re-timed now and then, less often while the GPU is 10x faster (metrics `adaptiveGpuRows`, "
+          + "`adaptiveCpuRows`, `adaptiveSwitches`, `cpuRowsAdaptiveTrial`, `cpuRowsAdaptiveChoice`); "
           + "`gpu`: every batch of a call planned for the GPU runs there. Results never depend on it"),
       List.of(new Option<>("adaptive", PlacementMode.ADAPTIVE, "time both paths, use the faster"),
           new Option<>("gpu", PlacementMode.GPU, "always the GPU")), Map.of());
@@ -178,6 +180,12 @@ public final class Settings {
       "fraction of each batch's rows that verify checks, at least one row per batch"),
       "the fraction of rows to check, e.g. 0.001 (at least one row per batch is checked)");
 
+  public static final Fraction VERIFY_BUDGET = new Fraction(info("verify.budget", SESSION, "0.02", null,
+      "with `verify=sample`: most of a batch's GPU time that re-checking its sample with `call()` may "
+          + "take (at least one row a batch is checked; the check runs beside the GPU's work, so a fused "
+          + "aggregate still reduces on the GPU); `1` checks the whole sample"),
+      "the share of a batch's GPU time verify may take, e.g. 0.02");
+
   public static final Flag CACHE_COLUMNAR_OUTPUT = new Flag(info("cache.columnarOutput", SESSION, "true", null,
       "with vkspark's table cache "
           + "(`spark.sql.cache.serializer=io.vkspark.spark.cache.VkCacheSerializer`): scans read cached "
@@ -200,7 +208,7 @@ public final class Settings {
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
       FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
-      VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY);
+      VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY);
 
   /** The declaration of {@code key}, or null when vkspark has no such setting. */
   public static Setting<?> of(String key) {

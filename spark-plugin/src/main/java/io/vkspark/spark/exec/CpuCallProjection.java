@@ -59,7 +59,9 @@ final class CpuCallProjection {
     p.target(new SpecificInternalRow(Scala.seq(List.of(dt))));
     TaskContext task = TaskContext.get();
     p.initialize(task == null ? 0 : task.partitionId());
-    return new CpuCallProjection(p, c.resultType(), c.argOrdinals(), strict);
+    // the columns whose nulls give a null result (a constant argument, -1, is never null)
+    return new CpuCallProjection(p, c.resultType(), java.util.Arrays.stream(c.argOrdinals()).filter(o -> o >= 0).toArray(),
+        strict);
   }
 
   /** The call over {@code rows} rows of {@code in} into {@code out}, allocated for {@code rows} values. */

@@ -50,10 +50,56 @@ public final class GpuVerifier {
     return settings.on();
   }
 
-  /** Checks the sample of batch {@code in}; {@code results[i]} holds call {@code i}'s values. */
-  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results) {
-    long b = batch++;
+  /** Whether every GPU row must come back to be checked ({@code strict}): a fused aggregate then folds on the host. */
+  boolean needsRows() {
+    return settings.needsRows();
+  }
+
+  /**
+   * Rows of a batch of {@code rows} whose GPU run took {@code gpuNanos} to check: the sample rate's
+   * share, and under {@code sample} no more than {@code verify.budget} of that time at this task's
+   * measured cost of {@code call()} per row; at least one.
+   */
+  int sampleRows(int rows, long gpuNanos) {
     int n = settings.sampleSize(rows);
+    if (n == 0 || settings.needsRows() || settings.budget() >= 1 || Double.isNaN(nanosPerRow)) {
+      return n;
+    }
+    return (int) Math.max(1, Math.min(n, (long) (settings.budget() * gpuNanos / Math.max(1, nanosPerRow))));
+  }
+
+  /** Checks a sample of batch {@code in}, whose GPU run took {@code gpuNanos}; {@code results[i]} holds call {@code i}'s values. */
+  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, long gpuNanos) {
+    check(in, rows, calls, results, sampleRows(rows, gpuNanos));
+  }
+
+  /**
+   * Checks a fused aggregate's batch {@code in} that the GPU reduced in {@code gpuNanos} (its rows
+   * never came back): its first sampled rows run again on the GPU with their results read back
+   * (one small dispatch on {@code gpu}'s plain runner) and are compared with {@code call()}, so the
+   * aggregate keeps reducing on the GPU under {@code verify=sample}.
+   */
+  void checkReduced(GpuBatchStep gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
+    int n = Math.min(in.numRows(), sampleRows(in.numRows(), gpuNanos));
+    if (n == 0) {
+      return;
+    }
+    ColumnarBatch sample = ChildBatches.prefix(in, n);
+    if (gpu.evaluate(sample, n) instanceof GpuOutcome.Done<List<org.apache.arrow.vector.FieldVector>> d) {
+      ColumnVector[] results = new ColumnVector[calls.size()];
+      for (int i = 0, v = 0; i < calls.size(); i++) {
+        results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.value().get(v++)) : null;
+      }
+      check(sample, n, calls, results, n);
+    } // a recompute or overflow of the sample: the reduction's own run decided the batch
+  }
+
+  /** This task's cost of checking one row with {@code call()} (ns, a moving average; NaN before the first check). */
+  private double nanosPerRow = Double.NaN;
+
+  /** Checks {@code n} rows of batch {@code in} (all of them when {@code n == rows}). */
+  private void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, int n) {
+    long b = batch++;
     if (n == 0) {
       return;
     }
@@ -77,7 +123,9 @@ public final class GpuVerifier {
         }
       }
     }
-    metrics.add(VkMetric.VERIFY_TIME, System.nanoTime() - t0);
+    long spent = System.nanoTime() - t0;
+    nanosPerRow = Double.isNaN(nanosPerRow) ? (double) spent / n : 0.7 * nanosPerRow + 0.3 * spent / n;
+    metrics.add(VkMetric.VERIFY_TIME, spent);
     metrics.add(VkMetric.VERIFY_ROWS, checked);
     metrics.add(VkMetric.VERIFY_MISMATCHES, mismatches);
   }
@@ -86,7 +134,7 @@ public final class GpuVerifier {
   private String compare(GpuUdfCall c, InternalRow row, ColumnVector gpu, int r) {
     boolean nullArg = false;
     for (int a : c.argOrdinals()) {
-      nullArg |= row.isNullAt(a);
+      nullArg |= a >= 0 && row.isNullAt(a);
     }
     Object gpuValue = gpu.isNullAt(r) ? null : value(gpu, c.resultType(), r);
     Object cpuValue;
