@@ -356,6 +356,83 @@ final class StringResultsTest {
     }
   }
 
+  /** The helpers that a translated String method calls, one column each: Java's results on ASCII rows. */
+  static final String ASCII_OPS = """
+      vk_str_require_ascii(s);
+      vk_str_require_ascii(t);
+      int ops[13] = int[13](vk_str_find(s, 97u, k), vk_str_rfind(s, 97u, k), vk_str_find_str(s, t, k),
+          vk_str_rfind_str(s, t, k), vk_str_starts(s, t) ? 1 : 0, vk_str_ends(s, t) ? 1 : 0,
+          vk_str_contains(s, t) ? 1 : 0, vk_str_eq(s, t) ? 1 : 0, vk_str_eq_ignore_case(s, t) ? 1 : 0,
+          vk_str_cmp(s, t), vk_str_len(vk_str_trim(s)), vk_str_find(vk_str_upper(s), 65u, 0),
+          vk_str_eq(vk_str_lower(s), vk_str_lower(t)) ? 1 : 0);
+      for (int i = 0; i < 13; i++) {
+        vk_out_int(ops[i]);
+        vk_out_byte(44u);
+      }
+      return vk_str_sub(s, clamp(k, 0, vk_str_len(s)), vk_str_len(s));""";
+
+  static String asciiOps(String s, String t, int k) {
+    int[] ops = {s.indexOf('a', k), s.lastIndexOf('a', k), s.indexOf(t, k), s.lastIndexOf(t, k), s.startsWith(t) ? 1 : 0,
+        s.endsWith(t) ? 1 : 0, s.contains(t) ? 1 : 0, s.equals(t) ? 1 : 0, s.equalsIgnoreCase(t) ? 1 : 0, s.compareTo(t),
+        s.trim().length(), s.toUpperCase(Locale.ROOT).indexOf('A'),
+        s.toLowerCase(Locale.ROOT).equals(t.toLowerCase(Locale.ROOT)) ? 1 : 0};
+    StringBuilder b = new StringBuilder();
+    for (int o : ops) {
+      b.append(o).append(',');
+    }
+    return b.append(s.substring(Math.max(0, Math.min(k, s.length())))).toString();
+  }
+
+  @Test
+  void helpers_matchJavasStringMethods() {
+    ColumnKernel ascii = kernel("ascii_ops", SqlType.STRING, ASCII_OPS, arg("s", SqlType.STRING), arg("t", SqlType.STRING),
+        arg("k", SqlType.INT));
+    // UTF-16 length and hashCode are exact for every well-formed row, non-ASCII and surrogate pairs too
+    ColumnKernel utf16 = kernel("utf16", SqlType.STRING, "vk_out_int(vk_str_utf16_len(s)); vk_out_byte(44u); "
+        + "vk_out_int(vk_str_hash(s)); return vk_str_empty();", arg("s", SqlType.STRING), arg("t", SqlType.STRING),
+        arg("k", SqlType.INT));
+    Random r = new Random(11);
+    int rows = 6000;
+    List<String> s = text(rows, r, true);
+    List<String> t = new ArrayList<>();
+    int[] k = new int[rows];
+    for (int i = 0; i < rows; i++) {
+      String x = s.get(i) == null ? "" : s.get(i);
+      int a = x.isEmpty() ? 0 : r.nextInt(x.length());
+      int kind = r.nextInt(5);
+      t.add(kind == 0 ? "" : kind == 1 ? x.substring(a, Math.min(x.length(), a + 1 + r.nextInt(3)))
+          : kind == 2 ? x.toUpperCase(Locale.ROOT) : kind == 3 ? x : PIECES[r.nextInt(14)]);
+      k[i] = r.nextInt(x.length() + 7) - 3;
+    }
+    try (BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(ascii, new int[] {0, 1, 2}),
+        new KernelCall(utf16, new int[] {0, 1, 2})), List.of(SqlType.STRING, SqlType.STRING, SqlType.INT), 4096,
+        GPU.allocator()); VarCharVector sv = varChar(utf8(s)); VarCharVector tv = varChar(utf8(t));
+         IntVector kv = new IntVector("k", GPU.allocator())) {
+      kv.allocateNew(rows);
+      for (int i = 0; i < rows; i++) {
+        kv.set(i, k[i]);
+      }
+      kv.setValueCount(rows);
+      List<FieldVector> out = runner.run(List.of(ArrowInputs.of(sv, SqlType.STRING), ArrowInputs.of(tv, SqlType.STRING),
+          ArrowInputs.of(kv, SqlType.INT)), rows);
+      List<String> keys = new ArrayList<>();
+      for (int i = 0; i < rows; i++) {
+        keys.add(s.get(i) == null ? null : String.valueOf(i));
+      }
+      check(runner, 0, out.get(0), keys, x -> {
+        int i = Integer.parseInt(x);
+        if (!ascii(s.get(i)) || !ascii(t.get(i))) {
+          throw new ToCpu();
+        }
+        return asciiOps(s.get(i), t.get(i), k[i]).getBytes(StandardCharsets.UTF_8);
+      }, "ascii ops");
+      check(runner, 1, out.get(1), keys, x -> {
+        String v = s.get(Integer.parseInt(x));
+        return (v.length() + "," + v.hashCode()).getBytes(StandardCharsets.UTF_8);
+      }, "utf16 length and hashCode");
+    }
+  }
+
   @Test
   void body_mayNotTouchTheWriterState() {
     GpuException e = assertThrows(GpuException.class, () -> kernel("x", SqlType.STRING,
