@@ -236,12 +236,12 @@ final class StringResultsSparkTest {
   }
 
   @Test
-  void vksparkDefine_returnsAString() {
+  void vksparkDefineAndGlslFile_returnStrings() {
     spark().sql("SELECT vkspark_define('string glsl_initials(string s) {"
         + " vk_string t = vk_str_trim(s); if (vk_str_len(t) == 0) { return vk_str_null(); }"
         + " vk_out_byte(vk_ascii_upper(vk_str_at(t, 0))); vk_out_byte(46u); vk_out_int(vk_str_len(t));"
         + " return vk_str_empty(); }')").collectAsList();
-    Dataset<Row> df = spark().sql("SELECT id, name, glsl_initials(name) FROM parquet.`" + table + "`");
+    Dataset<Row> df = spark().sql("SELECT id, name, glsl_initials(name), glsl_file_trim(name) FROM parquet.`" + table + "`");
     List<Row> rows = df.collectAsList();
     assertAllRowsOnGpu(df);
     int checked = 0;
@@ -252,6 +252,10 @@ final class StringResultsSparkTest {
       // a multi-byte character's lead byte alone is not UTF-8: handed back, and a GLSL-only UDF has no call(): null
       String want = b < 0 || b >= 128 ? null : Character.toUpperCase((char) b) + "." + t.length;
       assertEquals(want, r.isNullAt(2) ? null : r.getString(2), r::toString);
+      // spark.vkspark.glsl's glsl_file_trim: Java's trim, ASCII letters upper-cased, other characters kept
+      String upper = name == null ? null : name.trim().chars().mapToObj(c -> String.valueOf((char) (c >= 'a' && c <= 'z'
+          ? c - 32 : c))).collect(java.util.stream.Collectors.joining());
+      assertEquals(upper, r.isNullAt(3) ? null : r.getString(3), r::toString);
       checked++;
     }
     assertTrue(checked > 2000, "rows checked: " + checked);
