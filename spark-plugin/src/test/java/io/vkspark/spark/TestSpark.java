@@ -288,6 +288,22 @@ public final class TestSpark {
   }
 
   /**
+   * Every batch of {@code executed}'s GPU nodes ran on the GPU: the only rows computed with
+   * {@code call()} are single rows their kernels handed back ({@code cpuRowsHandedBack}, a string
+   * not ASCII, say).
+   */
+  public static void assertOnGpuExceptHandedBackRows(Dataset<Row> executed) {
+    List<VkGpuEvalExec> nodes = gpuNodes(executed);
+    assertFalse(nodes.isEmpty(), () -> "no VkGpuEval node: " + explain(executed));
+    for (VkGpuEvalExec node : nodes) {
+      Map<String, Long> m = metrics(node);
+      assertTrue(m.get("gpuRows") > 0, () -> "no rows ran on the GPU in " + node.simpleString(200) + ": " + m);
+      assertEquals(m.get("cpuRowsHandedBack"), m.get("cpuRows"),
+          () -> "rows ran on the CPU other than those handed back in " + node.simpleString(200) + ": " + m);
+    }
+  }
+
+  /**
    * The node's metrics by key, after checking that its {@code cpuRows*} causes add up to
    * {@code cpuRows} (every row run with {@code call()} has its cause; see docs/METRICS.md).
    */

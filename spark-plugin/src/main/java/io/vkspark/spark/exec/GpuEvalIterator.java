@@ -172,7 +172,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         for (int i = 0, v = 0; i < calls.size(); i++) {
           if (onGpu[i]) {
             gpuResults[i] = gpuResults[i] == null ? ResultColumn.of(out.get(v)) : gpuResults[i];
-            results[i] = gpuResults[i];
+            int[] handed = gpu.handedBack(v); // rows the kernel gave to call(): a string not ASCII, say
+            results[i] = handed.length == 0 ? gpuResults[i] : cpu.withHandedBack(i, out.get(v), handed, in);
             v++;
           }
         }

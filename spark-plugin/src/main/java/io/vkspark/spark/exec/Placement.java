@@ -92,6 +92,13 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
     GPU_FAILURE(true, "the GPU run of the batch failed (%s), so call() recomputes it",
         "see the error; " + VkConf.FALLBACK + "=false makes the failure the task's"),
     /**
+     * Single rows the kernel handed to {@code call()} (a string it computes only as ASCII was not, a
+     * string result that is not well-formed UTF-8, or the body's {@code vk_to_cpu()}); the rest of
+     * the batch keeps the GPU's results.
+     */
+    HANDED_BACK(true, "the kernel handed single rows to call() (a string it computes exactly only as ASCII was not, "
+        + "or its body asked: %s)", "none needed: the results are Spark's; the handedBack* metrics say why per row"),
+    /**
      * A grouped batch's keys span more values than the reduction's slots: its UDFs still run on the
      * GPU, its rows are read back and folded on the host. No row runs with {@code call()}.
      */

@@ -37,6 +37,8 @@ public enum VkMetric {
       "of those, batches recomputed because a row threw or returned null in a translated kernel"),
   CPU_ROWS_GPU_FAILURE("cpuRowsGpuFailure", Kind.SUM, MetricsLevel.ESSENTIAL,
       "of those, batches recomputed after a GPU failure call() can answer (a decimal overflow under ANSI)"),
+  CPU_ROWS_HANDED_BACK("cpuRowsHandedBack", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, single rows a kernel handed to call() (handedBackRows; the rest of their batch stays on the GPU)"),
   CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, MetricsLevel.ESSENTIAL,
       "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
   ADAPTIVE_GPU_ROWS("adaptiveGpuRows", Kind.SUM, MetricsLevel.ESSENTIAL,
@@ -78,7 +80,16 @@ public enum VkMetric {
   MOVED_SLOTS("movedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers reallocated larger"),
   APPENDED_SLOTS("appendedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers newly allocated"),
   BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, MetricsLevel.DEBUG,
-      "GPU buffer sets and command buffers recorded (0 when warm)");
+      "GPU buffer sets and command buffers recorded (0 when warm)"),
+  HANDED_BACK_ROWS("handedBackRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "GPU rows their kernel handed to call() (the rest of the batch stays on the GPU)"),
+  HANDED_BACK_BY_BODY("handedBackByBody", Kind.SUM, MetricsLevel.DEBUG, "rows handed to call(): the body called vk_to_cpu()"),
+  HANDED_BACK_NON_ASCII("handedBackNonAscii", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string the body needs as ASCII is not"),
+  HANDED_BACK_MALFORMED("handedBackMalformedUtf8", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result that is not well-formed UTF-8"),
+  HANDED_BACK_OVERFLOW("handedBackOverflow", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result longer than 128 MiB, or written otherwise than measured");
 
   /**
    * The {@code cpuRows*} metric of {@code cause}: every row a call computes with {@code call()} in
@@ -95,6 +106,7 @@ public enum VkMetric {
       case LOOP_LIMIT -> CPU_ROWS_LOOP_LIMIT;
       case RECOMPUTE -> CPU_ROWS_RECOMPUTE;
       case GPU_FAILURE -> CPU_ROWS_GPU_FAILURE;
+      case HANDED_BACK -> CPU_ROWS_HANDED_BACK;
       case KEYS_TOO_WIDE, RESULT_TYPE_DIFFERS, ARGUMENT_TYPE_DIFFERS, LAMBDA, CONDITIONAL, UNPLANNED_OPERATOR, DISABLED,
           NOT_TRANSLATED -> throw new IllegalArgumentException(cause + " puts no row of the node on the CPU");
     };
@@ -103,7 +115,8 @@ public enum VkMetric {
   /** The {@code cpuRows*} causes, whose sum is {@link #CPU_ROWS}. */
   public static List<VkMetric> cpuRowCauses() {
     return List.of(CPU_ROWS_NO_DEVICE, CPU_ROWS_ADAPTIVE_TRIAL, CPU_ROWS_ADAPTIVE_CHOICE, CPU_ROWS_NULL_ARGUMENTS,
-        CPU_ROWS_WIDE_ROW, CPU_ROWS_LOOP_LIMIT, CPU_ROWS_RECOMPUTE, CPU_ROWS_GPU_FAILURE);
+        CPU_ROWS_WIDE_ROW, CPU_ROWS_LOOP_LIMIT, CPU_ROWS_RECOMPUTE, CPU_ROWS_GPU_FAILURE,
+        CPU_ROWS_HANDED_BACK);
   }
 
   /** How Spark aggregates a metric over tasks and prints it (the matching {@code SQLMetrics.create*}). */

@@ -39,6 +39,7 @@ final class PlacementTest {
       Map.entry(Cause.WIDE_ROW, new Object[] {140000001L, "slen", 134217728L}),
       Map.entry(Cause.RECOMPUTE, new Object[] {"row 7 threw"}),
       Map.entry(Cause.GPU_FAILURE, new Object[] {"decimal overflow"}),
+      Map.entry(Cause.HANDED_BACK, new Object[] {"3 rows not ASCII"}),
       Map.entry(Cause.KEYS_TOO_WIDE, new Object[] {64}));
 
   private static final VkConf STRICT = VkConf.from(k -> k.equals(VkConf.FALLBACK) ? "false" : null);
