@@ -323,7 +323,8 @@ public final class BatchRunner implements AutoCloseable {
     }
     BatchColumns.check(inputTypes, inputs, rows);
     long h = System.nanoTime();
-    boolean fits = reducer.admit(inputs.get(reducer.reduction().keyColumn()), rows);
+    int keyColumn = reducer.reduction().keyColumn();
+    boolean fits = reducer.admit(keyColumn >= 0 ? inputs.get(keyColumn) : null, rows);
     meter.hostSince(h);
     if (!fits) {
       meter.clearHost();
