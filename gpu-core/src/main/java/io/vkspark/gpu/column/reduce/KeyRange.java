@@ -53,7 +53,7 @@ public record KeyRange(long lo, long hi, double dlo, double dhi, boolean nan, bo
   }
 
   /** The range of {@code e}'s values when its {@link DeviceExpr.KeySource} lies in {@code source}. */
-  static KeyRange of(DeviceExpr e, KeyRange source) {
+  public static KeyRange of(DeviceExpr e, KeyRange source) {
     SqlType t = e.type(List.of());
     if (e instanceof DeviceExpr.KeySource) {
       return source;
