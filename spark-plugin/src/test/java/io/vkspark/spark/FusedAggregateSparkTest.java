@@ -356,6 +356,7 @@ final class FusedAggregateSparkTest {
     assertAggregatesEqual(both.get(1), both.get(0));
     String explain = explain(lastRun);
     assertTrue(explain.contains("VkGpuAggregate (partial) [keys=[_groupingexpression#"), explain);
+    assertTrue(explain.contains("folded on the host: not every part reduces on the GPU"), explain); // max(x_i + j): j is on the host
     assertTrue(explain.contains("sum(x_d"), explain);
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "false");
@@ -477,6 +478,8 @@ final class FusedAggregateSparkTest {
         List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
         assertFused(lastRun, 15_000, true);
         assertAggregatesEqual(both.get(1), both.get(0));
+        String explain = explain(lastRun);
+        assertTrue(explain.contains("reduced per key on the GPU, the key computed on the device"), explain);
         Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
         // per batch, one 16-byte partial per aggregate (6, and the hidden row count) per key slot in the range: at most 64
         long bound = eval.get("numOutputBatches") * 64 * 7 * 16;

@@ -22,10 +22,10 @@ import org.apache.spark.sql.internal.SQLConf;
  * Issue 25's scenario sweep: one cached portfolio of options priced again and again under other
  * market parameters, given as literals, as a risk desk does. Black-Scholes query {@code i} of
  * {@code --queries} is
- * {@code SELECT id % B AS bucket, sum(black_scholes(s, k, t, r + 0.01 i, v * (1 + 0.05 i))) FROM t GROUP BY id % B}
- * ({@code B = --buckets}; the key computed per row, on the device when the query runs there; {@code --key column}
- * groups by the cached column {@code bucket = CAST(id % B AS INT)} instead); the implied-volatility sweep ({@code --iv-queries}, ungrouped)
- * solves {@code implied_volatility(price * (1 + 0.01 j), s, k, t, r + 0.005 j)} and sums it (NaN as
+ * {@code SELECT id % B AS bucket, sum(black_scholes(s, k, t, r + 0.01 i, v * (1 + 0.05 i))) FROM t
+ * GROUP BY id % B} ({@code B = --buckets}; the key computed per row, on the device when the query runs
+ * there; {@code --key column} groups by the cached column {@code bucket = CAST(id % B AS INT)} instead);
+ * the implied-volatility sweep ({@code --iv-queries}, ungrouped) solves {@code implied_volatility(price * (1 + 0.01 j), s, k, t, r + 0.005 j)} and sums it (NaN as
  * 0, counted apart). Each sweep runs as
  * <ul>
  *   <li>{@code vk_device}: the GPU UDF over vkspark's cache ({@link VkCacheSerializer}) with

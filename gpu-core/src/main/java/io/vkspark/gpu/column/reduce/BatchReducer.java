@@ -75,11 +75,12 @@ public final class BatchReducer implements AutoCloseable {
    * the range, plus a slot for null keys, fits the slots; a batch that does not fit is left to the
    * caller.
    *
-   * @param source the input column the key is computed from; null for a key over a call's result
-   *     (its nulls are known only once the batch is staged, so a slot is kept for them)
+   * @param inputs the batch's input columns; the key is computed from one of them, or from a call's
+   *     result (whose nulls are known only once the batch is staged, so a slot is kept for them)
    */
-  public boolean admit(InputColumn source, int rows) {
-    if (!keyRange(source, rows)) {
+  public boolean admit(List<InputColumn> inputs, int rows) {
+    int column = reduction.keyColumn();
+    if (!keyRange(column >= 0 ? inputs.get(column) : null, rows)) {
       wideBatches++;
       return false;
     }
