@@ -58,7 +58,7 @@ import org.apache.spark.sql.internal.SQLConf;
  * SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] [--iv-rows N] [--iv-queries Q]
  *            [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] [--variants vk_device,vk_host,spark_cache,spark_sql]
  *            [--device-conf true|false] [--device-memory SIZE] [--fuse unset|true|false] [--key computed|column]
- *            [--cache-batch R] [--partitions P] [--concurrent C] [--master M] [--out FILE]
+ *            [--placement adaptive|gpu] [--cache-batch R] [--partitions P] [--concurrent C] [--master M] [--out FILE]
  * </pre>
  */
 public final class SweepBench {
@@ -74,12 +74,12 @@ public final class SweepBench {
 
   private static final Set<String> FLAGS = Set.of("rows", "runs", "queries", "buckets", "sweeps", "iv-rows", "iv-queries",
       "iv-runs", "iv-sql", "iv-sql-queries", "variants", "device-conf", "device-memory", "fuse", "cache-batch",
-      "partitions", "concurrent", "master", "out", "key");
+      "partitions", "concurrent", "master", "out", "key", "placement");
   private static final String USAGE = "SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] "
       + "[--iv-rows N] [--iv-queries Q] [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] "
       + "[--variants " + String.join(",", ALL_VARIANTS) + "] [--device-conf true|false] [--device-memory SIZE] "
-      + "[--fuse unset|true|false] [--key computed|column] [--cache-batch R] [--partitions P] [--concurrent C] [--master M]"
-      + " [--out FILE]";
+      + "[--fuse unset|true|false] [--key computed|column] [--placement adaptive|gpu] [--cache-batch R] [--partitions P]"
+      + " [--concurrent C] [--master M] [--out FILE]";
 
   /** Rows a slow form run once warms up on. */
   static final int WARMUP_ROWS = 10_000;
@@ -222,6 +222,7 @@ public final class SweepBench {
       common.put("cache_batch", Long.parseLong(a.getOrDefault("cache-batch", "1000000")));
       common.put("buckets", buckets);
       common.put("fuse_aggregates", fuse);
+      common.put("placement", a.getOrDefault("placement", "default"));
       String key = keyForm.equals("computed") ? "id % " + buckets : "bucket";
       common.put("key", key);
       common.put("device", SparkBench.deviceName());
@@ -298,6 +299,9 @@ public final class SweepBench {
         .config("spark.driver.bindAddress", "127.0.0.1");
     if (a.containsKey("device-memory")) {
       b.config(CACHE_DEVICE_MEMORY, a.get("device-memory"));
+    }
+    if (a.containsKey("placement")) { // unset: the plugin's default (adaptive)
+      b.config(Settings.PLACEMENT.key(), a.get("placement"));
     }
     SparkSession spark = b.getOrCreate();
     SparkJobs.registerAll(spark);
