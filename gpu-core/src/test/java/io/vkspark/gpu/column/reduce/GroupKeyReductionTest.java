@@ -86,6 +86,10 @@ final class GroupKeyReductionTest {
       long m = (Long) x % c;
       return r.positive() && m < 0 ? (m + c) % c : m;
     }
+    if (e instanceof DeviceExpr.Negate n) {
+      Object x = eval(n.child(), src);
+      return x == null ? null : x instanceof Integer i ? (Object) (-i) : x instanceof Long l ? (Object) (-l) : (Object) (-(Double) x);
+    }
     if (e instanceof Floor f) {
       Object x = eval(f.child(), src);
       return x == null ? null : Math.floor((Double) x);
