@@ -95,9 +95,10 @@ final class DeviceCacheSparkTest {
     }
   }
 
+  /** By the first column, an int or bigint (a grouped query's key: null first). */
   private static List<Row> sorted(List<Row> rows) {
     List<Row> out = new ArrayList<>(rows);
-    out.sort((x, y) -> Long.compare(x.getLong(0), y.getLong(0)));
+    out.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
     return out;
   }
 
@@ -385,7 +386,8 @@ final class DeviceCacheSparkTest {
   void groupedByAComputedKey_overTheDeviceCache_onlyPartialsComeBack_throughALostDeviceEvictionAndUnpersist() {
     Supplier<Dataset<Row>> table = () -> s.range(0, 20_000, 1, 4).selectExpr("id",
         "CASE WHEN id % 13 = 0 THEN NULL ELSE cast(id % 40 AS double) * 0.5 END AS a", "cast(id % 9 AS double) * 0.25 AS b",
-        "CASE WHEN id % 11 = 0 THEN NULL ELSE cast(id % 1000 AS int) - 500 END AS n");
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE cast(id % 1000 AS int) - 500 END AS n",
+        "CASE WHEN id % 17 = 0 THEN NULL ELSE cast(id % 9 AS int) + 1000 END AS c");
     Dataset<Row> cached = table.get().cache();
     Supplier<Dataset<Row>> q = () -> s.sql("SELECT id % 7 AS g, sum(gpu_hypot(a, b * 1.5D)), count(*),"
         + " min(int_poly(n, n)), max(int_poly(n, n)), count(int_poly(n, n)) FROM dc_grouped GROUP BY id % 7");
@@ -456,6 +458,18 @@ final class DeviceCacheSparkTest {
       Dataset<Row> ran = run(q, true, got);
       assertTrue(sum(ran, "deviceCacheUploads") > 0);
       FusedAggregateSparkTest.assertAggregatesEqual(sparks(q), sorted(got));
+      // grouped by a cached int column (fused with fuseAggregates=true): its range is the batch's, found when cached
+      s.conf().set(Settings.FUSE_AGGREGATES.key(), "true");
+      try {
+        Supplier<Dataset<Row>> byColumn = () -> s.sql("SELECT c, sum(gpu_hypot(a, b)), count(*) FROM dc_grouped GROUP BY c");
+        List<Row> byC = new ArrayList<>();
+        Dataset<Row> column = run(byColumn, true, byC);
+        assertEquals(20_000L, fusedMetrics(column).get("gpuReducedRows"), fusedMetrics(column).toString());
+        assertEquals(10, byC.size(), "9 keys and null");
+        FusedAggregateSparkTest.assertAggregatesEqual(sparks(byColumn), sorted(byC));
+      } finally {
+        s.conf().unset(Settings.FUSE_AGGREGATES.key());
+      }
       assertNoValidationErrors();
     } finally {
       recached.unpersist(true);

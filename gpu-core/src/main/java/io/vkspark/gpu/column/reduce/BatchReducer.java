@@ -48,6 +48,8 @@ public final class BatchReducer implements AutoCloseable {
   private long wideBatches;
   /** Grouped: batches whose key range the key's expression bounded alone. */
   private long staticRanges;
+  /** Grouped: batches whose key range came from their source column's known bounds ({@link BoundedColumn}). */
+  private long boundedRanges;
 
   /**
    * @param meter the runner's meter of the batch, which counts the bytes this moves
@@ -71,7 +73,7 @@ public final class BatchReducer implements AutoCloseable {
   /**
    * Grouped: bounds the key's range over {@code rows} rows: from its expression alone where that
    * bounds it within the slots ({@link GroupKey#staticRange}: no value is read), else from the
-   * source input's values, read on the host; keeps a host copy of the source's validity. Whether
+   * source's known bounds ({@link BoundedColumn}: a cached column's) or its values, read on the host; keeps a host copy of the source's validity. Whether
    * the range, plus a slot for null keys, fits the slots; a batch that does not fit is left to the
    * caller.
    *
@@ -95,6 +97,11 @@ public final class BatchReducer implements AutoCloseable {
   /** Grouped batches whose key range came from the key's expression alone (no value read on the host). */
   public long staticRanges() {
     return staticRanges;
+  }
+
+  /** Grouped batches whose key range came from their source's known bounds (no value read on the host). */
+  public long boundedRanges() {
+    return boundedRanges;
   }
 
   /** Finds the key's range (sets keyBase, keyNullSlot, keyNulls and the host copy of the key validity); whether it fits. */
@@ -125,7 +132,11 @@ public final class BatchReducer implements AutoCloseable {
       if (source == null) {
         return false; // a call's results are on the device only
       }
-      range = key.range(sourceRange(source, rows, nulls, valid));
+      KeyRange known = source instanceof BoundedColumn b ? b.bounds() : null;
+      if (known != null) {
+        boundedRanges++;
+      }
+      range = key.range(known != null ? known : sourceRange(source, rows, nulls, valid));
     } else {
       staticRanges++;
     }

@@ -312,6 +312,68 @@ final class GroupKeyReductionTest {
     }
   }
 
+  /** {@code in}, knowing its bounds ({@code null}: not), counting the reads of its values. */
+  private record Counted(io.vkspark.gpu.column.InputColumn in, KeyRange bounds, int[] reads) implements BoundedColumn {
+    @Override
+    public SqlType type() {
+      return in.type();
+    }
+
+    @Override
+    public int rows() {
+      return in.rows();
+    }
+
+    @Override
+    public void copyValues(int start, int count, long dst) {
+      reads[0]++;
+      in.copyValues(start, count, dst);
+    }
+
+    @Override
+    public boolean hasNulls() {
+      return in.hasNulls();
+    }
+
+    @Override
+    public void andValidity(long dst, int rows) {
+      in.andValidity(dst, rows);
+    }
+  }
+
+  @Test
+  void aSourceThatKnowsItsBounds_isNotReadOnTheHost_toRangeTheKey() throws Exception {
+    GroupKey key = GroupKey.column(2, SqlType.BIGINT); // not bounded by an expression: ranged per batch
+    int rows = 2000;
+    try (BatchRunner runner = runner(key, SqlType.BIGINT, 4096);
+         Float8Vector x = new Float8Vector("x", GPU.allocator()); BigIntVector v = new BigIntVector("v", GPU.allocator());
+         BigIntVector k = new BigIntVector("k", GPU.allocator())) {
+      x.allocateNew(rows);
+      v.allocateNew(rows);
+      k.allocateNew(rows);
+      long[] sums = new long[10];
+      for (int i = 0; i < rows; i++) {
+        x.set(i, i);
+        v.set(i, i);
+        k.set(i, 5_000_000_000L + i % 10);
+        sums[i % 10] += i;
+      }
+      x.setValueCount(rows);
+      v.setValueCount(rows);
+      k.setValueCount(rows);
+      for (KeyRange bounds : new KeyRange[] {KeyRange.ofLongs(5_000_000_000L, 5_000_000_009L), null}) {
+        int[] reads = {0};
+        Grouped got = runner.runGrouped(List.of(ArrowInputs.of(x, SqlType.DOUBLE), ArrowInputs.of(v, SqlType.BIGINT),
+            new Counted(ArrowInputs.of(k, SqlType.BIGINT), bounds, reads)), rows).orElseThrow();
+        assertEquals(bounds != null ? 1 : 2, reads[0], "the upload reads the key; ranging it reads it again unless bounded");
+        assertEquals(10, got.groups().size());
+        for (Group g : got.groups()) {
+          assertEquals(sums[(int) (g.key() - 5_000_000_000L)], g.values().get(1).integral());
+        }
+      }
+    }
+  }
+
   @Test
   void keysTheDeviceCannotCompute_areRefused() {
     assertThrows(GpuException.class, () -> new Remainder(LONG, 0, false));
