@@ -309,9 +309,9 @@ public final class BatchRunner implements AutoCloseable {
    * Evaluates every call over {@code rows} rows of {@code inputs} and reduces the results per value
    * of the reduction's key ({@link ColumnReduction#grouped}) on the device, in the same submission:
    * the per-row results stay on the device and only one partial per aggregate and key slot the
-   * batch's range spans comes back per dispatch. The key's range is found on the host first (one pass over the key column);
-   * when its values, plus one slot for null keys, do not fit the reduction's slots, nothing is
-   * staged or dispatched and the result is empty: the caller evaluates the batch another way
+   * batch's range spans comes back per dispatch. The key's range is bounded first (by its expression
+   * or one pass over its source on the host); when its values, plus a slot for null keys, do not fit
+   * the slots, nothing is staged or dispatched and the result is empty: the caller evaluates the batch another way
    * (e.g. with a plain runner, folding the rows on the host).
    *
    * @return the batch's groups, or empty when its key range is too wide for the slots
@@ -330,7 +330,7 @@ public final class BatchRunner implements AutoCloseable {
     }
     BatchColumns.check(inputTypes, inputs, rows);
     long h = System.nanoTime();
-    boolean fits = reducer.admit(inputs.get(reducer.reduction().keyColumn()), rows);
+    boolean fits = reducer.admit(inputs, rows);
     meter.hostSince(h);
     if (!fits) {
       meter.clearHost();

@@ -158,7 +158,7 @@ final class BufferSet implements AutoCloseable {
         }
       }
       ColumnReduction r = key.reduction();
-      if (r != null && r.grouped() && inputs[r.keyColumn()] == null) {
+      if (r != null && r.grouped() && r.keyColumn() >= 0 && inputs[r.keyColumn()] == null) {
         inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];

@@ -84,7 +84,7 @@ public final class ColumnRuntime implements AutoCloseable {
             + " but the calls return " + results + ".", "make the reduction with ColumnReduction.of(aggregates, "
             + "the calls' result types in call order).");
       }
-      if (reduction.grouped() && (reduction.keyColumn() >= inputTypes.size()
+      if (reduction.grouped() && reduction.keyColumn() >= 0 && (reduction.keyColumn() >= inputTypes.size()
           || inputTypes.get(reduction.keyColumn()) != reduction.keyType())) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "the reduction groups by input column " + reduction.keyColumn()
             + " of type " + reduction.keyType().sqlName() + " but the runner's inputs are " + inputTypes + ".",

@@ -78,8 +78,10 @@ public final class Settings {
   public static final Flag FUSE_AGGREGATES = new Flag(info("fuseAggregates", SESSION, null, "unset",
       "fold `SUM`, `COUNT`, `MIN`, `MAX` and `AVG` over GPU UDF results (ungrouped, or one "
           + "int/bigint/date key) into Spark's partial aggregation buffers straight from the GPU node's "
-          + "columns (`VkGpuAggregate`, see docs/GLSL-SEMANTICS.md). Unset: fuse exactly the ungrouped "
-          + "aggregates the GPU reduces in the UDFs' own submission (see `.onGpu`; on an H200 faster "
+          + "columns (`VkGpuAggregate`, see docs/GLSL-SEMANTICS.md). Unset: fuse exactly the aggregates "
+          + "the GPU reduces in the UDFs' own submission, ungrouped or grouped by a key whose expression "
+          + "bounds it within `.onGpu.keySlots` (`id % 16`, `pmod(f(x), 8)`: computed on the device) "
+          + "(see `.onGpu`; on an H200 faster "
           + "than Spark's partial aggregate, and only the partials come back); `true`: fuse whatever "
           + "qualifies, grouped ones too (reduced per key on the GPU while a batch's keys fit "
           + "`.onGpu.keySlots`), folding on the host where the GPU cannot reduce; `false`: never fuse"));
@@ -88,7 +90,9 @@ public final class Settings {
       "for fused aggregates: compute a fused aggregate whose functions read GPU UDF results "
           + "directly or through exact expressions such as `CASE WHEN isnan(x) THEN 0D ELSE x END` (or "
           + "are `COUNT(*)`), ungrouped or grouped by an int/bigint/date column of the GPU node's "
-          + "input, on the GPU, in the UDFs' own submission, so only partials come back (per workgroup, "
+          + "input or a key the device computes from one column or UDF result (`%` and `pmod` by "
+          + "literals, `+ - *` by literals, casts, `floor`), on the GPU, in the UDFs' own submission, so "
+          + "only partials come back (per workgroup, "
           + "or per key); integer sums, counts, `MIN`/`MAX` exact, double sums within summation order "
           + "(at most `n * 2^-53 * sum(abs(x))`); not under `verify`, nor for an int/bigint `SUM` under "
           + "ANSI; `false` folds on the host, so with `fuseAggregates` unset nothing is fused "

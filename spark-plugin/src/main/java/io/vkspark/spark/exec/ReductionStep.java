@@ -59,7 +59,7 @@ final class ReductionStep {
     List<SqlType> types = gpu.calls().stream().map(GpuUdfCall::resultType).toList();
     int keyInput = reduction.grouped() ? gpu.inputOf(reduction.keyOrdinal()) : -1;
     // the key's type as the runner takes it (a UDF's declared argument type where one reads it)
-    SqlType keyType = allOnGpu && reduction.grouped() ? gpu.inputType(reduction.keyOrdinal()) : null;
+    SqlType keyType = allOnGpu && reduction.keyOrdinal() >= 0 ? gpu.inputType(reduction.keyOrdinal()) : null;
     Optional<ColumnReduction> r = reduction.onExecutor(new DeviceReduction.Executor(verifying, allOnGpu, types,
         keyInput, keyType, allOnGpu ? gpu.gpu().device().info() : null));
     r.ifPresent(gpu::reduceWith);
