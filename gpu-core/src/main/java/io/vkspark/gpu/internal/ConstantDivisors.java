@@ -167,6 +167,16 @@ final class ConstantDivisors {
       newGlobals.add(SpirvEdit.insn(OP_CONSTANT, u32, uintOne, 1));
     }
     int glslId = glsl >= 0 ? glsl : next++;
+    Set<Integer> dividing = new HashSet<>(); // functions with a float division: only they read the 1.0
+    int current = -1;
+    for (Insn in : m.instructions()) {
+      if (in.opcode() == OP_FUNCTION) {
+        current = m.operand(in, 1);
+      } else if (in.opcode() == NoContraction.OP_FDIV
+          && (floatWidth.containsKey(m.operand(in, 0)) || vectorOf.containsKey(m.operand(in, 0)))) {
+        dividing.add(current);
+      }
+    }
 
     List<int[]> out = new ArrayList<>();
     boolean placed = false;
@@ -190,7 +200,7 @@ final class ConstantDivisors {
         placed = true;
       }
       if (op == OP_FUNCTION) {
-        inFunction = true;
+        inFunction = dividing.contains(m.operand(in, 1));
         atEntry = false;
         ones.clear();
         uOne = -1;

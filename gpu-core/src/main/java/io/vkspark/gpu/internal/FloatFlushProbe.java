@@ -43,9 +43,16 @@ final class FloatFlushProbe {
       }
       """;
 
+  /** The probe's SPIR-V, compiled once per JVM (the same for every device). */
+  private static volatile byte[] compiled;
+
   /** Whether {@code device} flushed any case: a description of the first, or empty when it kept them all. */
   static String flushes(VulkanDevice device) {
-    byte[] spirv = GlslCompiler.compileOrThrow("vk_float_flush_probe.comp", SOURCE, device.options().shaderCacheDir());
+    byte[] spirv = compiled;
+    if (spirv == null) {
+      spirv = GlslCompiler.compileOrThrow("vk_float_flush_probe.comp", SOURCE, device.options().shaderCacheDir());
+      compiled = spirv;
+    }
     Program p = Program.spirv("vk_float_flush_probe", ByteBuffer.wrap(spirv)).workgroupSize(GROUP)
         .buffer(BufferDecl.input("v", 0, ElementType.FLOAT32))
         .buffer(BufferDecl.output("r", 1, ElementType.FLOAT32, 4L * GROUP))
