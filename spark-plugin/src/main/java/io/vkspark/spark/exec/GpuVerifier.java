@@ -107,7 +107,7 @@ public final class GpuVerifier {
       try {
         // A GLSL-only call() runs on the CPU Vulkan device here: on the GPU it would check the GPU against itself.
         cpuValue = c.glslOnly() ? CpuVulkan.onCpuDevice(() -> c.boundCpu().eval(row)) : c.boundCpu().eval(row);
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // Spark's UDF error (SparkException) is checked, thrown from Scala
         if (c.glslOnly() && CpuVulkan.isMissing(e)) {
           if (WARNED_SKIP.compareAndSet(false, true)) {
             LOG.warn("vkspark verify: GPU rows of GLSL-only UDFs (here '{}') are not checked: their call() runs their "
@@ -115,6 +115,9 @@ public final class GpuVerifier {
                 c.name(), "install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1) on every executor");
           }
           return SKIPPED;
+        }
+        if (!(e instanceof RuntimeException)) {
+          throw e; // as before: only a RuntimeException of call() is a mismatch
         }
         return "GPU gave " + gpuValue + ", call() threw " + e;
       }
