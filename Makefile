@@ -47,7 +47,7 @@ STRINGS_BENCH_ARGS ?= --rows 1000000 --runs 3 --out target/bench-strings.json
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep bench-strings cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep bench-strings bench-contraction cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -129,6 +129,11 @@ bench-translate: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench \
 	  --cases translate --source cache --rows $(ROWS) --iv-rows $(IV_ROWS) --runs $(RUNS) --iv-runs $(IV_RUNS) --iv-sql $(IV_SQL) \
 	  $(TRANSLATE_BENCH_ARGS)
+
+## bench-contraction: what NoContraction costs against spark.vkspark.fastMath (Black-Scholes, implied volatility,
+## haversine; device time per batch), e.g. `make bench-contraction CONTRACTION_BENCH_ARGS='4194304 262144 7'`
+bench-contraction: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.ContractionBench $(CONTRACTION_BENCH_ARGS)
 
 ## bench-matrix: only issue 24's matrix, e.g. `make bench-matrix MATRIX_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
 bench-matrix: vulkan-runtime examples/target/classpath.txt

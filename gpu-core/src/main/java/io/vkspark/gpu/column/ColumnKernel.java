@@ -78,14 +78,31 @@ public final class ColumnKernel implements java.io.Serializable {
   private final String id;
   private final List<String> warnings;
   private final Set<ShaderFeature> requirements;
+  private final boolean fastMath;
 
-  private ColumnKernel(KernelSpec spec, String source, byte[] spirv, List<String> warnings) {
+  private ColumnKernel(KernelSpec spec, String source, byte[] spirv, List<String> warnings, boolean fastMath) {
     this.spec = spec;
     this.source = source;
     this.spirv = spirv;
-    this.id = spec.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
+    this.fastMath = fastMath;
+    this.id = spec.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED) + (fastMath ? "-fastmath" : "");
     this.warnings = List.copyOf(warnings);
     this.requirements = Set.copyOf(SpirvSeal.requirements(SpirvModule.parse("GPU UDF '" + spec.name() + "'", spirv)));
+  }
+
+  /**
+   * This kernel with the device's own floating-point arithmetic allowed ({@code on}: contraction
+   * into fused multiply-adds, a device's flushing of 32-bit subnormals; {@link Program#fastMath()})
+   * or not (the default: Java's bits). The same SPIR-V; the passes at load differ, and so does
+   * {@link #id()}.
+   */
+  public ColumnKernel withFastMath(boolean on) {
+    return on == fastMath ? this : new ColumnKernel(spec, source, spirv, warnings, on);
+  }
+
+  /** See {@link #withFastMath(boolean)}. */
+  public boolean fastMath() {
+    return fastMath;
   }
 
   /** Generates and compiles without a SPIR-V disk cache. */
@@ -135,7 +152,7 @@ public final class ColumnKernel implements java.io.Serializable {
       throw compileError(signature, body, g, r);
     }
     List<String> warnings = JavaSemantics.analyze(signature, body, g, cacheDir);
-    ColumnKernel k = new ColumnKernel(spec, g.source(), r.spirv().get(), warnings);
+    ColumnKernel k = new ColumnKernel(spec, g.source(), r.spirv().get(), warnings, false);
     if (!warnings.isEmpty() && WARNED.add(k.id())) {
       warnings.forEach(w -> LOG.warn("{}", w));
     }
@@ -217,7 +234,7 @@ public final class ColumnKernel implements java.io.Serializable {
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
     lines.addAll(ArgOps.declarations(sig, argOps, literalBinding(sig))); // r + 0.01, constants: the literals
     lines.addAll(StringGlsl.declarations(sig, all, stringBinding(sig))); // vk_str_*, vk_out_*, row status
-    String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
+    String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
     int loops = guarded.loops() + guardedFunctions.loops();
@@ -453,7 +470,7 @@ public final class ColumnKernel implements java.io.Serializable {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
     boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
     return program(spec.signature(), spec.argOps(), all(spec.body(), spec.functions()), spirv, workgroupSize)
-        .nativePreciseDivisions(!bodyPrecise).build();
+        .nativePreciseDivisions(!bodyPrecise).fastMath(fastMath).build();
   }
 
   /** The body and the spec's functions: what the helpers and the row status are chosen by. */

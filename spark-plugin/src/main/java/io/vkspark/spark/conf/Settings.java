@@ -207,12 +207,18 @@ public final class Settings {
           + "a fraction of the device's memory; past it the least recently used columns leave the "
           + "device (their host copies stay) and are written again on their next use"), "8g");
 
+  public static final Flag FAST_MATH = new Flag(info("fastMath", SESSION, "false", null,
+      "`true` lets the GPU compile GPU UDFs' float arithmetic its own way: fuse `a * b + c` into one "
+          + "fused multiply-add (one rounding where Java rounds twice) and, on a device that flushes 32-bit "
+          + "subnormal floats (NVIDIA), flush them; faster, but results may differ from `call()` and Spark "
+          + "in the last bit ([docs/GLSL-SEMANTICS.md](docs/GLSL-SEMANTICS.md))"));
+
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
       FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
-      VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY);
+      VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY, FAST_MATH);
 
   /** The declaration of {@code key}, or null when vkspark has no such setting. */
   public static Setting<?> of(String key) {

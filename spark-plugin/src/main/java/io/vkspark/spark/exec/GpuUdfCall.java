@@ -103,6 +103,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     return name + "(" + Scala.list(expr.children()).stream().map(GpuUdfCall::shown).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
         + (onGpu() && translated() ? " (translated from Java)" : "")
+        + (kernel.fastMath() ? " (fastMath: a * b + c may be one fused multiply-add, float32 subnormals may be flushed)" : "")
         + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
   }
 

@@ -68,6 +68,8 @@ public enum VkMetric {
   VERIFY_ROWS("verifyRows", Kind.SUM, MetricsLevel.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
   VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, MetricsLevel.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
   VERIFY_TIME("verifyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "time re-checking rows on CPU"),
+  VERIFY_SKIPPED_ROWS("verifySkippedRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "GPU rows of GLSL-only UDFs verify could not re-check: no CPU Vulkan device (Mesa's lavapipe) runs their call()"),
   INPUT_BATCHES("inputBatches", Kind.SUM, MetricsLevel.DEBUG,
       "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
   STAGED_BYTES("stagedBytes", Kind.SIZE, MetricsLevel.DEBUG,
