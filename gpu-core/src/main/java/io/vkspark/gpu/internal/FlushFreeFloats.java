@@ -181,6 +181,21 @@ final class FlushFreeFloats {
     return false;
   }
 
+  /**
+   * The most 32-bit float operations one module may have for {@link #rewrite}: each becomes about
+   * 35 instructions once the driver inlines the helpers, and a driver's compile time grows faster
+   * than the code (on the H200 a body of 20,000 float additions, rewritten, did not finish
+   * compiling in 8 minutes). Real UDF bodies have tens to hundreds.
+   */
+  static final int MAX_OPERATIONS = 2048;
+
+  /** How many 32-bit float operations of {@code spirv} {@link #rewrite} would replace. */
+  static int operations(byte[] spirv) {
+    SpirvModule m = SpirvModule.parse("SPIR-V", spirv);
+    Found f = scan(m);
+    return f.f32 < 0 ? 0 : (int) m.instructions().stream().filter(in -> target(m, f, in)).count();
+  }
+
   /** Whether {@code spirv} has 32-bit float operations {@link #rewrite} would replace. */
   static boolean needed(byte[] spirv) {
     SpirvModule m = SpirvModule.parse("SPIR-V", spirv);

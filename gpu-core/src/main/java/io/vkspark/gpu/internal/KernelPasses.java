@@ -97,6 +97,15 @@ public final class KernelPasses {
     }
     boolean exact = !program.fastMath();
     if (exact && floats == Float32Mode.EXACT && features.shaderFloat64()) {
+      int n = FlushFreeFloats.operations(spirv);
+      if (n > FlushFreeFloats.MAX_OPERATIONS) {
+        throw GpuException.of(GpuException.Code.COMPILE, "kernel '" + program.name() + "' has " + n
+            + " 32-bit float operations. This device flushes 32-bit subnormal floats, so vkspark computes each float "
+            + "operation from its bits (about 35 instructions each), and more than " + FlushFreeFloats.MAX_OPERATIONS
+            + " would keep the driver's compiler busy for minutes.",
+            "compute in double, split the body into several UDFs, or set spark.vkspark.fastMath=true (the device's own "
+                + "float arithmetic: subnormal floats become zero).");
+      }
       spirv = FlushFreeFloats.rewrite(spirv);
     }
     spirv = ConstantDivisors.hide(spirv, program);
