@@ -1,0 +1,109 @@
+package io.vkspark.spark;
+
+import static io.vkspark.spark.TestSpark.*;
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.vkspark.spark.scalaudfs.Closures;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.function.Supplier;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Scala closures as users write them ({@link Closures}: {@code udf(...)} and
+ * {@code spark.udf.register(...)}), translated from their bytecode to the GPU: the rows equal
+ * Spark's own run and each closure's own result, every row ran on the GPU, and a closure that does
+ * not translate stays Spark's with the reason in EXPLAIN. Nulls in the inputs: Spark returns null
+ * for a null primitive argument without calling the closure, and so does the kernel.
+ */
+@ExtendWith({TestSpark.Validated.class, TestSpark.RestoresConf.class})
+final class ScalaUdfSparkTest {
+  private static String data;
+
+  /**
+   * 3,000 rows in 3 Parquet files: doubles a (10% null), b, price, discount, tax, income, debt, c;
+   * ints i (10% null), j, age, code, qty; bigint ts (epoch seconds, negative ones too).
+   */
+  @BeforeAll
+  static void setUp() throws Exception {
+    data = Files.createTempDirectory("vkspark-scala").resolve("data.parquet").toString();
+    spark().range(0, 3000, 1, 3).selectExpr("id",
+        "CASE WHEN id % 10 = 4 THEN NULL ELSE (rand(1) - 0.5) * 2000 END AS a", "randn(2) * 100 AS b",
+        "1 + rand(3) * 500 AS price", "rand(4) * 0.1 AS discount", "rand(5) * 0.08 AS tax",
+        "rand(6) * 90000 AS income", "rand(7) * 50000 AS debt", "(rand(8) - 0.3) * 60 AS c",
+        "CASE WHEN id % 10 = 7 THEN NULL ELSE CAST((rand(9) - 0.5) * 2e6 AS INT) END AS i",
+        "CAST((rand(10) - 0.5) * 2e6 AS INT) AS j", "CAST(rand(11) * 95 AS INT) AS age",
+        "element_at(array(200, 301, 302, 404, 500, 503), CAST(id % 6 + 1 AS INT)) AS code",
+        "CAST(rand(12) * 20 AS INT) AS qty", "CAST((rand(13) - 0.2) * 4e9 AS BIGINT) AS ts")
+        .write().parquet(data);
+    Closures.register(spark());
+  }
+
+  private static Dataset<Row> data() {
+    return spark().read().parquet(data);
+  }
+
+  @Test
+  void udfValues_runOnTheGpu_withTheClosuresResults() {
+    Supplier<Dataset<Row>> q = () -> Closures.select(data());
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    String explain = explain(df);
+    assertTrue(explain.contains("(translated from Scala)"), explain);
+    assertGpuEqualsCpu(q);
+    Dataset<Row> in = data().select("id", "a", "i", "j", "price", "discount", "tax", "b");
+    java.util.Map<Long, Row> inputs = new java.util.HashMap<>();
+    in.collectAsList().forEach(r -> inputs.put(r.getLong(0), r));
+    for (Row r : rows) {
+      Row x = inputs.get(r.getLong(0));
+      assertEquals(x.isNullAt(1) ? null : Closures.affine().apply(x.get(1)), r.get(1), r::toString);
+      assertEquals(x.isNullAt(2) ? null : Closures.absDiff().apply(x.get(2), x.get(3)), r.get(2), r::toString);
+      assertEquals(Closures.chargedPrice().apply(x.get(4), x.get(5), x.get(6)), r.get(3), r::toString);
+      assertEquals(x.getDouble(7) * 0.5 + 1.0, r.getDouble(4), r::toString);
+    }
+  }
+
+  @Test
+  void registeredClosures_inSql_runOnTheGpu() {
+    Supplier<Dataset<Row>> q = () -> {
+      data().createOrReplaceTempView("scala_data");
+      return spark().sql("SELECT id, scala_affine(a) AS affine, scala_abs_diff(i, j) AS abs_diff, "
+          + "scala_discounted_price(price, discount) AS discounted, scala_charged_price(price, discount, tax) AS charged, "
+          + "scala_c_to_f(c) AS f, scala_age_bucket(age) AS bucket, scala_status_class(code) AS status, "
+          + "scala_hour_of_day(ts) AS hour, scala_is_high_value(price, qty) AS high, "
+          + "scala_risk_score(age, income, debt) AS risk FROM scala_data");
+    };
+    Dataset<Row> df = q.get();
+    df.collectAsList();
+    assertAllRowsOnGpu(df);
+    String explain = explain(df);
+    for (String f : List.of("scala_affine", "scala_abs_diff", "scala_discounted_price", "scala_charged_price", "scala_c_to_f",
+        "scala_age_bucket", "scala_status_class", "scala_hour_of_day", "scala_is_high_value", "scala_risk_score")) {
+      assertTrue(explain.contains("vkspark: " + f + "(") && explain.contains(" on GPU (translated from Scala)"),
+          () -> f + ": " + explain);
+    }
+    List<List<Row>> both = gpuAndCpu(q);
+    assertEquals(both.get(1), both.get(0), "the translated closures give Java's bits");
+  }
+
+  @Test
+  void aClosureThatDoesNotTranslate_staysSparks_andExplainSaysWhy() {
+    Supplier<Dataset<Row>> q = () -> data().select(Closures.digitsUdf().apply(functions.col("ts")).as("digits"),
+        functions.col("ts"));
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
+    String explain = explain(df);
+    assertTrue(explain.contains("vkspark: udf runs on CPU because it does not translate to the GPU: "
+        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$digits$1 line "), explain);
+    for (Row r : rows) {
+      assertEquals(String.valueOf(r.getLong(1)).length(), r.getInt(0), r::toString);
+    }
+  }
+}
