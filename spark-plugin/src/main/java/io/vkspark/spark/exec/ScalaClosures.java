@@ -69,6 +69,14 @@ public final class ScalaClosures {
     return Optional.of(new Closure(function, l));
   }
 
+  /**
+   * The translation of {@code function} if it is a user's Scala closure (see the class comment), as
+   * planning makes it; empty for anything else.
+   */
+  public static Optional<Translation> translation(Object function) {
+    return of(function).map(c -> translate(c).translation());
+  }
+
   /** The serialized form of a lambda ({@code writeReplace}), or null. */
   static SerializedLambda serialized(Object function) {
     Optional<Method> writeReplace = WRITE_REPLACE.computeIfAbsent(function.getClass(), k -> {

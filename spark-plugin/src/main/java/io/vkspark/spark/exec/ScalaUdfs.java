@@ -103,7 +103,7 @@ public final class ScalaUdfs {
   }
 
   /** The translation of Java UDF {@code udf}; a translator failure is a refusal naming it. */
-  static Translation translate(Object udf) {
+  public static Translation translate(Object udf) {
     try {
       return JavaTranslator.translate(udf);
     } catch (RuntimeException | LinkageError e) {
