@@ -94,16 +94,55 @@ final class ScalaUdfSparkTest {
 
   @Test
   void aClosureThatDoesNotTranslate_staysSparks_andExplainSaysWhy() {
-    Supplier<Dataset<Row>> q = () -> data().select(Closures.digitsUdf().apply(functions.col("ts")).as("digits"),
-        functions.col("ts"));
+    Supplier<Dataset<Row>> q = () -> data().select(functions.col("ts"),
+        Closures.sampleBucketUdf().apply(functions.col("ts")).as("bucket"));
     Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
+    List<Row> rows = df.collectAsList(); // fallback=false in this session: still no error
     assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
     String explain = explain(df);
     assertTrue(explain.contains("vkspark: udf runs on CPU because it does not translate to the GPU: "
-        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$digits$1 line "), explain);
+        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$sampleBucket$1 line 78: allocates an object "
+        + "(new java.util.Random) [new java/util/Random] (Spark runs it as without vkspark)\n"), explain);
     for (Row r : rows) {
-      assertEquals(String.valueOf(r.getLong(1)).length(), r.getInt(0), r::toString);
+      assertEquals(new java.util.Random(r.getLong(0)).nextInt(100), r.getInt(1), r::toString);
+    }
+    List<List<Row>> both = onAndOff(q, d -> { });
+    assertRowsEqual(both.get(1), both.get(0));
+  }
+
+  /**
+   * A closure registered without input types (Spark's untyped {@code udf(f, dataType)}) gets
+   * Spark's nulls: its bridge reads a null double as 0, where a kernel would return null. It stays
+   * Spark's, with the reason; over an argument that cannot be null it runs on the GPU.
+   */
+  @Test
+  void anUntypedClosure_overANullableColumn_staysSparks_andExplainSaysWhy() {
+    spark().conf().set("spark.sql.legacy.allowUntypedScalaUDF", "true");
+    @SuppressWarnings("deprecation")
+    org.apache.spark.sql.expressions.UserDefinedFunction untyped =
+        functions.udf(Closures.affine(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    Supplier<Dataset<Row>> q = () -> data().select(functions.col("id"), functions.col("a"),
+        untyped.apply(functions.col("a")).as("affine"));
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
+    assertTrue(explain(df).contains("vkspark: udf runs on CPU because it does not translate to the GPU: argument 1 may be "
+        + "null and Spark passes it to io.vkspark.spark.scalaudfs.Closures$.$anonfun$affine$1, which reads a null double "
+        + "as 0 (a closure registered without input types: with udf(f) or spark.udf.register(name, f) Spark returns null "
+        + "for a null argument itself), outside VkGpuEval"), () -> explain(df));
+    long nulls = 0;
+    for (Row r : rows) {
+      nulls += r.isNullAt(1) ? 1 : 0;
+      assertEquals(r.isNullAt(1) ? 1.0 : r.getDouble(1) * 2 + 1, r.getDouble(2), r::toString);
+    }
+    assertEquals(300, nulls);
+    // coalesce(a, 0.0) cannot be null: the closure never sees one
+    Dataset<Row> noNulls = data().select(functions.col("id"), functions.col("a"),
+        untyped.apply(functions.coalesce(functions.col("a"), functions.lit(0.0))).as("affine"));
+    List<Row> gpu = noNulls.collectAsList();
+    assertAllRowsOnGpu(noNulls);
+    for (Row r : gpu) {
+      assertEquals(r.isNullAt(1) ? 1.0 : r.getDouble(1) * 2 + 1, r.getDouble(2), r::toString);
     }
   }
 }

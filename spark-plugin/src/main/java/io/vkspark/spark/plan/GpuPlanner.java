@@ -105,8 +105,8 @@ public final class GpuPlanner {
     if (nullAsZero > 0) {
       return Optional.of("argument " + nullAsZero + " may be null and Spark passes it to " + t.translation().source()
           + ", which reads a null " + t.translation().args().get(nullAsZero - 1).sqlName() + " as 0 (a closure registered "
-          + "without input types; register it with udf(f) or spark.udf.register(name, f) so that Spark returns null "
-          + "for a null argument)");
+          + "without input types: with udf(f) or spark.udf.register(name, f) Spark returns null for a null argument "
+          + "itself)");
     }
     return Optional.empty();
   }

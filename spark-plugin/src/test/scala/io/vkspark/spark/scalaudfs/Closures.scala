@@ -74,13 +74,13 @@ object Closures {
     udf((amount: Double) => if (amount * fee.rate > fee.minimum) amount * fee.rate else fee.minimum)
   val retailPrice: Double => Double = (cost: Double) => RetailPricing.price(cost)
 
-  // ---- does not translate: a string
-  val digits: Long => Int = (x: Long) => x.toString.length
+  // ---- does not translate: it allocates (a sample bucket from a seeded generator)
+  val sampleBucket: Long => Int = (seed: Long) => new java.util.Random(seed).nextInt(100)
 
   val affineUdf: UserDefinedFunction = udf(affine)
   val absDiffUdf: UserDefinedFunction = udf(absDiff)
   val chargedPriceUdf: UserDefinedFunction = udf(chargedPrice)
-  val digitsUdf: UserDefinedFunction = udf(digits)
+  val sampleBucketUdf: UserDefinedFunction = udf(sampleBucket)
 
   /** Registers the SQL functions scala_* in `spark` (`spark.udf.register`). */
   def register(spark: SparkSession): Unit = {
@@ -99,7 +99,7 @@ object Closures {
     spark.udf.register("scala_half_if_even", halfIfEven)
     spark.udf.register("scala_quarter", quarter)
     spark.udf.register("scala_retail_price", retailPrice)
-    spark.udf.register("scala_digits", digits)
+    spark.udf.register("scala_sample_bucket", sampleBucket)
   }
 
   /** `udf(...)` values applied to the columns of `df` (id, a, b, i, j, price, discount, tax). */
