@@ -11,6 +11,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,7 +28,8 @@ final class ScalaUdfSparkTest {
 
   /**
    * 3,000 rows in 3 Parquet files: doubles a (10% null), b, price, discount, tax, income, debt, c;
-   * ints i (10% null), j, age, code, qty; bigint ts (epoch seconds, negative ones too).
+   * ints i (10% null), j, age, code, qty; bigint ts (epoch seconds, negative ones too); doubles
+   * lat1, lon1, lat2, lon2 (degrees).
    */
   @BeforeAll
   static void setUp() throws Exception {
@@ -39,7 +41,9 @@ final class ScalaUdfSparkTest {
         "CASE WHEN id % 10 = 7 THEN NULL ELSE CAST((rand(9) - 0.5) * 2e6 AS INT) END AS i",
         "CAST((rand(10) - 0.5) * 2e6 AS INT) AS j", "CAST(rand(11) * 95 AS INT) AS age",
         "element_at(array(200, 301, 302, 404, 500, 503), CAST(id % 6 + 1 AS INT)) AS code",
-        "CAST(rand(12) * 20 AS INT) AS qty", "CAST((rand(13) - 0.2) * 4e9 AS BIGINT) AS ts")
+        "CAST(rand(12) * 20 AS INT) AS qty", "CAST((rand(13) - 0.2) * 4e9 AS BIGINT) AS ts",
+        "(rand(14) - 0.5) * 170 AS lat1", "(rand(15) - 0.5) * 360 AS lon1", "(rand(16) - 0.5) * 170 AS lat2",
+        "(rand(17) - 0.5) * 360 AS lon2")
         .write().parquet(data);
     Closures.register(spark());
   }
@@ -144,5 +148,76 @@ final class ScalaUdfSparkTest {
     for (Row r : gpu) {
       assertEquals(r.isNullAt(1) ? 1.0 : r.getDouble(1) * 2 + 1, r.getDouble(2), r::toString);
     }
+  }
+
+  // ---- Scala idioms the translator learns on branch ir (issue 31): math.*, Option, case-class
+  // fields and trait methods. Each runs on the GPU with Spark's rows once it is merged.
+
+  @Test
+  @Disabled("needs branch ir: scala.math.package$ (math.sin, math.pow, ...)")
+  void mathClosures_haversineAndClampedLog_runOnTheGpu() {
+    Supplier<Dataset<Row>> q = () -> {
+      data().createOrReplaceTempView("scala_data");
+      return spark().sql("SELECT id, scala_haversine_km(lat1, lon1, lat2, lon2) AS km, scala_clamped_log(a) AS l "
+          + "FROM scala_data");
+    };
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    assertTrue(explain(df).contains("scala_haversine_km(") && explain(df).contains("(translated from Scala)"),
+        () -> explain(df));
+    assertGpuEqualsCpu(q);
+    assertEquals(3000, rows.size());
+  }
+
+  @Test
+  @Disabled("needs branch ir: Option results (None is null)")
+  void optionResult_noneIsNull_onTheGpu() {
+    Supplier<Dataset<Row>> q = () -> data().selectExpr("id", "i", "scala_half_if_even(i) AS h");
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    long none = 0;
+    for (Row r : rows) {
+      boolean even = !r.isNullAt(1) && r.getInt(1) % 2 == 0;
+      none += !r.isNullAt(1) && !even ? 1 : 0;
+      assertEquals(even ? (Object) (r.getInt(1) / 2) : null, r.get(2), r::toString);
+    }
+    assertTrue(none > 1000, "odd values give None: " + none);
+    assertGpuEqualsCpu(q);
+  }
+
+  /** A match without a default case throws scala.MatchError: the row is recomputed with the closure, as any throwing row. */
+  @Test
+  void matchOnLiterals_aMatchErrorRow_failsAsSparkDoes_andFilteredOut_runsOnTheGpu() {
+    data().createOrReplaceTempView("scala_data");
+    Supplier<Dataset<Row>> q = () -> spark().sql("SELECT id, i, scala_quarter(i) AS q FROM scala_data WHERE (i & 3) <> 3");
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    for (Row r : rows) {
+      assertEquals(Closures.quarter().apply(r.get(1)), r.get(2), r::toString);
+    }
+    assertGpuEqualsCpu(q);
+    Dataset<Row> all = spark().sql("SELECT id, scala_quarter(i) AS q FROM scala_data");
+    Throwable vk = assertThrows(Exception.class, all::collectAsList);
+    assertTrue(messages(vk).contains("scala.MatchError: 3 (of class java.lang.Integer)"), () -> messages(vk));
+  }
+
+  @Test
+  @Disabled("needs branch ir: fields of a captured case class, a trait's method through a Scala object")
+  void caseClassFields_andTraitMethods_runOnTheGpu() {
+    org.apache.spark.sql.expressions.UserDefinedFunction fee = Closures.feeOf(new io.vkspark.spark.scalaudfs.Fee(0.015, 2.5));
+    Supplier<Dataset<Row>> q = () -> data().select(functions.col("id"), functions.col("price"),
+        fee.apply(functions.col("price")).as("fee"), functions.call_function("scala_retail_price", functions.col("price")).as("retail"));
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    for (Row r : rows) {
+      double p = r.getDouble(1);
+      assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(2), r::toString);
+      assertEquals(p * (1 + 0.25), r.getDouble(3), r::toString);
+    }
+    assertGpuEqualsCpu(q);
   }
 }
