@@ -81,14 +81,16 @@ final class ScalaUdfSparkTest {
           + "scala_discounted_price(price, discount) AS discounted, scala_charged_price(price, discount, tax) AS charged, "
           + "scala_c_to_f(c) AS f, scala_age_bucket(age) AS bucket, scala_status_class(code) AS status, "
           + "scala_hour_of_day(ts) AS hour, scala_is_high_value(price, qty) AS high, "
-          + "scala_risk_score(age, income, debt) AS risk FROM scala_data");
+          + "scala_risk_score(age, income, debt) AS risk, scala_bmi_class(income / 1000, 1.5 + discount) AS bmi "
+          + "FROM scala_data");
     };
     Dataset<Row> df = q.get();
     df.collectAsList();
     assertAllRowsOnGpu(df);
     String explain = explain(df);
     for (String f : List.of("scala_affine", "scala_abs_diff", "scala_discounted_price", "scala_charged_price", "scala_c_to_f",
-        "scala_age_bucket", "scala_status_class", "scala_hour_of_day", "scala_is_high_value", "scala_risk_score")) {
+        "scala_age_bucket", "scala_status_class", "scala_hour_of_day", "scala_is_high_value", "scala_risk_score",
+        "scala_bmi_class")) {
       assertTrue(explain.contains("vkspark: " + f + "(") && explain.contains(" on GPU (translated from Scala)"),
           () -> f + ": " + explain);
     }
@@ -105,7 +107,7 @@ final class ScalaUdfSparkTest {
     assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
     String explain = explain(df);
     assertTrue(explain.contains("vkspark: udf runs on CPU because it does not translate to the GPU: "
-        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$sampleBucket$1 line 78: allocates an object "
+        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$sampleBucket$1 line 85: allocates an object "
         + "(new java.util.Random) [new java/util/Random] (Spark runs it as without vkspark)\n"), explain);
     for (Row r : rows) {
       assertEquals(new java.util.Random(r.getLong(0)).nextInt(100), r.getInt(1), r::toString);

@@ -53,6 +53,13 @@ object Closures {
     score
   }
 
+  /** A local helper definition: scalac makes it a static method of the enclosing class. */
+  val bmiClass: (Double, Double) => Int = (kg: Double, m: Double) => {
+    def bmi(w: Double, h: Double): Double = w / (h * h)
+    val b = bmi(kg, m)
+    if (b < 18.5) 0 else if (b < 25) 1 else if (b < 30) 2 else 3
+  }
+
   /** A closure over a value of the enclosing method: captured, read as a constant. */
   def scaledBy(k: Double): UserDefinedFunction = udf((x: Double) => x * k + 1.0)
 
@@ -94,6 +101,7 @@ object Closures {
     spark.udf.register("scala_hour_of_day", hourOfDay)
     spark.udf.register("scala_is_high_value", isHighValue)
     spark.udf.register("scala_risk_score", riskScore)
+    spark.udf.register("scala_bmi_class", bmiClass)
     spark.udf.register("scala_haversine_km", haversineKm)
     spark.udf.register("scala_clamped_log", clampedLog)
     spark.udf.register("scala_half_if_even", halfIfEven)
