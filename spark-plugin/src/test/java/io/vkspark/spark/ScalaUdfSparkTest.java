@@ -52,68 +52,101 @@ final class ScalaUdfSparkTest {
     return spark().read().parquet(data);
   }
 
+  /**
+   * Runs {@code q} with vkspark on, where every row must run on the GPU and EXPLAIN must contain each
+   * of {@code explainHas}, then off; asserts the rows are Spark's, bit for bit; returns them.
+   */
+  private static List<Row> onGpuAsSpark(Supplier<Dataset<Row>> q, String... explainHas) {
+    List<List<Row>> both = onAndOff(q, d -> {
+      assertAllRowsOnGpu(d);
+      String explain = explain(d);
+      for (String s : explainHas) {
+        assertTrue(explain.contains(s), () -> s + " in " + explain);
+      }
+    });
+    assertEquals(both.get(1), both.get(0), "the translated closures give the closures' own bits");
+    return both.get(0);
+  }
+
   @Test
   void udfValues_runOnTheGpu_withTheClosuresResults() {
-    Supplier<Dataset<Row>> q = () -> Closures.select(data());
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
-    assertAllRowsOnGpu(df);
-    String explain = explain(df);
-    assertTrue(explain.contains("(translated from Scala)"), explain);
-    assertGpuEqualsCpu(q);
-    Dataset<Row> in = data().select("id", "a", "i", "j", "price", "discount", "tax", "b");
-    java.util.Map<Long, Row> inputs = new java.util.HashMap<>();
-    in.collectAsList().forEach(r -> inputs.put(r.getLong(0), r));
+    List<Row> rows = onGpuAsSpark(() -> Closures.select(data()), "(translated from Scala)");
     for (Row r : rows) {
-      Row x = inputs.get(r.getLong(0));
-      assertEquals(x.isNullAt(1) ? null : Closures.affine().apply(x.get(1)), r.get(1), r::toString);
-      assertEquals(x.isNullAt(2) ? null : Closures.absDiff().apply(x.get(2), x.get(3)), r.get(2), r::toString);
-      assertEquals(Closures.chargedPrice().apply(x.get(4), x.get(5), x.get(6)), r.get(3), r::toString);
-      assertEquals(x.getDouble(7) * 0.5 + 1.0, r.getDouble(4), r::toString);
+      assertEquals(r.isNullAt(1) ? null : Closures.affine().apply(r.get(1)), r.get(8), r::toString);
+      assertEquals(r.isNullAt(2) ? null : Closures.absDiff().apply(r.get(2), r.get(3)), r.get(9), r::toString);
+      assertEquals(Closures.chargedPrice().apply(r.get(4), r.get(5), r.get(6)), r.get(10), r::toString);
+      assertEquals(r.getDouble(7) * 0.5 + 1.0, r.getDouble(11), r::toString);
     }
   }
 
   @Test
   void registeredClosures_inSql_runOnTheGpu() {
-    Supplier<Dataset<Row>> q = () -> {
+    List<String> functions = List.of("scala_affine", "scala_abs_diff", "scala_discounted_price", "scala_charged_price",
+        "scala_c_to_f", "scala_age_bucket", "scala_status_class", "scala_hour_of_day", "scala_is_high_value",
+        "scala_risk_score", "scala_bmi_class");
+    List<Row> rows = onGpuAsSpark(() -> {
       data().createOrReplaceTempView("scala_data");
       return spark().sql("SELECT id, scala_affine(a) AS affine, scala_abs_diff(i, j) AS abs_diff, "
           + "scala_discounted_price(price, discount) AS discounted, scala_charged_price(price, discount, tax) AS charged, "
           + "scala_c_to_f(c) AS f, scala_age_bucket(age) AS bucket, scala_status_class(code) AS status, "
           + "scala_hour_of_day(ts) AS hour, scala_is_high_value(price, qty) AS high, "
-          + "scala_risk_score(age, income, debt) AS risk, scala_bmi_class(income / 1000, 1.5 + discount) AS bmi "
-          + "FROM scala_data");
-    };
-    Dataset<Row> df = q.get();
-    df.collectAsList();
-    assertAllRowsOnGpu(df);
-    String explain = explain(df);
-    for (String f : List.of("scala_affine", "scala_abs_diff", "scala_discounted_price", "scala_charged_price", "scala_c_to_f",
-        "scala_age_bucket", "scala_status_class", "scala_hour_of_day", "scala_is_high_value", "scala_risk_score",
-        "scala_bmi_class")) {
-      assertTrue(explain.contains("vkspark: " + f + "(") && explain.contains(" on GPU (translated from Scala)"),
-          () -> f + ": " + explain);
+          + "scala_risk_score(age, income, debt) AS risk, scala_bmi_class(income / 1000, 1.5 + discount) AS bmi, "
+          + "code, ts FROM scala_data");
+    }, functions.stream().map(f -> "vkspark: " + f + "(").toArray(String[]::new));
+    java.util.Set<Integer> statuses = new java.util.TreeSet<>();
+    for (Row r : rows) {
+      assertEquals(Closures.statusClass().apply(r.get(12)), r.get(7), r::toString);
+      assertEquals(Closures.hourOfDay().apply(r.get(13)), r.get(8), r::toString);
+      statuses.add(r.getInt(7));
     }
-    List<List<Row>> both = gpuAndCpu(q);
-    assertEquals(both.get(1), both.get(0), "the translated closures give Java's bits");
+    assertEquals(java.util.Set.of(0, 1, 2, 3, 4), statuses, "every case of the match");
+  }
+
+  /**
+   * Spark's null check around a closure over nullable columns moves into its function
+   * ({@code NullCheckedClosures}): the call reads the columns themselves, not under a guard, and a
+   * SUM over it is fused and reduced on the GPU. Where Spark keeps the call (a GROUP BY key, computed
+   * inside its aggregate), Spark's rows are the same, null group included.
+   */
+  @Test
+  void nullChecks_moveIntoTheFunction_soCallsReadColumns_andSumsFuse() {
+    spark().conf().set(io.vkspark.spark.conf.Settings.PREFIX + "verify", "off"); // the GPU reduces the sum
+    data().createOrReplaceTempView("scala_data");
+    Supplier<Dataset<Row>> sums = () -> spark().sql("SELECT sum(scala_charged_price(price, discount, tax)), "
+        + "sum(scala_affine(a)), count(scala_affine(a)) FROM scala_data");
+    List<List<Row>> both = onAndOff(sums, d -> {
+      assertAllRowsOnGpu(d);
+      String explain = explain(d);
+      assertTrue(explain.contains("VkGpuAggregate") && explain.contains("scala_affine(a#") && !explain.contains("guarded")
+          && !explain.contains("knownnotnull"), explain);
+    });
+    Row gpu = both.get(0).get(0);
+    Row cpu = both.get(1).get(0);
+    for (int c = 0; c < 2; c++) {
+      assertEquals(cpu.getDouble(c), gpu.getDouble(c), 1e-12 * Math.abs(cpu.getDouble(c)), "sum " + c + " (order differs)");
+    }
+    assertEquals(2700L, gpu.getLong(2), "the 300 null a give null");
+    assertEquals(cpu.getLong(2), gpu.getLong(2));
+    Supplier<Dataset<Row>> groups = () -> spark().sql("SELECT scala_abs_diff(i, j) % 3 AS g, count(*) AS n FROM scala_data "
+        + "GROUP BY scala_abs_diff(i, j) % 3");
+    List<List<Row>> grouped = onAndOff(groups, d -> { });
+    assertEquals(grouped.get(1), grouped.get(0));
+    assertEquals(4, grouped.get(0).size(), () -> "groups 0, 1, 2 and null: " + grouped.get(0));
   }
 
   @Test
   void aClosureThatDoesNotTranslate_staysSparks_andExplainSaysWhy() {
-    Supplier<Dataset<Row>> q = () -> data().select(functions.col("ts"),
-        Closures.sampleBucketUdf().apply(functions.col("ts")).as("bucket"));
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList(); // fallback=false in this session: still no error
-    assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
-    String explain = explain(df);
-    assertTrue(explain.contains("vkspark: udf runs on CPU because it does not translate to the GPU: "
-        + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$sampleBucket$1 line 85: allocates an object "
-        + "(new java.util.Random) [new java/util/Random] (Spark runs it as without vkspark)\n"), explain);
-    for (Row r : rows) {
+    List<List<Row>> both = onAndOff(() -> data().select(functions.col("ts"),
+        Closures.sampleBucketUdf().apply(functions.col("ts")).as("bucket")), df -> {
+      assertTrue(gpuNodes(df).isEmpty(), () -> explain(df));
+      assertTrue(explain(df).contains("vkspark: udf runs on CPU because it does not translate to the GPU: "
+          + "io.vkspark.spark.scalaudfs.Closures$.$anonfun$sampleBucket$1 line 85: allocates an object "
+          + "(new java.util.Random) [new java/util/Random] (Spark runs it as without vkspark)\n"), () -> explain(df));
+    }); // fallback=false in this session: still no error
+    assertRowsEqual(both.get(1), both.get(0));
+    for (Row r : both.get(0)) {
       assertEquals(new java.util.Random(r.getLong(0)).nextInt(100), r.getInt(1), r::toString);
     }
-    List<List<Row>> both = onAndOff(q, d -> { });
-    assertRowsEqual(both.get(1), both.get(0));
   }
 
   /**
@@ -158,27 +191,21 @@ final class ScalaUdfSparkTest {
   @Test
   @Disabled("needs branch ir: scala.math.package$ (math.sin, math.pow, ...)")
   void mathClosures_haversineAndClampedLog_runOnTheGpu() {
-    Supplier<Dataset<Row>> q = () -> {
-      data().createOrReplaceTempView("scala_data");
-      return spark().sql("SELECT id, scala_haversine_km(lat1, lon1, lat2, lon2) AS km, scala_clamped_log(a) AS l "
-          + "FROM scala_data");
-    };
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
-    assertAllRowsOnGpu(df);
-    assertTrue(explain(df).contains("scala_haversine_km(") && explain(df).contains("(translated from Scala)"),
-        () -> explain(df));
-    assertGpuEqualsCpu(q);
-    assertEquals(3000, rows.size());
+    data().createOrReplaceTempView("scala_data");
+    List<List<Row>> both = onAndOff(() -> spark().sql("SELECT id, scala_haversine_km(lat1, lon1, lat2, lon2) AS km, "
+        + "scala_clamped_log(a) AS l FROM scala_data"), d -> {
+      assertAllRowsOnGpu(d);
+      assertTrue(explain(d).contains("scala_haversine_km(") && explain(d).contains("(translated from Scala)"),
+          () -> explain(d));
+    });
+    assertRowsEqual(both.get(1), both.get(0)); // math.sin and kin: within a few ulps of java.lang.Math
+    assertEquals(3000, both.get(0).size());
   }
 
   @Test
   @Disabled("needs branch ir: Option results (None is null)")
   void optionResult_noneIsNull_onTheGpu() {
-    Supplier<Dataset<Row>> q = () -> data().selectExpr("id", "i", "scala_half_if_even(i) AS h");
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
-    assertAllRowsOnGpu(df);
+    List<Row> rows = onGpuAsSpark(() -> data().selectExpr("id", "i", "scala_half_if_even(i) AS h"), "scala_half_if_even(");
     long none = 0;
     for (Row r : rows) {
       boolean even = !r.isNullAt(1) && r.getInt(1) % 2 == 0;
@@ -186,21 +213,17 @@ final class ScalaUdfSparkTest {
       assertEquals(even ? (Object) (r.getInt(1) / 2) : null, r.get(2), r::toString);
     }
     assertTrue(none > 1000, "odd values give None: " + none);
-    assertGpuEqualsCpu(q);
   }
 
   /** A match without a default case throws scala.MatchError: the row is recomputed with the closure, as any throwing row. */
   @Test
   void matchOnLiterals_aMatchErrorRow_failsAsSparkDoes_andFilteredOut_runsOnTheGpu() {
     data().createOrReplaceTempView("scala_data");
-    Supplier<Dataset<Row>> q = () -> spark().sql("SELECT id, i, scala_quarter(i) AS q FROM scala_data WHERE (i & 3) <> 3");
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
-    assertAllRowsOnGpu(df);
+    List<Row> rows = onGpuAsSpark(() -> spark().sql("SELECT id, i, scala_quarter(i) AS q FROM scala_data WHERE (i & 3) <> 3"),
+        "scala_quarter(");
     for (Row r : rows) {
       assertEquals(Closures.quarter().apply(r.get(1)), r.get(2), r::toString);
     }
-    assertGpuEqualsCpu(q);
     Dataset<Row> all = spark().sql("SELECT id, scala_quarter(i) AS q FROM scala_data");
     Throwable vk = assertThrows(Exception.class, all::collectAsList);
     assertTrue(messages(vk).contains("scala.MatchError: 3 (of class java.lang.Integer)"), () -> messages(vk));
@@ -210,16 +233,13 @@ final class ScalaUdfSparkTest {
   @Disabled("needs branch ir: fields of a captured case class, a trait's method through a Scala object")
   void caseClassFields_andTraitMethods_runOnTheGpu() {
     org.apache.spark.sql.expressions.UserDefinedFunction fee = Closures.feeOf(new io.vkspark.spark.scalaudfs.Fee(0.015, 2.5));
-    Supplier<Dataset<Row>> q = () -> data().select(functions.col("id"), functions.col("price"),
-        fee.apply(functions.col("price")).as("fee"), functions.call_function("scala_retail_price", functions.col("price")).as("retail"));
-    Dataset<Row> df = q.get();
-    List<Row> rows = df.collectAsList();
-    assertAllRowsOnGpu(df);
+    List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("id"), functions.col("price"),
+        fee.apply(functions.col("price")).as("fee"),
+        functions.call_function("scala_retail_price", functions.col("price")).as("retail")), "(translated from Scala)");
     for (Row r : rows) {
       double p = r.getDouble(1);
       assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(2), r::toString);
       assertEquals(p * (1 + 0.25), r.getDouble(3), r::toString);
     }
-    assertGpuEqualsCpu(q);
   }
 }

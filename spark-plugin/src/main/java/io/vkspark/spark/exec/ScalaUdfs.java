@@ -54,6 +54,9 @@ public final class ScalaUdfs {
     if (function instanceof CountedFunction c) {
       return of(c.inner());
     }
+    if (function instanceof NullSkipping n) {
+      return of(n.inner());
+    }
     List<Object> captured = captured(function);
     for (Object o : captured) {
       if (o instanceof GpuUdf g) {
@@ -88,6 +91,9 @@ public final class ScalaUdfs {
     }
     if (function instanceof CountedFunction c) {
       return refusal(c.inner());
+    }
+    if (function instanceof NullSkipping n) {
+      return refusal(n.inner());
     }
     List<Object> captured = captured(function);
     if (captured.stream().anyMatch(o -> o instanceof GpuUdf) || !translateOn()) {

@@ -110,8 +110,12 @@ object Closures {
     spark.udf.register("scala_sample_bucket", sampleBucket)
   }
 
-  /** `udf(...)` values applied to the columns of `df` (id, a, b, i, j, price, discount, tax). */
+  /**
+   * `udf(...)` values applied to the columns of `df`: id, a, i, j, price, discount, tax, b, then
+   * affine(a), absDiff(i, j), chargedPrice(price, discount, tax), scaledBy(0.5)(b).
+   */
   def select(df: DataFrame): DataFrame =
-    df.select(col("id"), affineUdf(col("a")).as("affine"), absDiffUdf(col("i"), col("j")).as("abs_diff"),
+    df.select(col("id"), col("a"), col("i"), col("j"), col("price"), col("discount"), col("tax"), col("b"),
+      affineUdf(col("a")).as("affine"), absDiffUdf(col("i"), col("j")).as("abs_diff"),
       chargedPriceUdf(col("price"), col("discount"), col("tax")).as("charged"), scaledBy(0.5)(col("b")).as("scaled"))
 }
