@@ -29,8 +29,9 @@ final class LambdaReplay {
     MethodType type = MethodType.fromMethodDescriptorString(indy.desc, loader);
     List<Object> args = new ArrayList<>();
     for (Object a : indy.bsmArgs) {
-      args.add(a instanceof Type t ? MethodType.fromMethodDescriptorString(t.getDescriptor(), loader)
-          : a instanceof Handle h ? handle(lookup, caller, h) : a);
+      // a method type, or (altMetafactory) a marker interface such as scalac 2.12's scala.Serializable
+      args.add(a instanceof Type t ? t.getSort() == Type.METHOD ? MethodType.fromMethodDescriptorString(t.getDescriptor(), loader)
+          : Class.forName(t.getClassName(), false, loader) : a instanceof Handle h ? handle(lookup, caller, h) : a);
     }
     CallSite site = indy.bsm.getName().equals("altMetafactory")
         ? LambdaMetafactory.altMetafactory(lookup, indy.name, type, args.toArray())
