@@ -7,7 +7,8 @@ import org.apache.spark.sql.SparkSession
  * vkspark API and no GLSL, registered with `spark.udf.register("black_scholes_scala", price)` (or
  * `udf(price)`). The Scala twin of [[BlackScholesJava]] (the same fdlibm `erfc` and the same
  * domain: NaN outside it, the discounted intrinsic value for `t = 0` or `v = 0`), in Scala's
- * idioms: `math.*`, helpers of the object, `final val` constants. With the vkspark plugin and
+ * idioms: `math.*`, helper definitions local to the closure (scalac makes them static methods),
+ * `final val` constants of the object (inlined). With the vkspark plugin and
  * `spark.vkspark.translate=true` (the default) vkspark translates the closure's bytecode into a
  * GPU kernel (issue 31); with `false` Spark runs the closure on the CPU. Spark returns null for a
  * null argument without calling it (the parameters are primitives).
@@ -15,6 +16,71 @@ import org.apache.spark.sql.SparkSession
 object BlackScholesScala {
   val price: (Double, Double, Double, Double, Double) => Double =
     (s: Double, k: Double, t: Double, r: Double, v: Double) => {
+      // helpers: the Java twin's static methods
+      /** erfc(x) for 1.25 <= |x| < 28 from the rational approximation r / q at a = |x|. */
+      def erfcTail(a: Double, hx: Int, r: Double, q: Double): Double = {
+        val z = java.lang.Double.longBitsToDouble(java.lang.Double.doubleToRawLongBits(a) & 0xffffffff00000000L)
+        val e = math.exp(-z * z - 0.5625) * math.exp((z - a) * (z + a) + r / q)
+        if (hx > 0) e / a else 2.0 - e / a
+      }
+      /** The complementary error function (fdlibm's algorithm, error below 1 ulp). */
+      def erfc(x: Double): Double = {
+        val hx = (java.lang.Double.doubleToRawLongBits(x) >>> 32).toInt
+        val ix = hx & 0x7fffffff
+        if (ix >= 0x7ff00000) {
+          if (java.lang.Double.isNaN(x)) x else if (x > 0) 0.0 else 2.0
+        } else if (ix < 0x3feb0000) { // |x| < 0.84375
+          if (ix < 0x3c700000) {
+            1.0 - x
+          } else {
+            val z = x * x
+            val r = Pp0 + z * (Pp1 + z * (Pp2 + z * (Pp3 + z * Pp4)))
+            val s = 1.0 + z * (Qq1 + z * (Qq2 + z * (Qq3 + z * (Qq4 + z * Qq5))))
+            val y = r / s
+            if (hx < 0x3fd00000) 1.0 - (x + x * y) // x < 1/4
+            else 0.5 - (x * y + (x - 0.5))
+          }
+        } else if (ix < 0x3ff40000) { // 0.84375 <= |x| < 1.25
+          val s = math.abs(x) - 1.0
+          val p = Pa0 + s * (Pa1 + s * (Pa2 + s * (Pa3 + s * (Pa4 + s * (Pa5 + s * Pa6)))))
+          val q = 1.0 + s * (Qa1 + s * (Qa2 + s * (Qa3 + s * (Qa4 + s * (Qa5 + s * Qa6)))))
+          if (hx >= 0) (1.0 - Erx) - p / q else 1.0 + (Erx + p / q)
+        } else if (ix < 0x4006db6d) { // 1.25 <= |x| < 1/0.35
+          val a = math.abs(x)
+          val s = 1.0 / (a * a)
+          val r = Ra0 + s * (Ra1 + s * (Ra2 + s * (Ra3 + s * (Ra4 + s * (Ra5 + s * (Ra6 + s * Ra7))))))
+          val q = 1.0 + s * (Sa1 + s * (Sa2 + s * (Sa3 + s * (Sa4 + s * (Sa5 + s * (Sa6 + s * (Sa7 + s * Sa8)))))))
+          erfcTail(a, hx, r, q)
+        } else if (ix < 0x403c0000) { // 1/0.35 <= |x| < 28
+          if (hx < 0 && ix >= 0x40180000) { // x <= -6
+            2.0
+          } else {
+            val a = math.abs(x)
+            val s = 1.0 / (a * a)
+            val r = Rb0 + s * (Rb1 + s * (Rb2 + s * (Rb3 + s * (Rb4 + s * (Rb5 + s * Rb6)))))
+            val q = 1.0 + s * (Sb1 + s * (Sb2 + s * (Sb3 + s * (Sb4 + s * (Sb5 + s * (Sb6 + s * Sb7))))))
+            erfcTail(a, hx, r, q)
+          }
+        } else {
+          if (hx > 0) 0.0 else 2.0
+        }
+      }
+
+      /** The standard normal CDF, `erfc(-x/sqrt(2))/2`, corrected for the rounding of `x/sqrt(2)`. */
+      def normCdf(x: Double): Double = {
+        if (java.lang.Double.isNaN(x)) {
+          x
+        } else {
+          val z = x * InvSqrt2H
+          var r = 0.5 * erfc(-z)
+          if (z < -0.25 && r > 0) {
+            val dz = java.lang.Math.fma(x, InvSqrt2H, -z) + x * InvSqrt2L
+            r += dz * math.exp(-z * z) * InvSqrtPi
+          }
+          r
+        }
+      }
+
       if (!(s > 0 && k > 0 && t >= 0 && v >= 0) || java.lang.Double.isInfinite(s) || java.lang.Double.isInfinite(k)
         || java.lang.Double.isInfinite(t) || !java.lang.Double.isFinite(r) || java.lang.Double.isInfinite(v)) {
         Double.NaN
@@ -37,21 +103,6 @@ object BlackScholesScala {
   private final val InvSqrt2H = 0.7071067811865476 // 1/sqrt(2) = H + L
   private final val InvSqrt2L = -4.833646656726457e-17
   private final val InvSqrtPi = 0.5641895835477563
-
-  /** The standard normal CDF, `erfc(-x/sqrt(2))/2`, corrected for the rounding of `x/sqrt(2)`. */
-  private def normCdf(x: Double): Double = {
-    if (java.lang.Double.isNaN(x)) {
-      x
-    } else {
-      val z = x * InvSqrt2H
-      var r = 0.5 * erfc(-z)
-      if (z < -0.25 && r > 0) {
-        val dz = java.lang.Math.fma(x, InvSqrt2H, -z) + x * InvSqrt2L
-        r += dz * math.exp(-z * z) * InvSqrtPi
-      }
-      r
-    }
-  }
 
   // fdlibm s_erf.c (Sun Microsystems, freely redistributable), erfc part
   private final val Erx = 8.45062911510467529297e-01
@@ -108,54 +159,4 @@ object BlackScholesScala {
   private final val Sb5 = 2.55305040643316442583e+03
   private final val Sb6 = 4.74528541206955367215e+02
   private final val Sb7 = -2.24409524465858183362e+01
-
-  /** The complementary error function (fdlibm's algorithm, error below 1 ulp). */
-  private def erfc(x: Double): Double = {
-    val hx = (java.lang.Double.doubleToRawLongBits(x) >>> 32).toInt
-    val ix = hx & 0x7fffffff
-    if (ix >= 0x7ff00000) {
-      if (java.lang.Double.isNaN(x)) x else if (x > 0) 0.0 else 2.0
-    } else if (ix < 0x3feb0000) { // |x| < 0.84375
-      if (ix < 0x3c700000) {
-        1.0 - x
-      } else {
-        val z = x * x
-        val r = Pp0 + z * (Pp1 + z * (Pp2 + z * (Pp3 + z * Pp4)))
-        val s = 1.0 + z * (Qq1 + z * (Qq2 + z * (Qq3 + z * (Qq4 + z * Qq5))))
-        val y = r / s
-        if (hx < 0x3fd00000) 1.0 - (x + x * y) // x < 1/4
-        else 0.5 - (x * y + (x - 0.5))
-      }
-    } else if (ix < 0x3ff40000) { // 0.84375 <= |x| < 1.25
-      val s = math.abs(x) - 1.0
-      val p = Pa0 + s * (Pa1 + s * (Pa2 + s * (Pa3 + s * (Pa4 + s * (Pa5 + s * Pa6)))))
-      val q = 1.0 + s * (Qa1 + s * (Qa2 + s * (Qa3 + s * (Qa4 + s * (Qa5 + s * Qa6)))))
-      if (hx >= 0) (1.0 - Erx) - p / q else 1.0 + (Erx + p / q)
-    } else if (ix < 0x4006db6d) { // 1.25 <= |x| < 1/0.35
-      val a = math.abs(x)
-      val s = 1.0 / (a * a)
-      val r = Ra0 + s * (Ra1 + s * (Ra2 + s * (Ra3 + s * (Ra4 + s * (Ra5 + s * (Ra6 + s * Ra7))))))
-      val q = 1.0 + s * (Sa1 + s * (Sa2 + s * (Sa3 + s * (Sa4 + s * (Sa5 + s * (Sa6 + s * (Sa7 + s * Sa8)))))))
-      erfcTail(a, hx, r, q)
-    } else if (ix < 0x403c0000) { // 1/0.35 <= |x| < 28
-      if (hx < 0 && ix >= 0x40180000) { // x <= -6
-        2.0
-      } else {
-        val a = math.abs(x)
-        val s = 1.0 / (a * a)
-        val r = Rb0 + s * (Rb1 + s * (Rb2 + s * (Rb3 + s * (Rb4 + s * (Rb5 + s * Rb6)))))
-        val q = 1.0 + s * (Sb1 + s * (Sb2 + s * (Sb3 + s * (Sb4 + s * (Sb5 + s * (Sb6 + s * Sb7))))))
-        erfcTail(a, hx, r, q)
-      }
-    } else {
-      if (hx > 0) 0.0 else 2.0
-    }
-  }
-
-  /** erfc(x) for 1.25 <= |x| < 28 from the rational approximation r / q at a = |x|. */
-  private def erfcTail(a: Double, hx: Int, r: Double, q: Double): Double = {
-    val z = java.lang.Double.longBitsToDouble(java.lang.Double.doubleToRawLongBits(a) & 0xffffffff00000000L)
-    val e = math.exp(-z * z - 0.5625) * math.exp((z - a) * (z + a) + r / q)
-    if (hx > 0) e / a else 2.0 - e / a
-  }
 }
