@@ -27,7 +27,8 @@ import org.apache.spark.sql.types.DataTypes;
  * CPU closure and SQL, and each variant's rows on the GPU ({@code scala_on_gpu}).
  *
  * <pre>
- * ScalaBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--verify sample|off] [--out FILE]
+ * ScalaBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--concurrent C] [--batch-rows B]
+ *            [--verify sample|off] [--out FILE]
  * </pre>
  *
  * {@code --verify} sets {@code spark.vkspark.verify} for both translated variants (unset: a
@@ -48,7 +49,8 @@ public final class ScalaBench {
         .appName("vkspark ScalaBench")
         .master("local[" + cores + "]")
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
-        .config(VkConf.CONCURRENT_GPU_TASKS, String.valueOf(cores))
+        .config(VkConf.CONCURRENT_GPU_TASKS, a.getOrDefault("concurrent", String.valueOf(cores)))
+        .config(VkConf.BATCH_ROWS, a.getOrDefault("batch-rows", String.valueOf(VkConf.DEFAULT_BATCH_ROWS)))
         .config(VkConf.METRICS_LEVEL, "debug")
         .config("spark.sql.inMemoryColumnarStorage.batchSize", cacheBatch)
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
@@ -124,12 +126,15 @@ public final class ScalaBench {
         + Json.write(m).substring(1);
   }
 
+  private static final List<String> FLAGS = List.of("rows", "runs", "partitions", "cache-batch", "concurrent", "batch-rows",
+      "verify", "out");
+
   private static Map<String, String> parse(String[] args) {
     Map<String, String> m = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
-      if (!args[i].startsWith("--") || i + 1 >= args.length) {
+      if (!args[i].startsWith("--") || i + 1 >= args.length || !FLAGS.contains(args[i].substring(2))) {
         throw new IllegalArgumentException("usage: ScalaBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] "
-            + "[--verify sample|off] [--out FILE]; got " + args[i]);
+            + "[--concurrent C] [--batch-rows B] [--verify sample|off] [--out FILE]; got " + args[i]);
       }
       m.put(args[i].substring(2), args[++i]);
     }
