@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,22 +24,20 @@ import org.junit.jupiter.api.Test;
 final class UdfCheckTest {
   private static Path jar;
 
+  /** The fixture classes the jar holds (read from the test class path: a folder under Maven, a jar in the kit). */
+  private static final List<String> CLASSES = List.of("io/vkspark/spark/scalaudfs/CheckedClosures$.class",
+      "io/vkspark/spark/scalaudfs/CheckedClosures.class", "io/vkspark/spark/tools/CheckedUdfs.class",
+      "io/vkspark/spark/tools/CheckedUdfs$Affine.class", "io/vkspark/spark/tools/CheckedUdfs$Scaled.class",
+      "io/vkspark/spark/tools/CheckedUdfs$Seeded.class", "io/vkspark/spark/tools/CheckedUdfs$Tripled.class");
+
   @BeforeAll
   static void buildJar() throws IOException {
     jar = Files.createTempDirectory("vkspark-udfcheck").resolve("app.jar");
-    Path classes = Path.of(CheckedUdfs.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-    List<Path> files = new ArrayList<>();
-    try (Stream<Path> all = Files.walk(classes)) {
-      all.filter(p -> {
-        String name = classes.relativize(p).toString();
-        return name.startsWith("io/vkspark/spark/tools/CheckedUdfs") || name.startsWith("io/vkspark/spark/scalaudfs/CheckedClosures");
-      }).sorted().forEach(files::add);
-    }
-    assertEquals(7, files.size(), files::toString);
     try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
-      for (Path f : files) {
-        out.putNextEntry(new JarEntry(classes.relativize(f).toString()));
-        try (InputStream in = Files.newInputStream(f)) {
+      for (String name : CLASSES) {
+        out.putNextEntry(new JarEntry(name));
+        try (InputStream in = UdfCheckTest.class.getClassLoader().getResourceAsStream(name)) {
+          assertNotNull(in, name);
           in.transferTo(out);
         }
         out.closeEntry();
