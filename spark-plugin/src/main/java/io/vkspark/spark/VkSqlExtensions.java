@@ -45,7 +45,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ArgumentTypes.CastArguments());
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) ArgumentTypes.CheckCalls::new);
     ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) ArgumentTypes.Check::new);
-    ext.injectOptimizerRule((Function1<SparkSession, Rule<LogicalPlan>>) io.vkspark.spark.plan.NullCheckedClosures::new);
+    ext.injectOptimizerRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new io.vkspark.spark.plan.NullCheckedClosures());
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) s -> new FuseGpuAggregates(s, false));

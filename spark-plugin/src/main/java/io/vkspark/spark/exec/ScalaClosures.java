@@ -42,7 +42,7 @@ public final class ScalaClosures {
   }
 
   /** A translation and, per argument of the kernel, whether the translated parameter is a primitive. */
-  public record Translated(Translation translation, List<Boolean> primitives) {}
+  record Translated(Translation translation, List<Boolean> primitives) {}
 
   /**
    * Whether {@code internalName} is the functional interface of a Scala closure:
@@ -104,6 +104,13 @@ public final class ScalaClosures {
    * translator failure is a refusal naming the method.
    */
   static Translated translate(Closure closure) {
+    return TRANSLATED.computeIfAbsent(closure.function(), f -> translateNow(closure));
+  }
+
+  /** Translations by closure object (planning asks for a call's UDF many times); weak: a closure may go. */
+  private static final Map<Object, Translated> TRANSLATED = java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+  private static Translated translateNow(Closure closure) {
     SerializedLambda l = closure.lambda();
     try {
       ClassLoader loader = closure.function().getClass().getClassLoader();
@@ -127,7 +134,7 @@ public final class ScalaClosures {
    * named {@code method} without its {@code $adapted} suffix, with as many parameters; empty when
    * {@code method} is no such bridge.
    */
-  public static Optional<Method> adaptedTarget(ClassLoader loader, String implClass, String method)
+  private static Optional<Method> adaptedTarget(ClassLoader loader, String implClass, String method)
       throws ClassNotFoundException {
     if (!method.endsWith("$adapted")) {
       return Optional.empty();

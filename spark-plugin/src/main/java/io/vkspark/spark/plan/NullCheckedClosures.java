@@ -8,7 +8,6 @@ import io.vkspark.spark.shim.Scala;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
@@ -29,13 +28,10 @@ import scala.runtime.AbstractPartialFunction;
  * the check into the function ({@link NullSkipping}) for a closure that translates to the GPU:
  * {@code f'(a, b)}, which Spark evaluates to the same rows (null when a checked argument is null)
  * and vkspark plans as it plans a Java UDF (its strict kernel gives null for those rows). Nothing
- * changes where vkspark or {@code spark.vkspark.translate} is off, or for a closure that stays
- * Spark's.
+ * changes where vkspark or {@code spark.vkspark.translate} is off (the session's settings, read
+ * when the rule runs), or for a closure that stays Spark's.
  */
 public final class NullCheckedClosures extends Rule<LogicalPlan> {
-  public NullCheckedClosures(SparkSession session) {
-    // per query: the session's SQL conf is read through SQLConf.get() when the rule runs
-  }
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
