@@ -79,6 +79,7 @@ final class ScalaUdfSparkTest {
     }
   }
 
+  /** Registered closures in SQL, in a projection and a filter. */
   @Test
   void registeredClosures_inSql_runOnTheGpu() {
     List<String> functions = List.of("scala_affine", "scala_abs_diff", "scala_discounted_price", "scala_charged_price",
@@ -91,7 +92,7 @@ final class ScalaUdfSparkTest {
           + "scala_c_to_f(c) AS f, scala_age_bucket(age) AS bucket, scala_status_class(code) AS status, "
           + "scala_hour_of_day(ts) AS hour, scala_is_high_value(price, qty) AS high, "
           + "scala_risk_score(age, income, debt) AS risk, scala_bmi_class(income / 1000, 1.5 + discount) AS bmi, "
-          + "code, ts FROM scala_data");
+          + "code, ts FROM scala_data WHERE scala_age_bucket(age) < 3");
     }, functions.stream().map(f -> "vkspark: " + f + "(").toArray(String[]::new));
     java.util.Set<Integer> statuses = new java.util.TreeSet<>();
     for (Row r : rows) {
@@ -100,6 +101,8 @@ final class ScalaUdfSparkTest {
       statuses.add(r.getInt(7));
     }
     assertEquals(java.util.Set.of(0, 1, 2, 3, 4), statuses, "every case of the match");
+    assertTrue(rows.stream().allMatch(r -> r.getInt(6) < 3) && rows.size() > 2000 && rows.size() < 3000,
+        () -> "the filter on scala_age_bucket kept " + rows.size() + " rows");
   }
 
   /**
