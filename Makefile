@@ -33,6 +33,9 @@ RUNS    ?= 3
 IV_RUNS ?= 1
 IV_SQL  ?= true
 TRANSLATE_BENCH_ARGS ?= --out target/bench-translate.json
+# Issue 31's Scala closure benchmark (`make bench-scala`): Black-Scholes as a Scala closure against its Java
+# twin (both translated), the closure on the CPU and built-in SQL, on ROWS cached rows, RUNS timed runs.
+SCALA_BENCH_ARGS ?= --out target/bench-scala.json
 # Issue 24's matrix (`make bench-matrix`: six UDFs over Parquet and vkspark's cache, GPU adaptive and forced,
 # built-in SQL, Java UDF) and issue 25's scenario sweep (`make bench-sweep`: 20 priced scenarios over one
 # cache, device-resident, host and Spark's cache, built-in SQL). Small defaults for a 2-core box; the
@@ -47,7 +50,7 @@ STRINGS_BENCH_ARGS ?= --rows 1000000 --runs 3 --out target/bench-strings.json
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep bench-strings bench-contraction cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-scala bench-matrix bench-sweep bench-strings bench-contraction cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -129,6 +132,11 @@ bench-translate: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.SparkBench \
 	  --cases translate --source cache --rows $(ROWS) --iv-rows $(IV_ROWS) --runs $(RUNS) --iv-runs $(IV_RUNS) --iv-sql $(IV_SQL) \
 	  $(TRANSLATE_BENCH_ARGS)
+
+## bench-scala: issue 31's Scala closure vs its Java twin, e.g. `make bench-scala ROWS=50000000 BENCH_HEAP=64g` (docs/BENCHMARKS.md)
+bench-scala: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.ScalaBench \
+	  --rows $(ROWS) --runs $(RUNS) $(SCALA_BENCH_ARGS)
 
 ## bench-contraction: what NoContraction costs against spark.vkspark.fastMath (Black-Scholes, implied volatility,
 ## haversine; device time per batch), e.g. `make bench-contraction CONTRACTION_BENCH_ARGS='4194304 262144 7'`

@@ -124,10 +124,11 @@ public final class Settings {
 
   public static final Flag TRANSLATE = new Flag(info("translate", SESSION, "true", null,
       "translate plain Java UDFs (`UDF1` .. `UDF22`, classes or serializable lambdas, registered "
-          + "with `spark.udf().register` or `functions.udf`) from their `call()` bytecode into GPU "
+          + "with `spark.udf().register` or `functions.udf`) and Scala closures (`udf(...)`, "
+          + "`spark.udf.register`) from their bytecode into GPU "
           + "kernels; they run as GPU UDFs (verified with `verify=sample` unless `verify` is set), and "
           + "one that does not translate stays in Spark's plan with the reason in EXPLAIN; `false` "
-          + "leaves plain Java UDFs to Spark"));
+          + "leaves plain Java UDFs and Scala closures to Spark"));
 
   public static final Names GLSL = new Names(info("glsl", STATIC, "", "empty",
       "comma-separated GLSL files on the driver whose functions become GLSL-only GPU UDFs of "

@@ -102,7 +102,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(GpuUdfCall::shown).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
-        + (onGpu() && translated() ? " (translated from Java)" : "")
+        + (onGpu() && ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t ? " (translated from " + t.language() + ")" : "")
         + (kernel.fastMath() ? " (fastMath: a * b + c may be one fused multiply-add, float32 subnormals may be flushed)" : "")
         + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
   }
