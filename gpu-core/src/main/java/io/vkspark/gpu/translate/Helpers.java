@@ -20,7 +20,7 @@ import java.util.Map;
 final class Helpers {
   private Helpers() {}
 
-  static final String ONE = "double(min(vk_rows, 1u))";
+  static final String ONE = GlslWriter.ONE;
 
   static final Map<String, String> TEXT = Map.ofEntries(
       Map.entry("vkt_ddiv", "double vkt_ddiv(double a, double b) { return a / (b * " + ONE + "); }"),

@@ -4,11 +4,13 @@ import io.vkspark.gpu.column.SqlType;
 import org.objectweb.asm.Type;
 
 /**
- * The JVM's computational types as the translator keeps them, with the GLSL type of each. Booleans,
- * bytes, shorts and chars are {@code int} on the JVM stack and in GLSL alike.
+ * The types of the translator's IR values: the JVM's computational types ({@code int}, {@code long},
+ * {@code float}, {@code double}: booleans, bytes, shorts and chars are {@code int} on the JVM stack
+ * and in GLSL alike) and GLSL's {@code bool} ({@link #Z}: conditions and null flags, never a Java
+ * value), with the GLSL type and zero of each.
  */
 enum JType {
-  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF");
+  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF"), Z("bool", "false");
 
   final String glsl;
   final String zero;
@@ -45,6 +47,21 @@ enum JType {
       case "java/lang/Short" -> Type.SHORT_TYPE;
       case "java/lang/Byte" -> Type.BYTE_TYPE;
       default -> null;
+    };
+  }
+
+  /** The box class of primitive {@code prim}: {@code java.lang.Double} for double. */
+  static String boxOf(Type prim) {
+    return switch (prim.getSort()) {
+      case Type.INT -> "java.lang.Integer";
+      case Type.LONG -> "java.lang.Long";
+      case Type.FLOAT -> "java.lang.Float";
+      case Type.DOUBLE -> "java.lang.Double";
+      case Type.BOOLEAN -> "java.lang.Boolean";
+      case Type.SHORT -> "java.lang.Short";
+      case Type.BYTE -> "java.lang.Byte";
+      case Type.CHAR -> "java.lang.Character";
+      default -> prim.getClassName();
     };
   }
 

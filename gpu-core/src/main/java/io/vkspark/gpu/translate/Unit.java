@@ -30,7 +30,7 @@ import org.objectweb.asm.tree.analysis.SimpleVerifier;
  */
 final class Unit {
   /** A method being translated, with its analysis. */
-  record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, Type> boxSlots,
+  record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, ObjType> objSlots,
                 Map<Integer, Object> constants) {
     String source() {
       return Type.getObjectType(owner.name).getClassName() + "." + node.name;
@@ -48,7 +48,7 @@ final class Unit {
   private final Set<String> inProgress = new HashSet<>();
   private final Set<String> helpers = new LinkedHashSet<>();
   private final Set<String> approximate = new java.util.TreeSet<>();
-  private final List<String> functions = new ArrayList<>();
+  private final List<Fn> functions = new ArrayList<>();
   private int nextFunction;
 
   Unit(ClassLoader loader, Object receiver) {
@@ -105,7 +105,7 @@ final class Unit {
       throw new Untranslatable(source + ": its bytecode cannot be analysed (" + e.getMessage() + ")");
     }
     boolean isStatic = (node.access & Opcodes.ACC_STATIC) != 0;
-    Map<Integer, Type> boxes = new HashMap<>();
+    Map<Integer, ObjType> boxes = new HashMap<>();
     Set<Integer> nullOnly = new HashSet<>();
     for (Frame<BasicValue> f : frames) {
       if (f == null) {
@@ -120,18 +120,18 @@ final class Unit {
           nullOnly.add(l);
           continue;
         }
-        Type prim = JType.unboxed(t.getInternalName());
-        if (prim != null) {
-          Type before = boxes.putIfAbsent(l, prim);
-          if (before != null && !before.equals(prim)) {
-            throw new Untranslatable(source + ": local variable " + l + " holds both a " + before.getClassName() + " and a "
-                + prim.getClassName() + " box");
+        ObjType o = ObjType.of(t);
+        if (o != null) {
+          ObjType before = boxes.putIfAbsent(l, o);
+          if (before != null && !before.equals(o)) {
+            throw new Untranslatable(source + ": local variable " + l + " holds both a " + before.className() + " and a "
+                + o.className());
           }
         }
       }
     }
     for (int l : nullOnly) {
-      boxes.putIfAbsent(l, Type.INT_TYPE); // only ever null: any box will do
+      boxes.putIfAbsent(l, new ObjType.Box(Type.INT_TYPE)); // only ever null: any box will do
     }
     return new Method(owner, node, frames, boxes, constants);
   }
@@ -187,8 +187,7 @@ final class Unit {
     Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
     String fn = "vkt_f" + (++nextFunction);
     MethodTranslator t = new MethodTranslator(this, callee, fn);
-    String text = t.translate();
-    functions.add(text);
+    functions.add(t.translate());
     c = new Called(fn, ret, t.mayThrow);
     called.put(key, c);
     inProgress.remove(key);
@@ -220,8 +219,8 @@ final class Unit {
   }
 
   /** Adds the main function (after its helpers). */
-  void addMain(String text) {
-    functions.add(text);
+  void addMain(Fn main) {
+    functions.add(main);
   }
 
   /** The helpers used and every translated function, callees first. */
@@ -230,7 +229,7 @@ final class Unit {
     for (String h : helpers) {
       s.append(Helpers.TEXT.get(h)).append('\n');
     }
-    functions.forEach(s::append);
+    functions.forEach(f -> s.append(GlslWriter.function(f)));
     return s.toString();
   }
 }

@@ -1,0 +1,41 @@
+package io.vkspark.gpu.translate;
+
+import org.objectweb.asm.Type;
+
+/**
+ * The reference types a translated method may hold, each kept on the device as one primitive value
+ * plus a null flag ({@link Val.Obj}). New value types plug in here: a record for the type, its
+ * {@link #of} mapping from the JVM class, its SQL type in {@link JType#sqlType}, and its methods in
+ * a call family of {@link LibraryCalls}.
+ */
+sealed interface ObjType {
+  /** The GLSL type of the value. */
+  JType repr();
+
+  /** The JVM class, for messages: {@code java.lang.Double}. */
+  String className();
+
+  /** A box of a primitive ({@code Double} holds a {@code double}). */
+  record Box(Type prim) implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.of(prim);
+    }
+
+    @Override
+    public String className() {
+      return JType.boxOf(prim);
+    }
+  }
+
+  /** The modelled type of JVM class {@code internalName}, or null. */
+  static ObjType of(String internalName) {
+    Type prim = JType.unboxed(internalName);
+    return prim == null ? null : new Box(prim);
+  }
+
+  /** The modelled type of JVM type {@code t}, or null (primitives, arrays, other classes). */
+  static ObjType of(Type t) {
+    return t.getSort() == Type.OBJECT ? of(t.getInternalName()) : null;
+  }
+}
