@@ -46,6 +46,17 @@ final class Helpers {
           + " if (vkt_isnan(a)) { x = 9221120237041090560l; } if (vkt_isnan(b)) { y = 9221120237041090560l; }"
           + " return vkt_lcmp(x, y); }"));
 
+  /** The text of helper {@code name} (here or in {@link MathHelpers}). */
+  static String text(String name) {
+    String t = TEXT.get(name);
+    return t != null ? t : MathHelpers.TEXT.get(name);
+  }
+
+  /** The helpers {@code name} needs first. */
+  static List<String> needs(String name) {
+    return NEEDS.getOrDefault(name, MathHelpers.NEEDS.getOrDefault(name, List.of()));
+  }
+
   /** Helpers that another helper needs first. */
   static final Map<String, List<String>> NEEDS = Map.of(
       "vkt_dcompare", List.of("vkt_isnan", "vkt_dbits", "vkt_lcmp"),

@@ -100,7 +100,13 @@ final class Instructions {
       case Opcodes.IREM, Opcodes.LREM -> integerDivision(op == Opcodes.IREM ? JType.I : JType.J, "jrem");
       case Opcodes.FDIV -> helper2(JType.F, "vkt_fdiv");
       case Opcodes.DDIV -> helper2(JType.D, "vkt_ddiv");
-      case Opcodes.FREM, Opcodes.DREM -> throw t.refuse("floating-point % (no exact device version yet)");
+      case Opcodes.DREM -> helper2(JType.D, "vkt_fmod"); // exact: IEEE fmod, as Java's %
+      case Opcodes.FREM -> { // the remainder of the widened floats is exact, so a float
+        Expr b = t.popPrim();
+        Expr a = t.popPrim();
+        t.push(t.temp(JType.F, new Expr.Convert(JType.F, t.helper(JType.D, "vkt_fmod", new Expr.Convert(JType.D, a),
+            new Expr.Convert(JType.D, b)))));
+      }
       case Opcodes.INEG, Opcodes.LNEG, Opcodes.FNEG, Opcodes.DNEG -> {
         Expr a = t.popPrim();
         t.push(t.temp(a.type(), new Expr.Unary(a.type(), Expr.UnOp.NEG, a)));
@@ -191,7 +197,7 @@ final class Instructions {
   private void astore(int slot, Val v) {
     ObjType o = t.method.objSlots().get(slot);
     if (o == null || !(v instanceof Val.Obj from)) {
-      throw t.refuse("stores an object other than a box of a primitive in a local");
+      throw t.refuse(v instanceof Val.Text ? "uses a string" : "stores an object other than a box of a primitive in a local");
     }
     Val.Obj local = t.localObj(slot, o);
     t.emit(new Stmt.Assign(((Expr.Ref) local.value()).var(), from.alwaysNull() ? Expr.zero(o.repr())
@@ -208,8 +214,8 @@ final class Instructions {
       t.push(Expr.f(f));
     } else if (c instanceof Double d) {
       t.push(Expr.d(d));
-    } else if (c instanceof String) {
-      throw t.refuse("uses a string");
+    } else if (c instanceof String s) {
+      t.push(new Val.Text(s)); // refused where it is used, unless as an exception message
     } else {
       throw t.refuse("loads a constant of type " + c.getClass().getSimpleName());
     }
@@ -218,7 +224,19 @@ final class Instructions {
   private void binary(BinOp op) {
     Expr b = t.popPrim();
     Expr a = t.popPrim();
+    if (op == BinOp.MUL && a.type().floating()) { // lavapipe folds x * 0.0 into 0.0 (NaN * 0.0 is NaN, -1.0 * 0.0 is -0.0)
+      a = opaqueZero(a);
+      b = opaqueZero(b);
+    }
     t.push(t.temp(a.type(), Expr.bin(op, a, b)));
+  }
+
+  /** A constant +0.0 as {@code 1.0 - 1.0} that the compiler cannot see through (see {@link Expr.One}); others as they are. */
+  private static Expr opaqueZero(Expr e) {
+    if (e instanceof Expr.Const c && ((Number) c.value()).doubleValue() == 0 && 1 / ((Number) c.value()).doubleValue() > 0) {
+      return Expr.bin(BinOp.SUB, new Expr.One(e.type()), Expr.of(e.type(), 1));
+    }
+    return e;
   }
 
   private void helper2(JType type, String helper) {

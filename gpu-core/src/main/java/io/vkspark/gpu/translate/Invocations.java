@@ -7,11 +7,17 @@ import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.MethodInsnNode;
 
 /**
- * Method calls: boxing and unboxing, the UDF's own helper methods (translated once each, as GLSL
- * functions, by {@link Unit#call}), and the library methods with device versions
- * ({@link LibraryCalls}).
+ * Method calls, in this order: methods of modelled values and about them ({@link Boxes}, ...);
+ * helper methods, translated once each as GLSL functions by {@link Unit#call} (static methods of
+ * the UDF's own class or of other classes on its class path, and the UDF's own instance methods;
+ * primitives and boxes as arguments); then the library methods over primitives with device
+ * versions ({@link LibraryCalls}).
  */
 final class Invocations {
+  /** Classes whose methods are never translated as helpers: only their listed methods have device versions. */
+  private static final List<String> LIBRARY = List.of("java/", "javax/", "jdk/", "sun/", "com/sun/", "scala/",
+      "org/apache/spark/");
+
   private final MethodTranslator t;
 
   Invocations(MethodTranslator t) {
@@ -25,42 +31,21 @@ final class Invocations {
       vals[i] = t.pop();
     }
     Val receiver = call.getOpcode() == Opcodes.INVOKESTATIC ? null : t.stack.pop();
-    Type ret = Type.getReturnType(call.desc);
     String owner = Type.getObjectType(call.owner).getClassName();
-    // boxes: valueOf and xxxValue
-    Type ownerPrim = JType.unboxed(call.owner);
-    if (ownerPrim != null && receiver == null && call.name.equals("valueOf") && args.length == 1
-        && args[0].equals(ownerPrim)) {
-      t.push(new Val.Obj(new ObjType.Box(ownerPrim), prim(vals[0]), Expr.FALSE));
+    Val v = ObjectCalls.translate(call, receiver, vals, t);
+    if (v != null) {
+      t.push(v);
       return;
     }
-    if (receiver instanceof Val.Obj o && o.type() instanceof ObjType.Box box && call.name.endsWith("Value")
-        && args.length == 0 && JType.of(ret) != null) {
-      if (!o.neverNull()) {
-        t.throwIf(o.isNull()); // NullPointerException
-      }
-      t.push(t.temp(JType.of(ret), Conversions.primitive(o.value(), box.prim(), ret)));
-      return;
+    if (receiver instanceof Val.Text || List.of(vals).stream().anyMatch(x -> x instanceof Val.Text)) {
+      throw t.refuse("uses a string (" + owner + "." + call.name + ")");
     }
-    if (receiver instanceof Val.Obj) {
-      throw t.refuse("calls " + call.name + " on a boxed value");
+    if (receiver instanceof Val.Obj o) {
+      throw t.refuse("calls " + call.name + " on a " + (o.type() instanceof ObjType.Box ? "boxed value" : o.type().className()));
     }
-    // the UDF's own methods: static helpers, or instance methods on this
-    if (call.owner.equals(t.method.owner().name) && (receiver == null || receiver instanceof Val.Self)) {
-      Unit.Called c = t.unit.call(t.method, t.line, call);
-      List<Expr> a = new ArrayList<>();
-      for (Val v : vals) {
-        if (!(v instanceof Val.Prim p)) {
-          throw t.refuse("passes an object to " + call.name + " (helpers take and return primitives)");
-        }
-        a.add(p.e());
-      }
-      Expr r = t.temp(c.returns(), new Expr.Call(c.returns(), c.function(), a));
-      if (c.mayThrow()) {
-        t.emit(Stmt.when(Var.THROWN.ref(), new Stmt.Return(Expr.zero(t.returns))));
-        t.mayThrow = true;
-      }
-      t.push(r);
+    boolean own = call.owner.equals(t.method.owner().name) && (receiver == null || receiver instanceof Val.Self);
+    if (own || receiver == null && isHelper(call.owner)) {
+      t.push(helper(call, vals));
       return;
     }
     if (receiver != null) {
@@ -80,10 +65,33 @@ final class Invocations {
     t.push(r);
   }
 
-  private Expr prim(Val v) {
-    if (!(v instanceof Val.Prim p)) {
-      throw t.refuse("passes an object where a primitive is expected");
+  /** Whether static methods of class {@code owner} translate as helpers (not the JDK's, Scala's, Spark's). */
+  static boolean isHelper(String owner) {
+    return LIBRARY.stream().noneMatch(owner::startsWith);
+  }
+
+  /** A call of a helper method: primitives as they are, a box as its value and its null flag. */
+  private Expr helper(MethodInsnNode call, Val[] vals) {
+    Unit.Called c = t.unit.call(t.method, t.line, call);
+    Type[] types = Type.getArgumentTypes(call.desc);
+    List<Expr> a = new ArrayList<>();
+    for (int i = 0; i < vals.length; i++) {
+      ObjType box = ObjType.of(types[i]);
+      if (vals[i] instanceof Val.Prim p && box == null) {
+        a.add(p.e());
+      } else if (vals[i] instanceof Val.Obj o && box != null) {
+        a.add(o.alwaysNull() ? Expr.zero(box.repr()) : Expr.convert(o.value(), box.repr()));
+        a.add(o.isNull());
+      } else {
+        throw t.refuse("passes " + (vals[i] instanceof Val.Text ? "a string" : "an object") + " to " + call.name
+            + " (helpers take primitives and their boxes)");
+      }
     }
-    return p.e();
+    Expr r = t.temp(c.returns(), new Expr.Call(c.returns(), c.function(), a));
+    if (c.mayThrow()) {
+      t.emit(Stmt.when(Var.THROWN.ref(), new Stmt.Return(Expr.zero(t.returns))));
+      t.mayThrow = true;
+    }
+    return r;
   }
 }

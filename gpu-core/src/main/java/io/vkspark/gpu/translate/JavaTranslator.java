@@ -194,7 +194,7 @@ public final class JavaTranslator {
             + " (primitives and their boxes translate)");
       }
       unit.enter(owner + "." + name + desc);
-      MethodTranslator t = new MethodTranslator(unit, main, "vkt_main");
+      MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false);
       unit.addMain(t.translate());
       String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);

@@ -27,6 +27,9 @@ final class LibraryCalls {
 
     /** Notes that {@code call} is not bit-exact on the device. */
     void approximate(String call);
+
+    /** The refusal of what the instruction being read does, naming it, its line and its class and method. */
+    Untranslatable refuse(String what);
   }
 
   private LibraryCalls() {}
@@ -40,7 +43,7 @@ final class LibraryCalls {
     String name = call.name;
     String desc = call.desc;
     if (owner.equals("java/lang/Math") || owner.equals("java/lang/StrictMath")) {
-      return math(name, desc, a, e);
+      return math(owner, name, desc, a, e);
     }
     if (owner.equals("java/lang/Double")) {
       return switch (name + desc) {
@@ -55,7 +58,7 @@ final class LibraryCalls {
         case "compare(DD)I" -> e.temp(JType.I, e.helper(JType.I, "vkt_dcompare", a[0], a[1]));
         case "sum(DD)D" -> e.temp(JType.D, Expr.bin(BinOp.ADD, a[0], a[1]));
         case "max(DD)D", "min(DD)D" -> e.temp(JType.D, Expr.call(JType.D, "j" + name, a[0], a[1]));
-        default -> null;
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
     if (owner.equals("java/lang/Float")) {
@@ -69,7 +72,7 @@ final class LibraryCalls {
             Expr.call(JType.I, "floatBitsToInt", a[0])));
         case "intBitsToFloat(I)F" -> e.temp(JType.F, Expr.call(JType.F, "intBitsToFloat", a[0]));
         case "max(FF)F", "min(FF)F" -> e.temp(JType.F, Expr.call(JType.F, "j" + name, a[0], a[1]));
-        default -> null;
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
     if (owner.equals("java/lang/Integer") || owner.equals("java/lang/Long")) {
@@ -82,10 +85,10 @@ final class LibraryCalls {
             Expr.select(cmp(e, a[0], BinOp.LT, Expr.zero(t)), Expr.i(-1), Expr.i(0)))) : null;
         case "compare" -> a.length == 2 ? e.temp(JType.I, Expr.select(cmp(e, a[0], BinOp.LT, a[1]), Expr.i(-1),
             Expr.select(cmp(e, a[0], BinOp.GT, a[1]), Expr.i(1), Expr.i(0)))) : null;
-        default -> null;
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
-    return null;
+    return MathCalls.translate(owner, name, desc, a, e);
   }
 
   /** {@code a rel b} for ints, or for longs through {@code vkt_lcmp} (see {@link Helpers}). */
@@ -104,7 +107,7 @@ final class LibraryCalls {
     return e.temp(JType.I, Expr.toInt(cond));
   }
 
-  private static Expr math(String name, String desc, Expr[] a, Code e) {
+  private static Expr math(String owner, String name, String desc, Expr[] a, Code e) {
     Expr x = a.length > 0 ? a[0] : null;
     Expr y = a.length > 1 ? a[1] : null;
     if (ELEMENTARY.contains(name) && (desc.equals("(D)D") || desc.equals("(DD)D"))) {
@@ -133,7 +136,10 @@ final class LibraryCalls {
         e.approximate("Math.fma");
         yield e.temp(JType.D, Expr.call(JType.D, "fma", x, y, a[2]));
       }
-      default -> ExactMath.translate(name + desc, a, e);
+      default -> {
+        Expr r = ExactMath.translate(name + desc, a, e);
+        yield r != null ? r : MathCalls.translate(owner, name, desc, a, e);
+      }
     };
   }
 

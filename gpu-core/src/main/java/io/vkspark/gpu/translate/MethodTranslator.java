@@ -47,8 +47,11 @@ final class MethodTranslator implements LibraryCalls.Code {
   AbstractInsnNode at;
   boolean mayThrow;
   private ControlFlow cfg;
+  /** Whether a box parameter comes with its null flag ({@code p1n}); else it is never null. */
+  private final boolean boxNulls;
 
-  MethodTranslator(Unit unit, Unit.Method method, String fn) {
+  MethodTranslator(Unit unit, Unit.Method method, String fn, boolean boxNulls) {
+    this.boxNulls = boxNulls;
     this.unit = unit;
     this.method = method;
     this.m = method.node();
@@ -84,6 +87,9 @@ final class MethodTranslator implements LibraryCalls.Code {
     for (int i = 0; i < args.length; i++) {
       if (!method.constants().containsKey(i)) {
         p.add(new Var("p" + i, repr(args[i]), Var.Kind.PARAM));
+        if (boxNulls && ObjType.of(args[i]) != null) {
+          p.add(new Var("p" + i + "n", JType.Z, Var.Kind.PARAM));
+        }
       }
     }
     return p;
@@ -112,7 +118,8 @@ final class MethodTranslator implements LibraryCalls.Code {
         Val.Obj local = localObj(slot, o); // declared even when unread: a box argument is always copied
         s.add(new Stmt.Assign(var(local.value()), captured ? (c == null ? Expr.zero(o.repr()) : Constants.of(c, o))
             : param(i, o.repr())));
-        s.add(new Stmt.Assign(var(local.isNull()), Expr.bool(captured && c == null)));
+        s.add(new Stmt.Assign(var(local.isNull()), !captured && boxNulls ? new Var("p" + i + "n", JType.Z, Var.Kind.PARAM).ref()
+            : Expr.bool(captured && c == null)));
       } else {
         JType j = JType.of(t);
         String v = "l" + slot + j.name();
@@ -311,7 +318,8 @@ final class MethodTranslator implements LibraryCalls.Code {
     unit.approximate(call);
   }
 
-  Untranslatable refuse(String what) {
+  @Override
+  public Untranslatable refuse(String what) {
     return unit.refuse(method, line, what + (at == null ? "" : " [" + Insns.describe(at) + "]"));
   }
 
@@ -324,7 +332,7 @@ final class MethodTranslator implements LibraryCalls.Code {
   Expr popPrim() {
     Val v = pop();
     if (!(v instanceof Val.Prim p)) {
-      throw refuse("uses an object as a primitive");
+      throw refuse(v instanceof Val.Text ? "uses a string" : "uses an object as a primitive");
     }
     return p.e();
   }

@@ -176,8 +176,9 @@ final class Unit {
     }
     Type[] args = Type.getArgumentTypes(call.desc);
     for (Type a : args) {
-      if (JType.of(a) == null) {
-        throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName() + " (helpers take primitives)");
+      if (JType.of(a) == null && ObjType.of(a) == null) {
+        throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName()
+            + " (helpers take primitives and their boxes)");
       }
     }
     JType ret = JType.of(Type.getReturnType(call.desc));
@@ -186,7 +187,7 @@ final class Unit {
     }
     Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
     String fn = "vkt_f" + (++nextFunction);
-    MethodTranslator t = new MethodTranslator(this, callee, fn);
+    MethodTranslator t = new MethodTranslator(this, callee, fn, true);
     functions.add(t.translate());
     c = new Called(fn, ret, t.mayThrow);
     called.put(key, c);
@@ -201,8 +202,8 @@ final class Unit {
 
   /** Marks the translator's helper {@code name} as used; returns it. */
   String helper(String name) {
-    for (String n : Helpers.NEEDS.getOrDefault(name, List.of())) {
-      helpers.add(n);
+    for (String n : Helpers.needs(name)) {
+      helper(n);
     }
     helpers.add(name);
     return name;
@@ -227,7 +228,7 @@ final class Unit {
   String functions() {
     StringBuilder s = new StringBuilder();
     for (String h : helpers) {
-      s.append(Helpers.TEXT.get(h)).append('\n');
+      s.append(Helpers.text(h)).append('\n');
     }
     functions.forEach(f -> s.append(GlslWriter.function(f)));
     return s.toString();

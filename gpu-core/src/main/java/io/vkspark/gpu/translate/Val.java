@@ -34,6 +34,12 @@ sealed interface Val {
     }
   }
 
+  /**
+   * A string constant ({@code ldc "..."}): accepted where its text does not matter on the device
+   * (the message of {@code Objects.requireNonNull}); any other use is refused as "uses a string".
+   */
+  record Text(String value) implements Val {}
+
   /** The UDF object itself ({@code this}): its fields are constants, its methods helpers. */
   record Self() implements Val {}
 

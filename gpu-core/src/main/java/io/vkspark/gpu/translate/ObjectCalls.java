@@ -1,0 +1,17 @@
+package io.vkspark.gpu.translate;
+
+import org.objectweb.asm.tree.MethodInsnNode;
+
+/**
+ * Calls whose receiver or arguments are modelled values ({@link Val.Obj}), or that make one: each
+ * family ({@link Boxes}, ...) answers the calls it knows and returns null for the others. A new
+ * value type adds its family here.
+ */
+final class ObjectCalls {
+  private ObjectCalls() {}
+
+  /** The call's value, or null when no family knows it. */
+  static Val translate(MethodInsnNode call, Val receiver, Val[] args, LibraryCalls.Code e) {
+    return Boxes.translate(call, receiver, args, e);
+  }
+}
