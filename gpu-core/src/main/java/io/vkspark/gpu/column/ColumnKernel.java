@@ -129,7 +129,8 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
     }
-    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, seal(signature, spec.argOps()));
+    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir,
+        seal(signature, spec.argOps(), all(body, spec.functions())));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
@@ -143,12 +144,12 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
-    seal(sig, List.of()).check(spirv);
+    seal(sig, List.of(), "").check(spirv);
   }
 
   /** The seal of {@code sig}'s kernels: its program's buffers and the local-memory bound ({@link SealedCompiler}). */
-  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps) {
-    return new SealedCompiler.Seal(spirv -> program(sig, argOps, spirv, 64).build(), m -> checkLocals(sig, m),
+  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps, String all) {
+    return new SealedCompiler.Seal(spirv -> program(sig, argOps, all, spirv, 64).build(), m -> checkLocals(sig, m),
         e -> GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
                 + e.what(),
             "keep the body to expressions and local variables of '" + sig.name() + "'."));
@@ -210,8 +211,10 @@ public final class ColumnKernel implements java.io.Serializable {
         + (packed(result) ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
+    lines.addAll(StringGlsl.struct(sig)); // vk_string: string and binary arguments and results
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
     lines.addAll(ArgOps.declarations(argOps, literalBinding(sig))); // r + 0.01: the literals and the precise steps
+    lines.addAll(StringGlsl.declarations(sig, all, stringBinding(sig))); // vk_str_*, vk_out_*, row status
     String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
@@ -219,6 +222,7 @@ public final class ColumnKernel implements java.io.Serializable {
     if (loops > 0) {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
     }
+    boolean canary = loops > 0 || StringGlsl.helpers(sig, all); // the string helpers loop over a row's bytes
     // --- end bounded time ---
     if (needsMath(sig, all)) {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
@@ -233,9 +237,11 @@ public final class ColumnKernel implements java.io.Serializable {
       lines.add("// functions of the spec (translated helper methods)");
       lines.addAll(List.of(guardedFunctions.body().split("\n", -1)));
     }
-    String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
-        .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
-    lines.add(result.glsl() + " vk_udf(" + params + ") {");
+    String params = sig.args().stream() // arrays have accessors only (VarArgs); strings are vk_string values too
+        .filter(a -> !a.type().isVariableWidth() || StringGlsl.isString(a.type()))
+        .map(a -> (StringGlsl.isString(a.type()) ? "vk_string" : a.type().glsl()) + " " + a.name())
+        .collect(Collectors.joining(", "));
+    lines.add(StringGlsl.resultGlsl(sig) + " vk_udf(" + params + ") {");
     String code = GlslSource.code(text); // comments blanked: a "return" or ";" in a comment is not code
     boolean expression = !RETURN.matcher(code).find();
     String[] bodyLines = text.split("\n", -1);
@@ -275,6 +281,10 @@ public final class ColumnKernel implements java.io.Serializable {
     List<String> loads = new ArrayList<>();
     for (int i = 0; i < sig.args().size(); i++) {
       SqlType t = sig.args().get(i).type();
+      if (StringGlsl.isString(t)) {
+        loads.add(StringGlsl.load(i));
+        continue;
+      }
       if (t.isVariableWidth()) {
         continue;
       }
@@ -283,14 +293,18 @@ public final class ColumnKernel implements java.io.Serializable {
           : ArgOps.load(argOps, i, "vk_in" + i + "[vk_row]"));
     }
     lines.addAll(VarArgs.rowSetup(sig));
-    lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
-    if (loops > 0) {
+    lines.addAll(StringGlsl.beforeCall(sig));
+    lines.add("  " + StringGlsl.resultGlsl(sig) + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
+    lines.addAll(StringGlsl.afterCall(sig, all)); // a string result's bytes are written here: before the canary
+    if (canary) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
     }
     if (throwing) {
       lines.add("  if (vkj_thrown) { atomicAdd(vk_control[" + (LoopGuard.THROWN_OFFSET / 4) + "], 1u); }");
     }
-    if (result.isBitPacked()) {
+    if (StringGlsl.varResult(sig)) {
+      // written by the two passes (StringGlsl): offsets and data
+    } else if (result.isBitPacked()) {
       lines.add("  if (vk_result) { atomicOr(vk_out[vk_row >> 5u], 1u << (vk_row & 31u)); }");
     } else if (result.isBytePacked()) {
       // the low 8 or 16 bits, as Java's (byte) or (short); the word is shared with other rows (cleared before the dispatch)
@@ -360,7 +374,7 @@ public final class ColumnKernel implements java.io.Serializable {
     String where = firstBodyLine > 0 ? "line " + firstBodyLine + " of the body" : "the body";
     return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' does not compile: " + String.join("; ", parts)
             + ". The body sees the arguments " + sig.args().stream().map(VarArgs::describe)
-            .collect(Collectors.joining(", ")) + " and must produce a " + sig.result().glsl()
+            .collect(Collectors.joining(", ")) + " and must produce a " + StringGlsl.resultGlsl(sig)
             + (sig.resultDecimal() != null ? " (the unscaled value of a " + sig.resultSqlName() + ")" : ""),
         "correct " + where + " of '" + sig.name() + "'.");
   }
@@ -435,10 +449,17 @@ public final class ColumnKernel implements java.io.Serializable {
   public Program program(int workgroupSize) {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
     boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
-    return program(spec.signature(), spec.argOps(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
+    return program(spec.signature(), spec.argOps(), all(spec.body(), spec.functions()), spirv, workgroupSize)
+        .nativePreciseDivisions(!bodyPrecise).build();
   }
 
-  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, byte[] spirv, int workgroupSize) {
+  /** The body and the spec's functions: what the helpers and the row status are chosen by. */
+  private static String all(String body, String functions) {
+    return functions.isEmpty() ? body : body + "\n" + functions;
+  }
+
+  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, String all, byte[] spirv,
+                                         int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
@@ -453,6 +474,7 @@ public final class ColumnKernel implements java.io.Serializable {
     if (ArgOps.literals(argOps) > 0) {
       b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.FLOAT64, false, 0));
     }
+    StringGlsl.addBuffers(b, signature, all, stringBinding(signature));
     return b;
   }
 
@@ -476,6 +498,16 @@ public final class ColumnKernel implements java.io.Serializable {
     return sig.args().size() + 2;
   }
 
+  /** First binding of the row status and a string or binary result's buffers ({@link StringGlsl}): after the literals'. */
+  static int stringBinding(KernelSignature sig) {
+    return literalBinding(sig) + 1;
+  }
+
+  /** Whether rows report a status (null, or computed by {@code call()}): a string or binary result, or {@code vk_to_cpu}. */
+  public boolean rowStatus() {
+    return StringGlsl.status(spec.signature(), all(spec.body(), spec.functions()));
+  }
+
   /**
    * Whether a dispatch of this kernel can end in RECOMPUTE: its body (or a helper function) calls
    * {@code jthrow()}, so a batch may have to be recomputed with {@code call()} on the host.
@@ -486,7 +518,8 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** Whether the body has loops (guarded against driver loop limits and aborts). */
   public boolean hasLoops() {
-    return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0;
+    return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0
+        || StringGlsl.helpers(spec.signature(), all(spec.body(), spec.functions()));
   }
 
   /** The element type a program declares for a buffer of {@code t}'s values (shared by the generated reductions). */
