@@ -29,6 +29,10 @@ final class Branches {
       }
       Val v = t.force(t.stack.pop());
       Expr value;
+      if (op == Opcodes.ARETURN && v instanceof Val.Obj s && s.type() instanceof ObjType.Str) {
+        t.emit(new Stmt.Return(StringCalls.result(t, s))); // a null string: a null result, on the device
+        return;
+      }
       if (op == Opcodes.ARETURN) {
         if (!(v instanceof Val.Obj o) || !(o.type() instanceof ObjType.Box)) {
           throw t.refuse("returns an object that is not a box of a primitive");

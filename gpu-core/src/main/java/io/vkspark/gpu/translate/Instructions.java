@@ -29,6 +29,9 @@ final class Instructions {
   }
 
   void step(AbstractInsnNode insn) {
+    if (StringInsns.step(t, insn)) { // strings, string builders and split arrays (StringCalls)
+      return;
+    }
     int op = insn.getOpcode();
     switch (op) {
       case Opcodes.NOP -> { }

@@ -155,7 +155,8 @@ public final class JavaTranslator {
         if (Modifier.isStatic(f.getModifiers())) {
           continue;
         }
-        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null) {
+        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null
+            || f.getType() == String.class) { // read as constants (StringInsns)
           try {
             f.setAccessible(true);
             values.add(f.getName());
@@ -196,6 +197,10 @@ public final class JavaTranslator {
       unit.enter(owner + "." + name + desc);
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false);
       unit.addMain(t.translate());
+      if (unit.strings.used() && result != SqlType.STRING && !sqlArgs.contains(SqlType.STRING)) {
+        throw new Untranslatable((unit.strings.firstUse != null ? unit.strings.firstUse : source + ": uses strings")
+            + ", with no string argument or result");
+      }
       String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
       return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations());

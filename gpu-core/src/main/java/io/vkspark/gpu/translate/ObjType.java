@@ -28,8 +28,56 @@ sealed interface ObjType {
     }
   }
 
+  /** A {@code java.lang.String}: a view of bytes ({@link StringCalls}). */
+  record Str() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.S;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.String";
+    }
+  }
+
+  /** A {@code java.lang.StringBuilder}: the number of one of the row's builders ({@link StringCalls}). */
+  record Builder() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.I;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.StringBuilder";
+    }
+  }
+
+  /**
+   * The {@code String[]} of {@code s.split(",")}: the string split and its separator as one view
+   * ({@link StringCalls}); only indexed or measured.
+   */
+  record Parts() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.S;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.String[]";
+    }
+  }
+
   /** The modelled type of JVM class {@code internalName}, or null. */
   static ObjType of(String internalName) {
+    if (internalName.equals("java/lang/String")) {
+      return new Str();
+    }
+    if (internalName.equals("java/lang/StringBuilder")) {
+      return new Builder();
+    }
     Type prim = JType.unboxed(internalName);
     return prim == null ? null : new Box(prim);
   }

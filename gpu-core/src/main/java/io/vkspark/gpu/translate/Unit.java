@@ -49,6 +49,8 @@ final class Unit {
   private final Set<String> helpers = new LinkedHashSet<>();
   private final Set<String> approximate = new java.util.TreeSet<>();
   private final List<Fn> functions = new ArrayList<>();
+  /** The translation's string constants and the row state its string code uses. */
+  final StringPool strings = new StringPool();
   private int nextFunction;
 
   Unit(ClassLoader loader, Object receiver) {
@@ -226,7 +228,7 @@ final class Unit {
 
   /** The helpers used and every translated function, callees first. */
   String functions() {
-    StringBuilder s = new StringBuilder();
+    StringBuilder s = new StringBuilder(strings.declarations());
     for (String h : helpers) {
       s.append(Helpers.text(h)).append('\n');
     }
