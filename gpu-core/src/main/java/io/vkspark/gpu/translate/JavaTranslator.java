@@ -197,7 +197,7 @@ public final class JavaTranslator {
       unit.enter(owner + "." + name + desc);
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false);
       unit.addMain(t.translate());
-      if (unit.strings.used() && result != SqlType.STRING && !sqlArgs.contains(SqlType.STRING)) {
+      if (result != SqlType.STRING && !sqlArgs.contains(SqlType.STRING) && unit.functions().contains("vk_string")) {
         throw new Untranslatable((unit.strings.firstUse != null ? unit.strings.firstUse : source + ": uses strings")
             + ", with no string argument or result");
       }

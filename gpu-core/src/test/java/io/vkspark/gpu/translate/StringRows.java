@@ -90,10 +90,30 @@ final class StringRows {
         : c == long.class || c == Long.class ? SqlType.BIGINT : c == boolean.class ? SqlType.BOOLEAN : null;
   }
 
+  /** Java's value of one row, or {@link #THROWS}. */
+  interface Java {
+    Object call(Object[] args);
+  }
+
+  /** What {@link Java#call} returns for a row where Java throws. */
+  static final Object THROWS = new Object();
+
   /** Checks {@code m} (static) translated as {@code tr} over {@code rows} (one value per parameter). */
   Seen check(Method m, Translation.Translated tr, List<Object[]> rows) {
-    List<SqlType> types = Arrays.stream(m.getParameterTypes()).map(StringRows::sqlType).toList();
-    ColumnKernel k = ColumnKernel.compile(tr.spec(m.getName().toLowerCase()));
+    return check(m.getName(), args -> {
+      try {
+        return m.invoke(null, args);
+      } catch (InvocationTargetException e) {
+        return THROWS;
+      } catch (IllegalAccessException e) {
+        throw new AssertionError(e);
+      }
+    }, Arrays.stream(m.getParameterTypes()).map(StringRows::sqlType).toList(), tr, rows);
+  }
+
+  /** Checks UDF {@code name} ({@code java}) translated as {@code tr} over {@code rows} of {@code types}. */
+  Seen check(String name, Java javaUdf, List<SqlType> types, Translation.Translated tr, List<Object[]> rows) {
+    ColumnKernel k = ColumnKernel.compile(tr.spec(name.toLowerCase()));
     Object[] java = new Object[rows.size()];
     boolean[] throwsRow = new boolean[rows.size()];
     List<Integer> gpu = new ArrayList<>();
@@ -102,13 +122,8 @@ final class StringRows {
     for (int i = 0; i < rows.size(); i++) {
       Object[] row = rows.get(i);
       Object[] args = Arrays.stream(row).map(StringRows::javaValue).toArray();
-      try {
-        java[i] = m.invoke(null, args);
-      } catch (InvocationTargetException e) {
-        throwsRow[i] = true;
-      } catch (IllegalAccessException e) {
-        throw new AssertionError(e);
-      }
+      java[i] = javaUdf.call(args);
+      throwsRow[i] = java[i] == THROWS;
       boolean lenientNull = false;
       boolean strictNull = false;
       for (int c = 0; c < row.length; c++) {
@@ -120,7 +135,7 @@ final class StringRows {
       if (lenientNull) {
         nullRows++; // call() computes it, as GpuEvalIterator does for a lenient call
       } else if (strictNull) {
-        assertTrue(!throwsRow[i] && java[i] == null, m.getName() + ": null-strict but Java gives " + java[i] + " on "
+        assertTrue(!throwsRow[i] && java[i] == null, name + ": null-strict but Java gives " + java[i] + " on "
             + show(row));
         gpu.add(i);
       } else {
@@ -135,7 +150,7 @@ final class StringRows {
         try {
           out = runner.run(inputs(types, rows, gpu), gpu.size()).get(0);
         } catch (GpuException e) {
-          throw new AssertionError(m.getName() + ": the batch of rows where Java does not throw failed: " + e.getMessage()
+          throw new AssertionError(name + ": the batch of rows where Java does not throw failed: " + e.getMessage()
               + "\n" + tr.functions(), e);
         }
         List<Integer> back = Arrays.stream(runner.cpuRows(0)).boxed().toList();
@@ -151,7 +166,7 @@ final class StringRows {
           boolean same = want instanceof String s && got instanceof String g
               ? Arrays.equals(s.getBytes(StandardCharsets.UTF_8), g.getBytes(StandardCharsets.UTF_8))
               : want == null ? got == null : want.equals(got);
-          assertTrue(same, m.getName() + " row " + show(rows.get(i)) + ": Java " + quote(want) + ", GPU " + quote(got)
+          assertTrue(same, name + " row " + show(rows.get(i)) + ": Java " + quote(want) + ", GPU " + quote(got)
               + "\n" + tr.functions());
         }
         causes = runner.cpuRowCauses();
@@ -160,10 +175,10 @@ final class StringRows {
     for (int i : throwing) {
       try (BatchRunner runner = runner(k, types, 1)) {
         runner.run(inputs(types, rows, List.of(i)), 1);
-        assertEquals(1, runner.cpuRows(0).length, m.getName() + ": Java throws on " + show(rows.get(i))
+        assertEquals(1, runner.cpuRows(0).length, name + ": Java throws on " + show(rows.get(i))
             + " but the GPU neither recomputes nor hands the row back\n" + tr.functions());
       } catch (GpuException e) {
-        assertEquals(GpuException.Code.RECOMPUTE, e.code(), m.getName() + ": " + e.getMessage());
+        assertEquals(GpuException.Code.RECOMPUTE, e.code(), name + ": " + e.getMessage());
       }
     }
     return new Seen(causes, handed, nullRows, gpu.size() - handed);
