@@ -33,6 +33,9 @@ final class Branches {
         if (!(v instanceof Val.Obj o) || !(o.type() instanceof ObjType.Box)) {
           throw t.refuse("returns an object that is not a box of a primitive");
         }
+        if (t.erasedResult && !o.alwaysNull() && !o.type().equals(t.resultBox)) {
+          throw t.refuse("returns a " + o.type().className() + " where the result is a " + t.resultBox.className());
+        }
         if (!o.neverNull()) {
           t.throwIf(o.isNull()); // a null result: call() gives it
         }

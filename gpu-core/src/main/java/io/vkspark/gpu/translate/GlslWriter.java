@@ -27,6 +27,13 @@ final class GlslWriter {
     return w.out.toString();
   }
 
+  /** One statement as GLSL, without indentation or newline (a kernel body). */
+  static String statement(Stmt s) {
+    GlslWriter w = new GlslWriter();
+    w.stmt(s, "");
+    return w.out.toString().strip();
+  }
+
   /** {@code e} as a GLSL expression. */
   static String expr(Expr e) {
     return expr(e, true);

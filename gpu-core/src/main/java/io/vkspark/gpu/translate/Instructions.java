@@ -22,10 +22,12 @@ import org.objectweb.asm.tree.VarInsnNode;
 final class Instructions {
   private final MethodTranslator t;
   private final Invocations invocations;
+  private final Arrays arrays;
 
   Instructions(MethodTranslator t) {
     this.t = t;
     this.invocations = new Invocations(t);
+    this.arrays = new Arrays(t);
   }
 
   void step(AbstractInsnNode insn) {
@@ -148,16 +150,16 @@ final class Instructions {
       case Opcodes.INVOKEDYNAMIC -> throw t.refuse("invokedynamic (string concatenation or a lambda)");
       case Opcodes.NEW -> throw t.refuse("allocates an object (new " + Type.getObjectType(((TypeInsnNode) insn).desc)
           .getClassName() + ")");
-      case Opcodes.NEWARRAY, Opcodes.ANEWARRAY, Opcodes.MULTIANEWARRAY -> throw t.refuse("allocates an array");
+      case Opcodes.NEWARRAY -> arrays.newarray((IntInsnNode) insn);
+      case Opcodes.ANEWARRAY, Opcodes.MULTIANEWARRAY -> throw t.refuse("allocates an array of objects or arrays");
+      case Opcodes.IALOAD, Opcodes.LALOAD, Opcodes.FALOAD, Opcodes.DALOAD, Opcodes.BALOAD, Opcodes.CALOAD,
+           Opcodes.SALOAD -> arrays.load();
+      case Opcodes.IASTORE, Opcodes.LASTORE, Opcodes.FASTORE, Opcodes.DASTORE, Opcodes.BASTORE, Opcodes.CASTORE,
+           Opcodes.SASTORE -> arrays.store();
+      case Opcodes.ARRAYLENGTH -> arrays.length();
       case Opcodes.CHECKCAST -> checkcast(Type.getObjectType(((TypeInsnNode) insn).desc));
       case Opcodes.MONITORENTER, Opcodes.MONITOREXIT -> throw t.refuse("synchronized");
-      default -> {
-        if (op >= Opcodes.IALOAD && op <= Opcodes.SALOAD || op >= Opcodes.IASTORE && op <= Opcodes.SASTORE
-            || op == Opcodes.ARRAYLENGTH) {
-          throw t.refuse("uses an array");
-        }
-        throw t.refuse("an instruction the translator does not handle");
-      }
+      default -> throw t.refuse("an instruction the translator does not handle");
     }
   }
 
@@ -186,6 +188,9 @@ final class Instructions {
     }
     ObjType o = t.method.objSlots().get(slot);
     if (o == null) {
+      if (arrays.aload(slot)) {
+        return;
+      }
       throw t.refuse("reads a local that holds an object other than a box of a primitive");
     }
     Val.Obj local = t.localObj(slot, o);
@@ -195,6 +200,9 @@ final class Instructions {
   }
 
   private void astore(int slot, Val v) {
+    if (arrays.astore(slot, v)) {
+      return;
+    }
     ObjType o = t.method.objSlots().get(slot);
     if (o == null || !(v instanceof Val.Obj from)) {
       throw t.refuse(v instanceof Val.Text ? "uses a string" : "stores an object other than a box of a primitive in a local");
@@ -288,6 +296,10 @@ final class Instructions {
       throw t.refuse("reads field " + f.name + ", which cannot be read (" + e + ")");
     }
     Type type = Type.getType(f.desc);
+    if (type.getSort() == Type.ARRAY) {
+      arrays.constant(value, type);
+      return;
+    }
     ObjType o = ObjType.of(type);
     if (o != null) {
       t.push(Constants.obj(value, o));

@@ -50,7 +50,16 @@ final class MethodTranslator implements LibraryCalls.Code {
   /** Whether a box parameter comes with its null flag ({@code p1n}); else it is never null. */
   private final boolean boxNulls;
 
+  /** The box the method returns: its descriptor's, or the real one of an erased {@code Object} ({@link Results}); null for a primitive. */
+  final ObjType resultBox;
+  /** Whether the descriptor says only {@code Object} and {@link #resultBox} is inferred or registered. */
+  final boolean erasedResult;
+
   MethodTranslator(Unit unit, Unit.Method method, String fn, boolean boxNulls) {
+    this(unit, method, fn, boxNulls, null);
+  }
+
+  MethodTranslator(Unit unit, Unit.Method method, String fn, boolean boxNulls, ObjType erasedResult) {
     this.boxNulls = boxNulls;
     this.unit = unit;
     this.method = method;
@@ -58,8 +67,9 @@ final class MethodTranslator implements LibraryCalls.Code {
     this.fn = fn;
     this.frames = method.frames();
     Type rt = Type.getReturnType(m.desc);
-    ObjType box = ObjType.of(rt);
-    this.returns = box != null ? box.repr() : JType.of(rt);
+    this.resultBox = erasedResult != null ? erasedResult : ObjType.of(rt);
+    this.erasedResult = erasedResult != null;
+    this.returns = resultBox != null ? resultBox.repr() : JType.of(rt);
   }
 
   /** The function. */

@@ -15,6 +15,9 @@ sealed interface ObjType {
   /** The JVM class, for messages: {@code java.lang.Double}. */
   String className();
 
+  /** The SQL type of a UDF argument or result of this type. */
+  io.vkspark.gpu.column.SqlType sqlType();
+
   /** A box of a primitive ({@code Double} holds a {@code double}). */
   record Box(Type prim) implements ObjType {
     @Override
@@ -26,11 +29,31 @@ sealed interface ObjType {
     public String className() {
       return JType.boxOf(prim);
     }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return JType.sqlType(prim);
+    }
   }
 
   /** The modelled type of JVM class {@code internalName}, or null. */
   static ObjType of(String internalName) {
     Type prim = JType.unboxed(internalName);
+    return prim == null ? null : new Box(prim);
+  }
+
+  /** The box that holds a value of SQL type {@code t} in a Java UDF's signature, or null. */
+  static ObjType forSql(io.vkspark.gpu.column.SqlType t) {
+    Type prim = switch (t) {
+      case INT -> Type.INT_TYPE;
+      case BIGINT -> Type.LONG_TYPE;
+      case FLOAT -> Type.FLOAT_TYPE;
+      case DOUBLE -> Type.DOUBLE_TYPE;
+      case BOOLEAN -> Type.BOOLEAN_TYPE;
+      case SMALLINT -> Type.SHORT_TYPE;
+      case TINYINT -> Type.BYTE_TYPE;
+      default -> null;
+    };
     return prim == null ? null : new Box(prim);
   }
 

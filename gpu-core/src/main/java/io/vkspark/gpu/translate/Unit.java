@@ -49,6 +49,7 @@ final class Unit {
   private final Set<String> helpers = new LinkedHashSet<>();
   private final Set<String> approximate = new java.util.TreeSet<>();
   private final List<Fn> functions = new ArrayList<>();
+  private final List<ConstTable> tables = new ArrayList<>();
   private int nextFunction;
 
   Unit(ClassLoader loader, Object receiver) {
@@ -219,6 +220,25 @@ final class Unit {
     return List.copyOf(approximate);
   }
 
+  /**
+   * The table of {@code values} (one declaration per distinct contents); null when the tables
+   * would hold more elements than a translation may ({@link ConstTable#MAX_ELEMENTS}).
+   */
+  ConstTable table(JType elem, List<Expr.Const> values) {
+    ConstTable t = new ConstTable("vkt_c" + tables.size(), elem, values);
+    for (ConstTable o : tables) {
+      if (o.sameValues(t)) {
+        return o;
+      }
+    }
+    int total = tables.stream().mapToInt(ConstTable::length).sum() + t.length();
+    if (total > ConstTable.MAX_ELEMENTS) {
+      return null;
+    }
+    tables.add(t);
+    return t;
+  }
+
   /** Adds the main function (after its helpers). */
   void addMain(Fn main) {
     functions.add(main);
@@ -230,6 +250,7 @@ final class Unit {
     for (String h : helpers) {
       s.append(Helpers.text(h)).append('\n');
     }
+    tables.forEach(t -> s.append(t.declaration()).append('\n'));
     functions.forEach(f -> s.append(GlslWriter.function(f)));
     return s.toString();
   }

@@ -40,6 +40,12 @@ sealed interface Val {
    */
   record Text(String value) implements Val {}
 
+  /** A constant table ({@link ConstTable}): a primitive array known when translating. */
+  record Table(ConstTable table) implements Val {}
+
+  /** A local array being created: constant stores set its elements ({@link ArrayBuilder}). */
+  record NewArray(ArrayBuilder builder) implements Val {}
+
   /** The UDF object itself ({@code this}): its fields are constants, its methods helpers. */
   record Self() implements Val {}
 

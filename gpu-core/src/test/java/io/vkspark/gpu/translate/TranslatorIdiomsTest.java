@@ -109,6 +109,27 @@ final class TranslatorIdiomsTest {
         public static double boxValues(Integer a0, Double a1) {
           return a0.doubleValue() + a1.intValue() + a1.longValue() + a0.byteValue() + Objects.hashCode(a1) + (a1.isNaN() ? 1 : 0);
         }
+        // constant tables: static final arrays read when translating, local arrays of constants; Java's bounds
+        static final int[] POW10 = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+        static final double[] WEIGHTS = {0.5, -1.25, Double.NaN, Double.NEGATIVE_INFINITY, -0.0, 1e300};
+        static final char[] CHARS = {'a', 'Z', '\uffff'};
+        static final byte[] BYTES = {-128, 127, -1};
+        static final long[] LONGS = {Long.MIN_VALUE, 42L};
+        public static int pow10(int a0) { return POW10[a0 & 7] * (a0 >> 8) + POW10.length; }
+        public static int pow10Bounds(int a0) { return POW10[a0]; }
+        public static double weights(int a0, double a1) { return WEIGHTS[Math.floorMod(a0, WEIGHTS.length)] * a1; }
+        public static int localTable(int a0) { int[] t = {3, 1, 4, 1, 5, 9, 2, 6}; return t[a0 & 7] + t.length; }
+        public static long localLongs(byte a0) { long[] t = {-1L, Long.MAX_VALUE, 7L}; return t[Math.abs(a0 % 3)]; }
+        public static int charsBytes(int a0) { return CHARS[a0 & 1] + BYTES[(a0 >>> 1) % 3] + (int) LONGS[a0 & 1]; }
+        public static double localZeros(int a0) { double[] z = new double[3]; return z[a0 & 1] + a0; }
+        public static int tableInLoop(int a0) {
+          int[] digits = {7, 3, 9};
+          int s = 0;
+          for (int i = 0; i < (a0 & 15); i++) {
+            s = s * 3 + digits[i % digits.length] + POW10[i % 4];
+          }
+          return s;
+        }
         // helpers of another class, boxed parameters included
         public static double otherClass(Double a0, int a1) { return Util.scale(a0, a1) + Util.twice(a1) + Util.scale(null, 2); }
       }
