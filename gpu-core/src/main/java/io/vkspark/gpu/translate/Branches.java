@@ -36,7 +36,9 @@ final class Branches {
         if (t.erasedResult && !o.alwaysNull() && !o.type().equals(t.resultBox)) {
           throw t.refuse("returns a " + o.type().className() + " where the result is a " + t.resultBox.className());
         }
-        if (!o.neverNull()) {
+        if (t.nullOut != null) {
+          t.emit(new Stmt.Assign(t.nullOut, o.isNull())); // a helper returns a box's null flag
+        } else if (!o.neverNull()) {
           t.throwIf(o.isNull()); // a null result: call() gives it
         }
         value = o.value();

@@ -19,7 +19,8 @@ final class GlslWriter {
     w.out.append(fn.returns().glsl).append(' ').append(fn.name()).append('(');
     for (int i = 0; i < fn.params().size(); i++) {
       Var p = fn.params().get(i);
-      w.out.append(i == 0 ? "" : ", ").append(p.type().glsl).append(' ').append(p.name());
+      w.out.append(i == 0 ? "" : ", ").append(p.kind() == Var.Kind.OUT ? "out " : "").append(p.type().glsl).append(' ')
+          .append(p.name());
     }
     w.out.append(") {\n");
     w.block(fn.body(), "  ");

@@ -148,8 +148,13 @@ final class Instructions {
       case Opcodes.INVOKESTATIC, Opcodes.INVOKEVIRTUAL, Opcodes.INVOKESPECIAL, Opcodes.INVOKEINTERFACE ->
           invocations.invoke((MethodInsnNode) insn);
       case Opcodes.INVOKEDYNAMIC -> throw t.refuse("invokedynamic (string concatenation or a lambda)");
-      case Opcodes.NEW -> throw t.refuse("allocates an object (new " + Type.getObjectType(((TypeInsnNode) insn).desc)
-          .getClassName() + ")");
+      case Opcodes.NEW -> {
+        String type = ((TypeInsnNode) insn).desc;
+        if (!ScalaCalls.CONSTRUCTED.contains(type)) {
+          throw t.refuse("allocates an object (new " + Type.getObjectType(type).getClassName() + ")");
+        }
+        t.push(new Val.Uninit(type)); // new Some(x), new RichLong(x): the value its constructor takes
+      }
       case Opcodes.NEWARRAY -> arrays.newarray((IntInsnNode) insn);
       case Opcodes.ANEWARRAY, Opcodes.MULTIANEWARRAY -> throw t.refuse("allocates an array of objects or arrays");
       case Opcodes.IALOAD, Opcodes.LALOAD, Opcodes.FALOAD, Opcodes.DALOAD, Opcodes.BALOAD, Opcodes.CALOAD,
@@ -271,6 +276,14 @@ final class Instructions {
   }
 
   private void getstatic(FieldInsnNode f) {
+    if (f.name.equals("MODULE$") && ScalaCalls.MODULES.contains(f.owner)) {
+      t.push(new Val.Module(f.owner));
+      return;
+    }
+    if (f.name.equals("MODULE$") && f.owner.equals("scala/None$")) {
+      t.push(new Val.Obj(new ObjType.Box(Type.INT_TYPE), Expr.i(0), Expr.TRUE)); // None: a null result
+      return;
+    }
     Field field = t.unit.field(t.method, t.line, f.owner, f.name);
     if (!Modifier.isFinal(field.getModifiers())) {
       throw t.refuse("reads a static field that is not final (mutable state)");

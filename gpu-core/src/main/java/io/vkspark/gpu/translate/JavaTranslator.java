@@ -59,10 +59,21 @@ public final class JavaTranslator {
    * is translated as it declares it (the caller compares the types).
    */
   public static Translation translate(Object udf, SqlType expectedResult) {
+    return translate(udf, expectedResult, null);
+  }
+
+  /**
+   * As {@link #translate(Object, SqlType)}, with the SQL types of the UDF's arguments
+   * ({@code expectedArgs}, null: unknown) for arguments its method declares only as {@code Object}
+   * (a Scala closure's {@code $adapted} bridge unboxes them itself, which also tells their types).
+   */
+  public static Translation translate(Object udf, SqlType expectedResult, List<SqlType> expectedArgs) {
     Class<?> c = udf.getClass();
+    Expected expected = new Expected(expectedResult, expectedArgs == null ? null
+        : java.util.Collections.unmodifiableList(new ArrayList<>(expectedArgs)));
     SerializedLambda lambda = lambdaOf(udf);
     if (lambda != null) {
-      return translateLambda(udf, lambda, expectedResult);
+      return translateLambda(udf, lambda, expected);
     }
     Method call = null;
     for (Method m : c.getMethods()) {
@@ -80,11 +91,11 @@ public final class JavaTranslator {
     }
     List<Object> key = new ArrayList<>(List.of(call.getDeclaringClass(), Type.getMethodDescriptor(call)));
     key.add(fieldValues(udf));
-    key.add(String.valueOf(expectedResult));
+    key.add(expected);
     Method found = call;
     return CACHE.computeIfAbsent(key, k -> run(found.getDeclaringClass().getClassLoader(), udf,
         Type.getInternalName(found.getDeclaringClass()), "call", Type.getMethodDescriptor(found), Map.of(), 0,
-        expectedResult));
+        expected));
   }
 
   /** The translation of a static method (primitive or boxed arguments and result). */
@@ -95,12 +106,12 @@ public final class JavaTranslator {
     Class<?> c = staticMethod.getDeclaringClass();
     String desc = Type.getMethodDescriptor(staticMethod);
     return CACHE.computeIfAbsent(List.of(c, staticMethod.getName(), desc),
-        k -> run(c.getClassLoader(), null, Type.getInternalName(c), staticMethod.getName(), desc, Map.of(), 0, null));
+        k -> run(c.getClassLoader(), null, Type.getInternalName(c), staticMethod.getName(), desc, Map.of(), 0, Expected.NONE));
   }
 
-  private static JType repr(Type t) {
-    ObjType o = ObjType.of(t);
-    return o != null ? o.repr() : JType.of(t);
+  /** What the caller knows of the UDF's registered types (each null when unknown); part of the cache key. */
+  private record Expected(SqlType result, List<SqlType> args) {
+    static final Expected NONE = new Expected(null, null);
   }
 
   private static SerializedLambda lambdaOf(Object udf) {
@@ -117,7 +128,7 @@ public final class JavaTranslator {
     }
   }
 
-  private static Translation translateLambda(Object udf, SerializedLambda l, SqlType expectedResult) {
+  private static Translation translateLambda(Object udf, SerializedLambda l, Expected expected) {
     String source = l.getImplClass().replace('/', '.') + "." + l.getImplMethodName();
     int kind = l.getImplMethodKind();
     List<Object> captured = new ArrayList<>();
@@ -158,12 +169,12 @@ public final class JavaTranslator {
     }
     List<Object> key = new ArrayList<>(List.of(l.getImplClass(), l.getImplMethodName(), l.getImplMethodSignature()));
     key.add(captured.stream().map(c -> c == receiver ? fieldValues(c) : c).toList());
-    key.add(String.valueOf(expectedResult));
+    key.add(expected);
     Object r = receiver;
     int s = skip;
     ClassLoader loader = udf.getClass().getClassLoader();
     return CACHE.computeIfAbsent(key, k -> run(loader, r, l.getImplClass(), l.getImplMethodName(),
-        l.getImplMethodSignature(), constants, s, expectedResult));
+        l.getImplMethodSignature(), constants, s, expected));
   }
 
   /** The receiver's fields that translation may read (primitives and boxes), for the cache key. */
@@ -190,26 +201,29 @@ public final class JavaTranslator {
   }
 
   private static Translation run(ClassLoader loader, Object receiver, String owner, String name, String desc,
-                                 Map<Integer, Object> constants, int skip, SqlType expectedResult) {
+                                 Map<Integer, Object> constants, int skip, Expected expected) {
     String source = Type.getObjectType(owner).getClassName() + "." + name;
     try {
       Unit unit = new Unit(loader, receiver);
       ClassNode c = unit.classNode(owner);
       Unit.Method main = unit.method(c, name, desc, constants);
       Type[] args = Type.getArgumentTypes(desc);
+      Results.erasedArgs(main, source, skip, expected.args());
       List<SqlType> sqlArgs = new ArrayList<>();
       List<Expr> call = new ArrayList<>();
       for (int i = skip; i < args.length; i++) {
-        SqlType t = JType.sqlType(args[i]);
+        ObjType o = main.argType(i);
+        SqlType t = o != null ? o.sqlType() : JType.sqlType(args[i]);
         if (t == null) {
           throw new Untranslatable(source + ": argument " + (i - skip + 1) + " is a " + args[i].getClassName()
               + " (primitives and their boxes translate)");
         }
         sqlArgs.add(t);
-        Var a = new Var("a" + (i - skip), t == SqlType.BOOLEAN ? JType.Z : repr(args[i]), Var.Kind.PARAM);
+        Var a = new Var("a" + (i - skip), t == SqlType.BOOLEAN ? JType.Z : o != null ? o.repr() : JType.of(args[i]),
+            Var.Kind.PARAM);
         call.add(t == SqlType.BOOLEAN ? Expr.toInt(a.ref()) : a.ref());
       }
-      ObjType erased = Results.erased(main, source, expectedResult);
+      ObjType erased = Results.erased(main, source, expected.result(), unit);
       SqlType result = erased != null ? erased.sqlType() : JType.sqlType(Type.getReturnType(desc));
       if (result == null) {
         throw new Untranslatable(source + ": returns a " + Type.getReturnType(desc).getClassName()
