@@ -315,7 +315,11 @@ final class Instructions {
     }
     ObjType o = ObjType.of(type);
     if (o != null) {
-      t.push(Constants.obj(value, o));
+      Val.Obj c = Constants.obj(value, o);
+      if (c == null) {
+        throw t.refuse("reads field " + f.name + ", a " + o.className() + " with no constant device value");
+      }
+      t.push(c);
       return;
     }
     if (JType.of(type) == null) {

@@ -216,7 +216,10 @@ public final class JavaTranslator {
         SqlType t = o != null ? o.sqlType() : JType.sqlType(args[i]);
         if (t == null) {
           throw new Untranslatable(source + ": argument " + (i - skip + 1) + " is a " + args[i].getClassName()
-              + " (primitives and their boxes translate)");
+              + (args[i].getClassName().equals("java.sql.Date") || args[i].getClassName().equals("java.util.Date")
+                  ? " (it depends on the JVM's default time zone: take a java.time.LocalDate, which Spark passes with "
+                  + "spark.sql.datetime.java8API.enabled=true)"
+                  : " (primitives, their boxes, LocalDate, Instant and java.sql.Timestamp translate)"));
         }
         sqlArgs.add(t);
         Var a = new Var("a" + (i - skip), t == SqlType.BOOLEAN ? JType.Z : o != null ? o.repr() : JType.of(args[i]),
@@ -224,10 +227,11 @@ public final class JavaTranslator {
         call.add(t == SqlType.BOOLEAN ? Expr.toInt(a.ref()) : a.ref());
       }
       ObjType erased = Results.erased(main, source, expected.result(), unit);
-      SqlType result = erased != null ? erased.sqlType() : JType.sqlType(Type.getReturnType(desc));
+      ObjType box = erased != null ? erased : ObjType.of(Type.getReturnType(desc));
+      SqlType result = box != null ? box.sqlType() : JType.sqlType(Type.getReturnType(desc));
       if (result == null) {
         throw new Untranslatable(source + ": returns a " + Type.getReturnType(desc).getClassName()
-            + " (primitives and their boxes translate)");
+            + " (primitives, their boxes, LocalDate, Instant and java.sql.Timestamp translate)");
       }
       unit.enter(owner + "." + name + desc);
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false, erased);

@@ -8,7 +8,7 @@ import org.objectweb.asm.Type;
  * {@link #of} mapping from the JVM class, its SQL type in {@link JType#sqlType}, and its methods in
  * a call family of {@link LibraryCalls}.
  */
-sealed interface ObjType {
+sealed interface ObjType permits ObjType.Box, Temporal {
   /** The GLSL type of the value. */
   JType repr();
 
@@ -39,7 +39,7 @@ sealed interface ObjType {
   /** The modelled type of JVM class {@code internalName}, or null. */
   static ObjType of(String internalName) {
     Type prim = JType.unboxed(internalName);
-    return prim == null ? null : new Box(prim);
+    return prim != null ? new Box(prim) : Temporal.of(internalName);
   }
 
   /** The box that holds a value of SQL type {@code t} in a Java UDF's signature, or null. */
@@ -52,8 +52,16 @@ sealed interface ObjType {
       case BOOLEAN -> Type.BOOLEAN_TYPE;
       case SMALLINT -> Type.SHORT_TYPE;
       case TINYINT -> Type.BYTE_TYPE;
+      case DATE -> null;
+      case TIMESTAMP -> null;
       default -> null;
     };
+    if (t == io.vkspark.gpu.column.SqlType.DATE) {
+      return Temporal.LOCAL_DATE;
+    }
+    if (t == io.vkspark.gpu.column.SqlType.TIMESTAMP) {
+      return Temporal.INSTANT;
+    }
     return prim == null ? null : new Box(prim);
   }
 

@@ -13,6 +13,7 @@ final class ObjectCalls {
   /** The call's value ({@link Val.Void} for a void call), or null when no family knows it. */
   static Val translate(MethodInsnNode call, Val receiver, Val[] args, MethodTranslator t) {
     Val v = Boxes.translate(call, receiver, args, t);
+    v = v != null ? v : DateCalls.translate(call, receiver, args, t);
     return v != null ? v : ScalaCalls.translate(call, receiver, args, t);
   }
 }

@@ -32,6 +32,10 @@ final class TranslatorIdiomsTest {
   static final String SOURCE = """
       package vkgen;
 
+      import java.sql.Timestamp;
+      import java.time.DayOfWeek;
+      import java.time.Instant;
+      import java.time.LocalDate;
       import java.util.Objects;
 
       public final class I {
@@ -130,6 +134,36 @@ final class TranslatorIdiomsTest {
           }
           return s;
         }
+        // dates and timestamps (LocalDate and Instant as Spark's java8API passes them, Timestamp from 1900)
+        public static int dateFields(LocalDate a0) { return a0.getYear() * 10000 + a0.getMonthValue() * 100 + a0.getDayOfMonth(); }
+        public static long epochDay(LocalDate a0) {
+          return a0.toEpochDay() + a0.getDayOfYear() * 3L + a0.lengthOfMonth() + (a0.isLeapYear() ? 1000 : 0) + a0.lengthOfYear();
+        }
+        public static int dayOfWeek(LocalDate a0) {
+          DayOfWeek d = a0.getDayOfWeek();
+          return d.getValue() * 10 + d.ordinal() + (d == DayOfWeek.SATURDAY || d == DayOfWeek.SUNDAY ? 100 : 0)
+              + (d.equals(DayOfWeek.MONDAY) ? 1000 : 0);
+        }
+        public static LocalDate plusDays(LocalDate a0, int a1) { return a0.plusDays(a1).minusDays(3).plusWeeks(a1 & 7); }
+        public static int compareDates(LocalDate a0, LocalDate a1) {
+          return a0.compareTo(a1) * 7 + (a0.isBefore(a1) ? 1 : 0) + (a0.isAfter(a1) ? 2 : 0) + (a0.isEqual(a1) ? 4 : 0)
+              + (a0.equals(a1) ? 8 : 0) + a0.hashCode() + (a0.equals(a0.plusDays(0)) ? 16 : 0);
+        }
+        public static LocalDate ofDate(int a0, byte a1, byte a2) { return LocalDate.of(a0 % 3000, a1 & 15, a2 & 31); }
+        public static LocalDate ofEpochDay(long a0) { return LocalDate.ofEpochDay(a0 >> 20); }
+        public static long instantParts(Instant a0) {
+          return a0.toEpochMilli() * 31 + a0.getEpochSecond() + a0.getNano() + a0.hashCode();
+        }
+        public static Instant instantPlus(Instant a0, int a1) { return a0.plusSeconds(a1).minusMillis(a1 * 7L).plusMillis(5); }
+        public static int compareInstants(Instant a0, Instant a1) {
+          return a0.compareTo(a1) + (a0.isBefore(a1) ? 10 : 0) + (a0.isAfter(a1) ? 20 : 0) + (a0.equals(a1) ? 40 : 0)
+              + a0.compareTo(a0.plusMillis(1)) * 100;
+        }
+        public static long timestamp(Timestamp a0, Timestamp a1) {
+          return a0.getTime() + a0.getNanos() + (a0.before(a1) ? 1 : 0) + (a0.after(a1) ? 2 : 0) + a0.compareTo(a1) * 4
+              + a0.toInstant().getEpochSecond() + (a0.equals(a1) ? 8 : 0);
+        }
+        public static Timestamp sameTimestamp(Timestamp a0) { return a0; }
         // helpers of another class, boxed parameters included
         public static double otherClass(Double a0, int a1) { return Util.scale(a0, a1) + Util.twice(a1) + Util.scale(null, 2); }
       }
