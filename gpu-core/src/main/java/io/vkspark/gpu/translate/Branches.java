@@ -29,15 +29,26 @@ final class Branches {
       }
       Val v = t.force(t.stack.pop());
       Expr value;
-      if (op == Opcodes.ARETURN && v instanceof Val.Obj s && s.type() instanceof ObjType.Str) {
-        t.emit(new Stmt.Return(StringCalls.result(t, s))); // a null string: a null result, on the device
+      if (op == Opcodes.ARETURN && t.returns == JType.S && v instanceof Val.Obj s
+          && (s.type() instanceof ObjType.Str || s.alwaysNull())) {
+        if (t.nullOut != null) { // a helper: the string and its null flag
+          t.emit(new Stmt.Assign(t.nullOut, s.isNull()));
+          t.emit(new Stmt.Return(s.type() instanceof ObjType.Str ? s.value() : Expr.zero(JType.S)));
+        } else {
+          t.emit(new Stmt.Return(StringCalls.result(t, s))); // a null string: a null result, on the device
+        }
         return;
       }
       if (op == Opcodes.ARETURN) {
-        if (!(v instanceof Val.Obj o) || !(o.type() instanceof ObjType.Box)) {
-          throw t.refuse("returns an object that is not a box of a primitive");
+        if (!(v instanceof Val.Obj o) || o.type().sqlType() == null) {
+          throw t.refuse("returns an object that is not a box of a primitive, a date or a timestamp");
         }
-        if (!o.neverNull()) {
+        if (t.erasedResult && !o.alwaysNull() && !o.type().equals(t.resultBox)) {
+          throw t.refuse("returns a " + o.type().className() + " where the result is a " + t.resultBox.className());
+        }
+        if (t.nullOut != null) {
+          t.emit(new Stmt.Assign(t.nullOut, o.isNull())); // a helper returns a box's null flag
+        } else if (!o.neverNull()) {
           t.throwIf(o.isNull()); // a null result: call() gives it
         }
         value = o.value();
@@ -94,7 +105,18 @@ final class Branches {
         }
         return op == Opcodes.IFNULL ? isNull : Expr.not(isNull);
       }
-      case Opcodes.IF_ACMPEQ, Opcodes.IF_ACMPNE -> throw t.refuse("compares object references (==)");
+      case Opcodes.IF_ACMPEQ, Opcodes.IF_ACMPNE -> {
+        Val b = t.stack.pop();
+        Val a = t.stack.pop();
+        if (!(a instanceof Val.Obj x && b instanceof Val.Obj y && x.type() == Temporal.DAY_OF_WEEK && y.type() == x.type())) {
+          throw t.refuse("compares object references (==)");
+        }
+        // enum constants: the same reference when the same value (or both null)
+        Expr same = Expr.bin(Expr.BinOp.LOR, Expr.bin(Expr.BinOp.LAND, x.isNull(), y.isNull()),
+            Expr.bin(Expr.BinOp.LAND, Expr.not(Expr.bin(Expr.BinOp.LOR, x.isNull(), y.isNull())),
+                Expr.bin(Expr.BinOp.EQ, x.value(), y.value())));
+        return op == Opcodes.IF_ACMPEQ ? same : Expr.not(same);
+      }
       case Opcodes.IFEQ, Opcodes.IFNE, Opcodes.IFLT, Opcodes.IFGE, Opcodes.IFGT, Opcodes.IFLE -> {
         Val v = t.stack.pop();
         String rel = relation(op - Opcodes.IFEQ);

@@ -24,11 +24,28 @@ final class Constants {
     if (o instanceof ObjType.Box b) {
       return of(c, b.prim());
     }
-    throw new IllegalArgumentException(o + " " + c);
+    if (c instanceof java.time.LocalDate d && d.toEpochDay() == (int) d.toEpochDay()) {
+      return Expr.i((int) d.toEpochDay());
+    }
+    if (c instanceof java.time.DayOfWeek w) {
+      return Expr.i(w.getValue());
+    }
+    if (c instanceof java.time.Instant i) {
+      try {
+        return Expr.j(Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000L), i.getNano() / 1000));
+      } catch (ArithmeticException e) {
+        return null;
+      }
+    }
+    return null; // a java.sql.Timestamp is mutable, a date out of range has no device value
   }
 
-  /** A constant reference of type {@code o} ({@code null} included). */
+  /** A constant reference of type {@code o} ({@code null} included); null when it has no device value. */
   static Val.Obj obj(Object c, ObjType o) {
-    return c == null ? new Val.Obj(o, Expr.zero(o.repr()), Expr.TRUE) : new Val.Obj(o, of(c, o), Expr.FALSE);
+    if (c == null) {
+      return new Val.Obj(o, Expr.zero(o.repr()), Expr.TRUE);
+    }
+    Expr.Const v = of(c, o);
+    return v == null ? null : new Val.Obj(o, v, Expr.FALSE);
   }
 }

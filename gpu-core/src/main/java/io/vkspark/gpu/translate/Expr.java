@@ -101,7 +101,10 @@ sealed interface Expr {
   /** {@code cond ? a : b}. */
   record Select(JType type, Expr cond, Expr a, Expr b) implements Expr {}
 
-  /** Element {@code index} of a constant array declared among the translation's functions ({@link ConstTable}). */
+  /**
+   * Element {@code index} of a constant array declared among the translation's functions, as it is
+   * stored ({@link ConstTable#read} makes the value of it).
+   */
   record Index(JType type, String array, Expr index) implements Expr {}
 
   /**

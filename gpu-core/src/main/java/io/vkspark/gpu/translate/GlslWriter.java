@@ -19,12 +19,20 @@ final class GlslWriter {
     w.out.append(fn.returns().glsl).append(' ').append(fn.name()).append('(');
     for (int i = 0; i < fn.params().size(); i++) {
       Var p = fn.params().get(i);
-      w.out.append(i == 0 ? "" : ", ").append(p.type().glsl).append(' ').append(p.name());
+      w.out.append(i == 0 ? "" : ", ").append(p.kind() == Var.Kind.OUT ? "out " : "").append(p.type().glsl).append(' ')
+          .append(p.name());
     }
     w.out.append(") {\n");
     w.block(fn.body(), "  ");
     w.out.append("}\n");
     return w.out.toString();
+  }
+
+  /** One statement as GLSL, without indentation or newline (a kernel body). */
+  static String statement(Stmt s) {
+    GlslWriter w = new GlslWriter();
+    w.stmt(s, "");
+    return w.out.toString().strip();
   }
 
   /** {@code e} as a GLSL expression. */

@@ -22,10 +22,12 @@ import org.objectweb.asm.tree.VarInsnNode;
 final class Instructions {
   private final MethodTranslator t;
   private final Invocations invocations;
+  private final Arrays arrays;
 
   Instructions(MethodTranslator t) {
     this.t = t;
     this.invocations = new Invocations(t);
+    this.arrays = new Arrays(t);
   }
 
   void step(AbstractInsnNode insn) {
@@ -149,18 +151,23 @@ final class Instructions {
       case Opcodes.INVOKESTATIC, Opcodes.INVOKEVIRTUAL, Opcodes.INVOKESPECIAL, Opcodes.INVOKEINTERFACE ->
           invocations.invoke((MethodInsnNode) insn);
       case Opcodes.INVOKEDYNAMIC -> throw t.refuse("invokedynamic (string concatenation or a lambda)");
-      case Opcodes.NEW -> throw t.refuse("allocates an object (new " + Type.getObjectType(((TypeInsnNode) insn).desc)
-          .getClassName() + ")");
-      case Opcodes.NEWARRAY, Opcodes.ANEWARRAY, Opcodes.MULTIANEWARRAY -> throw t.refuse("allocates an array");
+      case Opcodes.NEW -> {
+        String type = ((TypeInsnNode) insn).desc;
+        if (!ScalaCalls.CONSTRUCTED.contains(type)) {
+          throw t.refuse("allocates an object (new " + Type.getObjectType(type).getClassName() + ")");
+        }
+        t.push(new Val.Uninit(type)); // new Some(x), new RichLong(x): the value its constructor takes
+      }
+      case Opcodes.NEWARRAY -> arrays.newarray((IntInsnNode) insn);
+      case Opcodes.ANEWARRAY, Opcodes.MULTIANEWARRAY -> throw t.refuse("allocates an array of objects or arrays");
+      case Opcodes.IALOAD, Opcodes.LALOAD, Opcodes.FALOAD, Opcodes.DALOAD, Opcodes.BALOAD, Opcodes.CALOAD,
+           Opcodes.SALOAD -> arrays.load();
+      case Opcodes.IASTORE, Opcodes.LASTORE, Opcodes.FASTORE, Opcodes.DASTORE, Opcodes.BASTORE, Opcodes.CASTORE,
+           Opcodes.SASTORE -> arrays.store();
+      case Opcodes.ARRAYLENGTH -> arrays.length();
       case Opcodes.CHECKCAST -> checkcast(Type.getObjectType(((TypeInsnNode) insn).desc));
       case Opcodes.MONITORENTER, Opcodes.MONITOREXIT -> throw t.refuse("synchronized");
-      default -> {
-        if (op >= Opcodes.IALOAD && op <= Opcodes.SALOAD || op >= Opcodes.IASTORE && op <= Opcodes.SASTORE
-            || op == Opcodes.ARRAYLENGTH) {
-          throw t.refuse("uses an array");
-        }
-        throw t.refuse("an instruction the translator does not handle");
-      }
+      default -> throw t.refuse("an instruction the translator does not handle");
     }
   }
 
@@ -189,6 +196,9 @@ final class Instructions {
     }
     ObjType o = t.method.objSlots().get(slot);
     if (o == null) {
+      if (arrays.aload(slot)) {
+        return;
+      }
       throw t.refuse("reads a local that holds an object other than a box of a primitive");
     }
     Val.Obj local = t.localObj(slot, o);
@@ -198,6 +208,9 @@ final class Instructions {
   }
 
   private void astore(int slot, Val v) {
+    if (arrays.astore(slot, v)) {
+      return;
+    }
     ObjType o = t.method.objSlots().get(slot);
     if (o == null || !(v instanceof Val.Obj from)) {
       throw t.refuse(v instanceof Val.Text ? "uses a string" : "stores an object other than a box of a primitive in a local");
@@ -266,6 +279,14 @@ final class Instructions {
   }
 
   private void getstatic(FieldInsnNode f) {
+    if (f.name.equals("MODULE$") && ScalaCalls.MODULES.contains(f.owner)) {
+      t.push(new Val.Module(f.owner));
+      return;
+    }
+    if (f.name.equals("MODULE$") && f.owner.equals("scala/None$")) {
+      t.push(new Val.Obj(new ObjType.Box(Type.INT_TYPE), Expr.i(0), Expr.TRUE)); // None: a null result
+      return;
+    }
     Field field = t.unit.field(t.method, t.line, f.owner, f.name);
     if (!Modifier.isFinal(field.getModifiers())) {
       throw t.refuse("reads a static field that is not final (mutable state)");
@@ -291,9 +312,17 @@ final class Instructions {
       throw t.refuse("reads field " + f.name + ", which cannot be read (" + e + ")");
     }
     Type type = Type.getType(f.desc);
+    if (type.getSort() == Type.ARRAY) {
+      arrays.constant(value, type);
+      return;
+    }
     ObjType o = ObjType.of(type);
     if (o != null) {
-      t.push(Constants.obj(value, o));
+      Val.Obj c = Constants.obj(value, o);
+      if (c == null) {
+        throw t.refuse("reads field " + f.name + ", a " + o.className() + " with no constant device value");
+      }
+      t.push(c);
       return;
     }
     if (JType.of(type) == null) {

@@ -34,8 +34,13 @@ final class Invocations {
     String owner = Type.getObjectType(call.owner).getClassName();
     Val v = ObjectCalls.translate(call, receiver, vals, t);
     if (v != null) {
-      t.push(v);
+      if (!(v instanceof Val.Void)) {
+        t.push(v);
+      }
       return;
+    }
+    if (receiver instanceof Val.Module || receiver instanceof Val.Uninit) {
+      throw t.refuse("calls " + owner + "." + call.name + call.desc + ", which has no device version");
     }
     if (receiver instanceof Val.Text || List.of(vals).stream().anyMatch(x -> x instanceof Val.Text)) {
       throw t.refuse("uses a string (" + owner + "." + call.name + ")");
@@ -71,7 +76,7 @@ final class Invocations {
   }
 
   /** A call of a helper method: primitives as they are, a box as its value and its null flag. */
-  private Expr helper(MethodInsnNode call, Val[] vals) {
+  private Val helper(MethodInsnNode call, Val[] vals) {
     Unit.Called c = t.unit.call(t.method, t.line, call);
     Type[] types = Type.getArgumentTypes(call.desc);
     List<Expr> a = new ArrayList<>();
@@ -87,11 +92,16 @@ final class Invocations {
             + " (helpers take primitives and their boxes)");
       }
     }
+    Expr isNull = null;
+    if (c.box() != null) { // its null flag comes back in an out parameter
+      isNull = t.temp(JType.Z, Expr.FALSE);
+      a.add(isNull);
+    }
     Expr r = t.temp(c.returns(), new Expr.Call(c.returns(), c.function(), a));
     if (c.mayThrow()) {
       t.emit(Stmt.when(Var.THROWN.ref(), new Stmt.Return(Expr.zero(t.returns))));
       t.mayThrow = true;
     }
-    return r;
+    return c.box() != null ? new Val.Obj(c.box(), r, isNull) : Val.of(r);
   }
 }

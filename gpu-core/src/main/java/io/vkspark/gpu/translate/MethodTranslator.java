@@ -49,8 +49,22 @@ final class MethodTranslator implements LibraryCalls.Code {
   private ControlFlow cfg;
   /** Whether a box parameter comes with its null flag ({@code p1n}); else it is never null. */
   private final boolean boxNulls;
+  /**
+   * A helper's {@code out} parameter for the null flag of the box it returns; null for the main
+   * function (whose null result is a row {@code call()} computes) or a primitive result.
+   */
+  final Var nullOut;
+
+  /** The box the method returns: its descriptor's, or the real one of an erased {@code Object} ({@link Results}); null for a primitive. */
+  final ObjType resultBox;
+  /** Whether the descriptor says only {@code Object} and {@link #resultBox} is inferred or registered. */
+  final boolean erasedResult;
 
   MethodTranslator(Unit unit, Unit.Method method, String fn, boolean boxNulls) {
+    this(unit, method, fn, boxNulls, null);
+  }
+
+  MethodTranslator(Unit unit, Unit.Method method, String fn, boolean boxNulls, ObjType erasedResult) {
     this.boxNulls = boxNulls;
     this.unit = unit;
     this.method = method;
@@ -58,8 +72,10 @@ final class MethodTranslator implements LibraryCalls.Code {
     this.fn = fn;
     this.frames = method.frames();
     Type rt = Type.getReturnType(m.desc);
-    ObjType box = ObjType.of(rt);
-    this.returns = box != null ? box.repr() : JType.of(rt);
+    this.resultBox = erasedResult != null ? erasedResult : ObjType.of(rt);
+    this.erasedResult = erasedResult != null;
+    this.nullOut = boxNulls && resultBox != null ? new Var("rn", JType.Z, Var.Kind.OUT) : null;
+    this.returns = resultBox != null ? resultBox.repr() : JType.of(rt);
   }
 
   /** The function. */
@@ -86,18 +102,17 @@ final class MethodTranslator implements LibraryCalls.Code {
     Type[] args = Type.getArgumentTypes(m.desc);
     for (int i = 0; i < args.length; i++) {
       if (!method.constants().containsKey(i)) {
-        p.add(new Var("p" + i, repr(args[i]), Var.Kind.PARAM));
-        if (boxNulls && ObjType.of(args[i]) != null) {
+        ObjType o = method.argType(i);
+        p.add(new Var("p" + i, o != null ? o.repr() : JType.of(args[i]), Var.Kind.PARAM));
+        if (boxNulls && o != null) {
           p.add(new Var("p" + i + "n", JType.Z, Var.Kind.PARAM));
         }
       }
     }
+    if (nullOut != null) {
+      p.add(nullOut);
+    }
     return p;
-  }
-
-  private static JType repr(Type t) {
-    ObjType o = ObjType.of(t);
-    return o != null ? o.repr() : JType.of(t);
   }
 
   /** Parameters (and captured constants) into the local variables the body uses. */
@@ -110,7 +125,7 @@ final class MethodTranslator implements LibraryCalls.Code {
       boolean captured = method.constants().containsKey(i);
       Object c = method.constants().get(i);
       if (t.getSort() == Type.OBJECT) {
-        ObjType o = ObjType.of(t);
+        ObjType o = method.argType(i);
         if (o == null) {
           throw unit.refuse(method, -1, "argument " + (i + 1) + " is a " + t.getClassName()
               + " (only primitives and their boxes translate)");
@@ -213,8 +228,13 @@ final class MethodTranslator implements LibraryCalls.Code {
     if (t == null) {
       throw refuse("a value of unknown type on the stack across a branch");
     }
+    if (t.getSort() == Type.OBJECT && ScalaCalls.MODULES.contains(t.getInternalName())) {
+      return new Val.Module(t.getInternalName()); // a Scala object: the same value on every path
+    }
     if (t.getSort() == Type.OBJECT) {
-      ObjType o = t.getInternalName().equals("null") ? new ObjType.Box(Type.INT_TYPE) : ObjType.of(t);
+      ObjType o = t.getInternalName().equals("null") ? new ObjType.Box(Type.INT_TYPE)
+          : Results.OPTION.contains(t.getInternalName()) && erasedResult ? resultBox // an Option of the result's box
+          : ObjType.of(t);
       if (o == null) {
         throw refuse("a " + t.getClassName() + " on the stack across a branch");
       }
@@ -241,9 +261,15 @@ final class MethodTranslator implements LibraryCalls.Code {
     for (int i = 0; i < vals.size(); i++) {
       Val from = force(vals.get(i));
       Val to = stackVar(i, entry.getStack(i));
+      if (to instanceof Val.Module) {
+        continue;
+      }
       if (to instanceof Val.Obj box) {
         if (!(from instanceof Val.Obj f)) {
           throw refuse("the UDF object on the stack across a branch");
+        }
+        if (!f.alwaysNull() && !f.type().equals(box.type())) {
+          throw refuse("a " + f.type().className() + " where a " + box.type().className() + " is on the stack across a branch");
         }
         assigns.add(new Stmt.Assign(var(box.value()), f.alwaysNull() ? Expr.zero(box.type().repr())
             : Expr.convert(f.value(), box.type().repr())));

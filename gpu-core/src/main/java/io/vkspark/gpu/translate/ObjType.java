@@ -8,12 +8,15 @@ import org.objectweb.asm.Type;
  * {@link #of} mapping from the JVM class, its SQL type in {@link JType#sqlType}, and its methods in
  * a call family of {@link LibraryCalls}.
  */
-sealed interface ObjType {
+sealed interface ObjType permits ObjType.Box, Temporal, ObjType.Str, ObjType.Builder, ObjType.Parts {
   /** The GLSL type of the value. */
   JType repr();
 
   /** The JVM class, for messages: {@code java.lang.Double}. */
   String className();
+
+  /** The SQL type of a UDF argument or result of this type. */
+  io.vkspark.gpu.column.SqlType sqlType();
 
   /** A box of a primitive ({@code Double} holds a {@code double}). */
   record Box(Type prim) implements ObjType {
@@ -25,6 +28,11 @@ sealed interface ObjType {
     @Override
     public String className() {
       return JType.boxOf(prim);
+    }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return JType.sqlType(prim);
     }
   }
 
@@ -39,6 +47,11 @@ sealed interface ObjType {
     public String className() {
       return "java.lang.String";
     }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return io.vkspark.gpu.column.SqlType.STRING;
+    }
   }
 
   /** A {@code java.lang.StringBuilder}: the number of one of the row's builders ({@link StringCalls}). */
@@ -51,6 +64,11 @@ sealed interface ObjType {
     @Override
     public String className() {
       return "java.lang.StringBuilder";
+    }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return null;
     }
   }
 
@@ -68,6 +86,11 @@ sealed interface ObjType {
     public String className() {
       return "java.lang.String[]";
     }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return null;
+    }
   }
 
   /** The modelled type of JVM class {@code internalName}, or null. */
@@ -79,6 +102,32 @@ sealed interface ObjType {
       return new Builder();
     }
     Type prim = JType.unboxed(internalName);
+    return prim != null ? new Box(prim) : Temporal.of(internalName);
+  }
+
+  /** The box that holds a value of SQL type {@code t} in a Java UDF's signature, or null. */
+  static ObjType forSql(io.vkspark.gpu.column.SqlType t) {
+    Type prim = switch (t) {
+      case INT -> Type.INT_TYPE;
+      case BIGINT -> Type.LONG_TYPE;
+      case FLOAT -> Type.FLOAT_TYPE;
+      case DOUBLE -> Type.DOUBLE_TYPE;
+      case BOOLEAN -> Type.BOOLEAN_TYPE;
+      case SMALLINT -> Type.SHORT_TYPE;
+      case TINYINT -> Type.BYTE_TYPE;
+      case DATE -> null;
+      case TIMESTAMP -> null;
+      default -> null;
+    };
+    if (t == io.vkspark.gpu.column.SqlType.STRING) {
+      return new Str();
+    }
+    if (t == io.vkspark.gpu.column.SqlType.DATE) {
+      return Temporal.LOCAL_DATE;
+    }
+    if (t == io.vkspark.gpu.column.SqlType.TIMESTAMP) {
+      return Temporal.INSTANT;
+    }
     return prim == null ? null : new Box(prim);
   }
 

@@ -31,14 +31,30 @@ import org.objectweb.asm.tree.analysis.SimpleVerifier;
 final class Unit {
   /** A method being translated, with its analysis. */
   record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, ObjType> objSlots,
-                Map<Integer, Object> constants) {
+                Map<Integer, Object> constants, Map<Integer, ObjType> erasedArgs) {
     String source() {
       return Type.getObjectType(owner.name).getClassName() + "." + node.name;
     }
+
+    /** The modelled type of argument {@code i}: its descriptor's, or the one found for an erased {@code Object}. */
+    ObjType argType(int i) {
+      ObjType o = erasedArgs.get(i);
+      return o != null ? o : ObjType.of(Type.getArgumentTypes(node.desc)[i]);
+    }
+
+    /** Argument {@code i}, declared {@code Object}, holds {@code o}s (see {@link Results#erasedArgs}). */
+    void eraseArg(int i, ObjType o) {
+      erasedArgs.put(i, o);
+      objSlots.put(Results.slot(node, i), o);
+    }
   }
 
-  /** A translated helper method. */
-  record Called(String function, JType returns, boolean mayThrow) {}
+  /**
+   * A translated helper method.
+   *
+   * @param box the box it returns (its null flag comes back in an {@code out} parameter), or null
+   */
+  record Called(String function, JType returns, boolean mayThrow, ObjType box) {}
 
   private final ClassLoader loader;
   private final Object receiver;
@@ -49,6 +65,7 @@ final class Unit {
   private final Set<String> helpers = new LinkedHashSet<>();
   private final Set<String> approximate = new java.util.TreeSet<>();
   private final List<Fn> functions = new ArrayList<>();
+  private final List<ConstTable> tables = new ArrayList<>();
   /** The translation's string constants and the row state its string code uses. */
   final StringPool strings = new StringPool();
   private int nextFunction;
@@ -135,7 +152,7 @@ final class Unit {
     for (int l : nullOnly) {
       boxes.putIfAbsent(l, new ObjType.Box(Type.INT_TYPE)); // only ever null: any box will do
     }
-    return new Method(owner, node, frames, boxes, constants);
+    return new Method(owner, node, frames, boxes, constants, new HashMap<>());
   }
 
   Untranslatable refuse(Method m, int line, String what) {
@@ -183,15 +200,18 @@ final class Unit {
             + " (helpers take primitives and their boxes)");
       }
     }
-    JType ret = JType.of(Type.getReturnType(call.desc));
-    if (ret == null) {
-      throw refuse(from, line, "calls " + call.name + ", which does not return a primitive");
-    }
     Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
+    Type rt = Type.getReturnType(call.desc);
+    ObjType erased = Results.erased(callee, callee.source(), null, this);
+    ObjType box = erased != null ? erased : ObjType.of(rt);
+    if (box == null && JType.of(rt) == null) {
+      throw refuse(from, line, "calls " + call.name + ", which returns a " + rt.getClassName()
+          + " (helpers return primitives and their boxes)");
+    }
     String fn = "vkt_f" + (++nextFunction);
-    MethodTranslator t = new MethodTranslator(this, callee, fn, true);
+    MethodTranslator t = new MethodTranslator(this, callee, fn, true, erased);
     functions.add(t.translate());
-    c = new Called(fn, ret, t.mayThrow);
+    c = new Called(fn, t.returns, t.mayThrow, box);
     called.put(key, c);
     inProgress.remove(key);
     return c;
@@ -221,6 +241,25 @@ final class Unit {
     return List.copyOf(approximate);
   }
 
+  /**
+   * The table of {@code values} (one declaration per distinct contents); null when the tables
+   * would hold more elements than a translation may ({@link ConstTable#MAX_ELEMENTS}).
+   */
+  ConstTable table(JType elem, List<Expr.Const> values) {
+    ConstTable t = new ConstTable("vkt_c" + tables.size(), elem, values);
+    for (ConstTable o : tables) {
+      if (o.sameValues(t)) {
+        return o;
+      }
+    }
+    int total = tables.stream().mapToInt(ConstTable::length).sum() + t.length();
+    if (total > ConstTable.MAX_ELEMENTS) {
+      return null;
+    }
+    tables.add(t);
+    return t;
+  }
+
   /** Adds the main function (after its helpers). */
   void addMain(Fn main) {
     functions.add(main);
@@ -232,6 +271,7 @@ final class Unit {
     for (String h : helpers) {
       s.append(Helpers.text(h)).append('\n');
     }
+    tables.forEach(t -> s.append(t.declaration()).append('\n'));
     functions.forEach(f -> s.append(GlslWriter.function(f)));
     return s.toString();
   }

@@ -40,6 +40,30 @@ sealed interface Val {
    */
   record Text(String value) implements Val {}
 
+  /** A constant table ({@link ConstTable}): a primitive array known when translating. */
+  record Table(ConstTable table) implements Val {}
+
+  /** A local array being created: constant stores set its elements ({@link ArrayBuilder}). */
+  record NewArray(ArrayBuilder builder) implements Val {}
+
+  /** A Scala {@code object} ({@code scala.math.package$.MODULE$}, {@code Predef$}, ...): its methods are library calls. */
+  record Module(String owner) implements Val {}
+
+  /**
+   * An object being constructed ({@code new scala.Some}, {@code new RichLong}): replaced, on the
+   * whole stack, by its value when its constructor is called. Compared by identity.
+   */
+  final class Uninit implements Val {
+    final String owner;
+
+    Uninit(String owner) {
+      this.owner = owner;
+    }
+  }
+
+  /** What a {@code void} call leaves on the stack: nothing (never pushed). */
+  record Void() implements Val {}
+
   /** The UDF object itself ({@code this}): its fields are constants, its methods helpers. */
   record Self() implements Val {}
 

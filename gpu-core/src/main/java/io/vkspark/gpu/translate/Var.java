@@ -9,6 +9,8 @@ record Var(String name, JType type, Kind kind) {
   enum Kind {
     /** A parameter of the function ({@code p0 ..}). */
     PARAM,
+    /** An {@code out} parameter of the function: a helper's null result flag ({@code rn}). */
+    OUT,
     /** An immutable temporary ({@code t0 ..}): every value the method computes. */
     TEMP,
     /** A JVM local variable slot ({@code l3D}, a box's {@code l1bD} and null flag {@code l1n}). */

@@ -32,6 +32,10 @@ final class TranslatorIdiomsTest {
   static final String SOURCE = """
       package vkgen;
 
+      import java.sql.Timestamp;
+      import java.time.DayOfWeek;
+      import java.time.Instant;
+      import java.time.LocalDate;
       import java.util.Objects;
 
       public final class I {
@@ -109,6 +113,57 @@ final class TranslatorIdiomsTest {
         public static double boxValues(Integer a0, Double a1) {
           return a0.doubleValue() + a1.intValue() + a1.longValue() + a0.byteValue() + Objects.hashCode(a1) + (a1.isNaN() ? 1 : 0);
         }
+        // constant tables: static final arrays read when translating, local arrays of constants; Java's bounds
+        static final int[] POW10 = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+        static final double[] WEIGHTS = {0.5, -1.25, Double.NaN, Double.NEGATIVE_INFINITY, -0.0, 1e300};
+        static final char[] CHARS = {'a', 'Z', '\uffff'};
+        static final byte[] BYTES = {-128, 127, -1};
+        static final long[] LONGS = {Long.MIN_VALUE, 42L};
+        public static int pow10(int a0) { return POW10[a0 & 7] * (a0 >> 8) + POW10.length; }
+        public static int pow10Bounds(int a0) { return POW10[a0]; }
+        public static double weights(int a0, double a1) { return WEIGHTS[Math.floorMod(a0, WEIGHTS.length)] * a1; }
+        public static int localTable(int a0) { int[] t = {3, 1, 4, 1, 5, 9, 2, 6}; return t[a0 & 7] + t.length; }
+        public static long localLongs(byte a0) { long[] t = {-1L, Long.MAX_VALUE, 7L}; return t[Math.abs(a0 % 3)]; }
+        public static int charsBytes(int a0) { return CHARS[a0 & 1] + BYTES[(a0 >>> 1) % 3] + (int) LONGS[a0 & 1]; }
+        public static double localZeros(int a0) { double[] z = new double[3]; return z[a0 & 1] + a0; }
+        public static int tableInLoop(int a0) {
+          int[] digits = {7, 3, 9};
+          int s = 0;
+          for (int i = 0; i < (a0 & 15); i++) {
+            s = s * 3 + digits[i % digits.length] + POW10[i % 4];
+          }
+          return s;
+        }
+        // dates and timestamps (LocalDate and Instant as Spark's java8API passes them, Timestamp from 1900)
+        public static int dateFields(LocalDate a0) { return a0.getYear() * 10000 + a0.getMonthValue() * 100 + a0.getDayOfMonth(); }
+        public static long epochDay(LocalDate a0) {
+          return a0.toEpochDay() + a0.getDayOfYear() * 3L + a0.lengthOfMonth() + (a0.isLeapYear() ? 1000 : 0) + a0.lengthOfYear();
+        }
+        public static int dayOfWeek(LocalDate a0) {
+          DayOfWeek d = a0.getDayOfWeek();
+          return d.getValue() * 10 + d.ordinal() + (d == DayOfWeek.SATURDAY || d == DayOfWeek.SUNDAY ? 100 : 0)
+              + (d.equals(DayOfWeek.MONDAY) ? 1000 : 0);
+        }
+        public static LocalDate plusDays(LocalDate a0, int a1) { return a0.plusDays(a1).minusDays(3).plusWeeks(a1 & 7); }
+        public static int compareDates(LocalDate a0, LocalDate a1) {
+          return a0.compareTo(a1) * 7 + (a0.isBefore(a1) ? 1 : 0) + (a0.isAfter(a1) ? 2 : 0) + (a0.isEqual(a1) ? 4 : 0)
+              + (a0.equals(a1) ? 8 : 0) + a0.hashCode() + (a0.equals(a0.plusDays(0)) ? 16 : 0);
+        }
+        public static LocalDate ofDate(int a0, byte a1, byte a2) { return LocalDate.of(a0 % 3000, a1 & 15, a2 & 31); }
+        public static LocalDate ofEpochDay(long a0) { return LocalDate.ofEpochDay(a0 >> 20); }
+        public static long instantParts(Instant a0) {
+          return a0.toEpochMilli() * 31 + a0.getEpochSecond() + a0.getNano() + a0.hashCode();
+        }
+        public static Instant instantPlus(Instant a0, int a1) { return a0.plusSeconds(a1).minusMillis(a1 * 7L).plusMillis(5); }
+        public static int compareInstants(Instant a0, Instant a1) {
+          return a0.compareTo(a1) + (a0.isBefore(a1) ? 10 : 0) + (a0.isAfter(a1) ? 20 : 0) + (a0.equals(a1) ? 40 : 0)
+              + a0.compareTo(a0.plusMillis(1)) * 100;
+        }
+        public static long timestamp(Timestamp a0, Timestamp a1) {
+          return a0.getTime() + a0.getNanos() + (a0.before(a1) ? 1 : 0) + (a0.after(a1) ? 2 : 0) + a0.compareTo(a1) * 4
+              + a0.toInstant().getEpochSecond() + (a0.equals(a1) ? 8 : 0);
+        }
+        public static Timestamp sameTimestamp(Timestamp a0) { return a0; }
         // helpers of another class, boxed parameters included
         public static double otherClass(Double a0, int a1) { return Util.scale(a0, a1) + Util.twice(a1) + Util.scale(null, 2); }
       }
