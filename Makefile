@@ -39,12 +39,15 @@ TRANSLATE_BENCH_ARGS ?= --out target/bench-translate.json
 # H200 command lines are in docs/BENCHMARKS.md.
 MATRIX_BENCH_ARGS ?= --rows 1000000 --iv-rows 200000 --runs 3 --iv-runs 1 --collatz-sql-rows 2000 --out target/bench-matrix.json
 SWEEP_BENCH_ARGS  ?= --rows 1000000 --iv-rows 200000 --queries 20 --iv-queries 2 --runs 3 --iv-runs 1 --out target/bench-sweep.json
+# Issue 32's string UDFs (`make bench-strings`: a normalized name and an email's domain, string results, over
+# Parquet and vkspark's cache: GPU UDF adaptive and forced, built-in SQL, Java UDF). H200: --rows 50000000.
+STRINGS_BENCH_ARGS ?= --rows 1000000 --runs 3 --out target/bench-strings.json
 
 # The tests ask for the Khronos validation layer: `make test` installs it and makes its absence an
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep bench-strings cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -130,6 +133,10 @@ bench-translate: vulkan-runtime examples/target/classpath.txt
 ## bench-matrix: only issue 24's matrix, e.g. `make bench-matrix MATRIX_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
 bench-matrix: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.MatrixBench $(MATRIX_BENCH_ARGS)
+
+## bench-strings: only issue 32's string UDFs, e.g. `make bench-strings STRINGS_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
+bench-strings: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.StringBench $(STRINGS_BENCH_ARGS)
 
 ## bench-sweep: only issue 25's scenario sweep, e.g. `make bench-sweep SWEEP_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
 bench-sweep: vulkan-runtime examples/target/classpath.txt

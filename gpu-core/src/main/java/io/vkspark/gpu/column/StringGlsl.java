@@ -185,7 +185,7 @@ final class StringGlsl {
     return List.of(
         "  vk_o_phase = vk_o_phase_word[0];",
         "  if (vk_o_phase != 0u) {",
-        "    uint vk_len_row = vk_o_lens[vk_row];",
+        "    uint vk_len_row = vk_o_lens[vk_row] & " + SATURATED + "u; // the top bit: a row phase 0 flagged",
         "    vk_o_end = min(vk_o_blocks[vk_row / gl_WorkGroupSize.x] + vk_o_local[vk_row], " + SATURATED + "u);",
         "    vk_o_start = vk_o_end - min(vk_len_row, vk_o_end);",
         "    vk_out[vk_row + 1u] = int(vk_o_end);",
@@ -193,6 +193,7 @@ final class StringGlsl {
         "    vk_o_fits = vk_o_end <= uint(vk_o_data.length()) * 4u;",
         "    if (!vk_o_fits) { atomicMax(vk_o_status[" + NEED + "], vk_o_end); }",
         "    vk_o_at = vk_o_start;",
+        "    if (vk_o_lens[vk_row] > " + SATURATED + "u) { return; } // null, or for call(): nothing to write",
         "  }");
   }
 
@@ -205,7 +206,7 @@ final class StringGlsl {
       l.add("  if (vk_o_phase == 0u) {");
       l.add("    if (vk_o_utf != 0) { vk_o_flag(4u); }");
       l.add("    if (vk_o_at > " + MAX_ROW_BYTES + "u) { vk_o_flag(5u); }");
-      l.add("    vk_o_lens[vk_row] = vk_o_state == 0u ? vk_o_at : 0u;");
+      l.add("    vk_o_lens[vk_row] = vk_o_state == 0u ? vk_o_at : 2147483648u; // flagged: no bytes, and no phase 1");
       l.add("    if (vk_o_state != 0u) { vk_o_report(vk_row, vk_o_state); }");
       l.add("  } else if (vk_o_fits && (vk_o_state == 0u ? vk_o_over || vk_o_at != vk_o_end : vk_o_end != vk_o_start)) {");
       l.add("    vk_o_report(vk_row, 5u); // phase 1 wrote otherwise than phase 0 measured");

@@ -42,7 +42,7 @@ final class StringScan {
         uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
         uint l = gl_LocalInvocationID.x;
         uint row = g * gl_WorkGroupSize.x + l;
-        s[l] = row < vk_rows ? min(lens[row], SAT) : 0u;
+        s[l] = row < vk_rows ? lens[row] & SAT : 0u; // the top bit flags a row without bytes
         barrier();
       """ + SCAN + """
         if (row < vk_rows) { local_sums[row] = s[l]; }

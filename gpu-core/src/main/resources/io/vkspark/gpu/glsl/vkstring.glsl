@@ -18,8 +18,14 @@ uint vk_str_at(vk_string s, int i) {
   return vk_s_map(vk_s_raw(s.src, s.start + i), s.mode);
 }
 bool vk_str_is_ascii(vk_string s) {
-  for (int i = 0; i < s.len; i++) {
-    if (vk_s_raw(s.src, s.start + i) >= 128u) { return false; }
+  if (s.len <= 0) { return true; }
+  uint p = uint(s.start);
+  uint e = uint(s.start + s.len);
+  for (uint w = p >> 2u; w <= (e - 1u) >> 2u; w++) { // a word at a time: the high bit of each byte of the view
+    uint m = 2155905152u;
+    if (w == p >> 2u) { m &= 0xFFFFFFFFu << ((p & 3u) << 3u); }
+    if (w == (e - 1u) >> 2u && (e & 3u) != 0u) { m &= (1u << ((e & 3u) << 3u)) - 1u; }
+    if ((vk_s_word(s.src, w) & m) != 0u) { return false; }
   }
   return true;
 }
@@ -124,10 +130,12 @@ int vk_str_hash(vk_string s) {
 // ASCII), 4 call() (a string result that is not well-formed UTF-8), 5 call() (a write past the bytes
 // the row measured, or a row longer than vkspark stages). The first cause stands.
 uint vk_o_state = 0u;
+// a string or binary result's pass (StringGlsl): 0 measures, 1 writes, and runs only rows phase 0 did not flag
+uint vk_o_phase = 0u;
 void vk_o_flag(uint cause) { if (vk_o_state == 0u) { vk_o_state = cause; } }
 void vk_to_cpu() { vk_o_flag(2u); }
 bool vk_str_require_ascii(vk_string s) {
-  if (vk_str_is_ascii(s)) { return true; }
+  if (vk_o_phase != 0u || vk_str_is_ascii(s)) { return true; } // in phase 1 every call returned true in phase 0
   vk_o_flag(3u);
   return false;
 }
@@ -143,7 +151,6 @@ void vk_o_report(uint row, uint cause) {
 // Phase 0 measures (vk_o_at counts the row's bytes), phase 1 writes them at [vk_o_start, vk_o_end),
 // which the scan of phase 0's lengths gave. Bytes are gathered a word at a time; a word the row
 // shares with a neighbour is written with atomics on its own bytes only.
-uint vk_o_phase = 0u;
 uint vk_o_at = 0u;
 uint vk_o_start = 0u;
 uint vk_o_end = 0u;

@@ -80,6 +80,10 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       }
     }
     List<GpuUdfCall> calls = eval.calls();
+    if (calls.stream().anyMatch(c -> c.kernel().rowStatus())) {
+      // string or binary results, or rows a kernel hands to call(): the host folds the node's rows
+      return Optional.empty();
+    }
     List<SqlType> callTypes = calls.stream().map(GpuUdfCall::resultType).toList();
     int evalColumns = childColumns + calls.size();
     // a column of the GPU node's output: a UDF result is on the device, a column of its child is not

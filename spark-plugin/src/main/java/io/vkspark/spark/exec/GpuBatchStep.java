@@ -54,6 +54,8 @@ final class GpuBatchStep implements AutoCloseable {
   private boolean loopLimitLogged;
   /** {@link #neverRecomputes()}, found once. */
   private Boolean neverRecomputes;
+  /** Rows per cause each runner had handed to call() when last counted ({@link #handedBack}). */
+  private final java.util.Map<BatchRunner, long[]> causesSeen = new java.util.IdentityHashMap<>();
 
   /**
    * @param placed the node's calls as placed on this executor (those on the GPU run here)
@@ -268,6 +270,23 @@ final class GpuBatchStep implements AutoCloseable {
         return false;
       }
     }
+  }
+
+  /**
+   * The rows of GPU call {@code g}'s last batch from {@link #rowsRunner} that its kernel handed to
+   * {@code call()} (ascending), with the runner's new rows per cause added to the metrics.
+   */
+  int[] handedBack(int g) {
+    BatchRunner r = rowsRunner();
+    long[] causes = r.cpuRowCauses();
+    long[] seen = causesSeen.computeIfAbsent(r, k -> new long[causes.length]);
+    VkMetric[] metric = {VkMetric.HANDED_BACK_BY_BODY, VkMetric.HANDED_BACK_NON_ASCII, VkMetric.HANDED_BACK_MALFORMED,
+        VkMetric.HANDED_BACK_OVERFLOW}; // CpuCause order
+    for (int k = 0; k < causes.length; k++) {
+      metrics.add(metric[k], causes[k] - seen[k]);
+      seen[k] = causes[k];
+    }
+    return r.cpuRows(g);
   }
 
   /** Column {@code ordinal}'s type as a runner input: the declared argument type of a call that reads it, or the key's. */

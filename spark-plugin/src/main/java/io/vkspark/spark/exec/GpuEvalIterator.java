@@ -389,7 +389,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
           if (gpuResults[i] == null) {
             gpuResults[i] = ResultColumn.of(v);
           }
-          results[i] = gpuResults[i];
+          int[] handed = gpu.handedBack(g - 1); // rows the kernel gave to call(): null, or a string not ASCII
+          results[i] = handed.length == 0 ? gpuResults[i] : cpu.withHandedBack(i, v, handed, in);
         }
       }
       return true;

@@ -106,6 +106,7 @@ public final class GpuVerifier {
     boolean agree = switch (c.resultType()) {
       case FLOAT -> tolerance(c).agrees((Float) cpuValue, (Float) gpuValue, true);
       case DOUBLE -> tolerance(c).agrees((Double) cpuValue, (Double) gpuValue, false);
+      case BINARY -> java.util.Arrays.equals((byte[]) cpuValue, (byte[]) gpuValue);
       default -> cpuValue.equals(gpuValue) || exactWithin(c, cpuValue, gpuValue);
     };
     String tolerance = c.resultType() == SqlType.FLOAT || c.resultType() == SqlType.DOUBLE || tolerance(c).absolute() > 0
@@ -138,7 +139,9 @@ public final class GpuVerifier {
         org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
         yield v.getDecimal(r, d.precision(), d.scale());
       }
-      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // string, binary, arrays: arguments only
+      case STRING -> v.getUTF8String(r).clone(); // call() gives a UTF8String: compared byte for byte
+      case BINARY -> v.getBinary(r);
+      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // arrays: arguments only
     };
   }
 

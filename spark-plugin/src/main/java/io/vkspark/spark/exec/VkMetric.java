@@ -59,7 +59,16 @@ public enum VkMetric {
   MOVED_SLOTS("movedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers reallocated larger"),
   APPENDED_SLOTS("appendedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers newly allocated"),
   BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, MetricsLevel.DEBUG,
-      "GPU buffer sets and command buffers recorded (0 when warm)");
+      "GPU buffer sets and command buffers recorded (0 when warm)"),
+  HANDED_BACK_ROWS("handedBackRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "GPU rows their kernel handed to call() (the rest of the batch stays on the GPU)"),
+  HANDED_BACK_BY_BODY("handedBackByBody", Kind.SUM, MetricsLevel.DEBUG, "rows handed to call(): the body called vk_to_cpu()"),
+  HANDED_BACK_NON_ASCII("handedBackNonAscii", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string the body needs as ASCII is not"),
+  HANDED_BACK_MALFORMED("handedBackMalformedUtf8", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result that is not well-formed UTF-8"),
+  HANDED_BACK_OVERFLOW("handedBackOverflow", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result longer than 128 MiB, or written otherwise than measured");
 
   /** How Spark aggregates a metric over tasks and prints it (the matching {@code SQLMetrics.create*}). */
   public enum Kind {
