@@ -19,8 +19,8 @@ final class StringHelpers {
       // a row whose string is not ASCII: Java counts UTF-16 units and maps case with Unicode's tables
       Map.entry("vkt_ascii", """
           bool vkt_ascii(vk_string s) {
-            if (vk_str_is_ascii(s)) { return true; }
-            if (!vkt_na) { vkt_na = true; vk_str_require_ascii(s); }
+            if (vkt_na || vk_str_require_ascii(s)) { return !vkt_na; } // a row handed back keeps its first cause
+            vkt_na = true;
             return false;
           }"""),
       Map.entry("vkt_put", """
