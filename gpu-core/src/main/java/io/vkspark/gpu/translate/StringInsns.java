@@ -94,6 +94,18 @@ final class StringInsns {
           return true;
         }
       }
+      case Opcodes.ANEWARRAY -> { // the varargs of String.format: name the call, not the array
+        for (AbstractInsnNode n = insn.getNext(); n != null; n = n.getNext()) {
+          if (n instanceof MethodInsnNode call) {
+            if (call.owner.equals(StringCalls.STRING) && (call.name.equals("format") || call.name.equals("formatted"))) {
+              throw t.refuse("String." + call.name + " (formatting stays on the CPU)");
+            }
+            if (call.desc.contains("[Ljava/lang/Object;")) {
+              break;
+            }
+          }
+        }
+      }
       case Opcodes.GETSTATIC, Opcodes.GETFIELD -> {
         FieldInsnNode f = (FieldInsnNode) insn;
         if (f.desc.equals("Ljava/lang/String;")) {

@@ -231,6 +231,52 @@ final class StringMethodsTest {
     }
   }
 
+  static final String REFUSED = """
+      package vkgen;
+
+      public final class SR {
+        public static boolean matches(String s) { return s.matches("[a-z]+"); }
+        public static String replaceAll(String s) { return s.replaceAll("a+", "b"); }
+        public static String splitRegex(String s) { return s.split("[,;]")[0]; }
+        public static String splitDot(String s) { return s.split(".")[0]; }
+        public static String format(String s) { return String.format("%s!", s); }
+        public static String lowerRoot(String s) { return s.toLowerCase(java.util.Locale.ROOT); }
+        public static String doubleText(String s, int k) { return s + (k * 0.5); }
+        public static String upperTurkish(String s) { return s.toUpperCase(); }
+        public static int lengthOnly(int k) { return String.valueOf(k).length(); }
+      }
+      """;
+
+  /** Per method of {@code vkgen.SR}: words its refusal must contain (the reason EXPLAIN and UdfCheck show). */
+  static final Map<String, String> REASONS = Map.of("matches", "regular expression", "replaceAll", "regular expression",
+      "splitRegex", "regular expression", "splitDot", "regular expression", "format", "String.format",
+      "lowerRoot", "Locale", "doubleText", "shortest decimal", "lengthOnly", "no string argument or result");
+
+  @Test
+  void regexFormatLocaleAndDoubles_stayOnTheCpu_withTheReason() throws Exception {
+    try (GeneratedClasses refused = new GeneratedClasses(Map.of("vkgen.SR", REFUSED))) {
+      Class<?> c = refused.load("vkgen.SR");
+      for (Map.Entry<String, String> e : REASONS.entrySet()) {
+        Method m = java.util.Arrays.stream(c.getDeclaredMethods()).filter(x -> x.getName().equals(e.getKey())).findFirst()
+            .orElseThrow();
+        Translation t = JavaTranslator.translate(m);
+        Translation.Refused r = assertInstanceOf(Translation.Refused.class, t, e.getKey());
+        assertTrue(r.reason().contains(e.getValue()) && r.reason().contains("vkgen.SR." + e.getKey() + " line "),
+            e.getKey() + ": " + r.reason());
+      }
+      // case mapping under a Turkish default locale (dotted and dotless i) is refused, not guessed
+      java.util.Locale before = java.util.Locale.getDefault();
+      java.util.Locale.setDefault(java.util.Locale.forLanguageTag("tr-TR"));
+      try {
+        Method m = c.getDeclaredMethod("upperTurkish", String.class);
+        Translation.Refused r = assertInstanceOf(Translation.Refused.class, JavaTranslator.translate(m));
+        assertTrue(r.reason().contains("default locale tr_TR"), r.reason());
+      } finally {
+        java.util.Locale.setDefault(before);
+      }
+    }
+  }
+
   @Test
   void domain_translatesWithAStringSignature() {
     Translation.Translated tr = (Translation.Translated) JavaTranslator.translate(method("domain"));
