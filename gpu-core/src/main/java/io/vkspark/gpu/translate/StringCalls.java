@@ -271,7 +271,7 @@ final class StringCalls {
     };
   }
 
-  private Val built(Expr view) {
+  Val built(Expr view) {
     returnIfHandedBack();
     return string(view);
   }
@@ -343,11 +343,16 @@ final class StringCalls {
     if (r == null) {
       throw t.refuse("String.split with a regular expression that is not a constant (regular expressions stay on the CPU)");
     }
+    return split(s, r, "String.split");
+  }
+
+  /** {@code what} ({@code String.split}) of {@code s} by regular expression {@code r}, a constant. */
+  Val split(Expr s, String r, String what) {
     char c = r.length() == 1 && ".$|()[{^?*+\\".indexOf(r.charAt(0)) < 0 ? r.charAt(0)
         : r.length() == 2 && r.charAt(0) == '\\' && !Character.isLetterOrDigit(r.charAt(1)) && r.charAt(1) < 128
         ? r.charAt(1) : 0;
     if (c == 0 || c >= 128) {
-      throw t.refuse("String.split(\"" + r + "\") uses a regular expression (only one ASCII character, literal or "
+      throw t.refuse(what + "(\"" + r + "\") uses a regular expression (only one ASCII character, literal or "
           + "escaped, splits on the device; regular expressions stay on the CPU)");
     }
     return new Val.Obj(new ObjType.Parts(), helper(JType.S, "vkt_parts", s, Expr.i(c)), Expr.FALSE);

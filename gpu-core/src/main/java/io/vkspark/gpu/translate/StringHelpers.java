@@ -105,6 +105,13 @@ final class StringHelpers {
             }
             return vk_str_sub(s, b, e);
           }"""),
+      // Scala's StringOps.slice: clipped to the string
+      Map.entry("vkt_slice", """
+          vk_string vkt_slice(vk_string s, int from, int until) {
+            int b = max(from, 0);
+            int e = min(until, s.len);
+            return b >= e ? vk_str_empty() : vk_str_sub(s, b, e);
+          }"""),
       Map.entry("vkt_cmp_ic", """
           int vkt_cmp_ic(vk_string a, vk_string b) {
             int n = min(a.len, b.len);

@@ -108,6 +108,10 @@ final class StringInsns {
       }
       case Opcodes.GETSTATIC, Opcodes.GETFIELD -> {
         FieldInsnNode f = (FieldInsnNode) insn;
+        if (f.owner.equals(ScalaStrings.OPS) && f.name.equals("MODULE$")) {
+          t.push(new Val.Module(f.owner));
+          return true;
+        }
         if (f.desc.equals("Ljava/lang/String;")) {
           t.push(field(t, f));
           return true;
@@ -139,7 +143,8 @@ final class StringInsns {
     Val receiver = call.getOpcode() == Opcodes.INVOKESTATIC ? null : it.next();
     boolean builder = call.owner.equals("java/lang/StringBuilder") && call.name.equals("<init>");
     boolean strings = StringCalls.owns(call, receiver, args);
-    if (!builder && !strings && !StringBuilders.owns(call)) {
+    boolean scala = ScalaStrings.owns(call);
+    if (!builder && !strings && !scala && !StringBuilders.owns(call)) {
       return false;
     }
     for (int i = types.length - 1; i >= 0; i--) {
@@ -157,7 +162,7 @@ final class StringInsns {
       b.init(o, call.desc, args); // void: the builder made by new stays on the stack
       return true;
     }
-    Val v = strings ? c.invoke(call, receiver, args) : b.invoke(call, receiver, args);
+    Val v = scala ? ScalaStrings.invoke(c, call, args) : strings ? c.invoke(call, receiver, args) : b.invoke(call, receiver, args);
     if (Type.getReturnType(call.desc).getSort() != Type.VOID) {
       t.push(v);
     }
