@@ -25,9 +25,12 @@ import org.objectweb.asm.tree.ClassNode;
  * final} constants, the UDF object's fields and a lambda's captured values, read now as constants;
  * null checks of boxed arguments and null results. A row whose Java method throws (integer division
  * by zero, {@code *Exact} overflow, an explicit {@code throw}, unboxing a null) or returns null
- * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}.
+ * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}. Strings:
+ * {@code String}'s methods, concatenation, {@code StringBuilder}, {@code split} on one char,
+ * {@code parseInt}, Scala's {@code StringOps} ({@link StringCalls}), a row whose characters Java's
+ * semantics need handed back to {@code call()} alone.
  *
- * <p>What does not: allocation, strings, arrays, caught exceptions, calls outside that set,
+ * <p>What does not: allocation (but a {@code StringBuilder}), regular expressions, other arrays, caught exceptions, calls outside that set,
  * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
  * floating-point {@code %}, {@code Math.hypot}, {@code Math.cbrt}, {@code Math.round},
  * {@code invokedynamic}. The {@link Translation.Refused} reason names the
