@@ -172,11 +172,18 @@ final class StringRows {
         causes = runner.cpuRowCauses();
       }
     }
-    for (int i : throwing) {
-      try (BatchRunner runner = runner(k, types, 1)) {
-        runner.run(inputs(types, rows, List.of(i)), 1);
-        assertEquals(1, runner.cpuRows(0).length, name + ": Java throws on " + show(rows.get(i))
-            + " but the GPU neither recomputes nor hands the row back\n" + tr.functions());
+    // the rows where Java throws: together, then the first few alone, each batch recomputed or every row handed back
+    List<List<Integer>> batches = new ArrayList<>();
+    if (!throwing.isEmpty()) {
+      batches.add(throwing);
+      throwing.stream().limit(3).forEach(i -> batches.add(List.of(i)));
+    }
+    for (List<Integer> b : batches) {
+      try (BatchRunner runner = runner(k, types, b.size())) {
+        runner.run(inputs(types, rows, b), b.size());
+        assertEquals(b.size(), runner.cpuRows(0).length, name + ": Java throws on " + show(rows.get(b.get(0)))
+            + (b.size() > 1 ? " (a batch of " + b.size() + ")" : "") + " but the GPU neither recomputes nor hands the rows back\n"
+            + tr.functions());
       } catch (GpuException e) {
         assertEquals(GpuException.Code.RECOMPUTE, e.code(), name + ": " + e.getMessage());
       }
