@@ -198,7 +198,6 @@ final class ScalaUdfSparkTest {
    * it to (no mismatch).
    */
   @Test
-  @Disabled("needs branch ir: scala.math.package$ (math.sin, math.pow, ...); passes with ir at 2b6d8d5")
   void mathClosures_haversineAndClampedLog_runOnTheGpu() {
     data().createOrReplaceTempView("scala_data");
     List<List<Row>> both = onAndOff(() -> spark().sql("SELECT id, scala_haversine_km(lat1, lon1, lat2, lon2) AS km, "

@@ -128,7 +128,6 @@ final class TranslatedUdfSparkTest {
 
   /** {@code a.equals(b)} on boxed Integers, as real UDFs compare codes (3 of issue 31's 46 queries). */
   @Test
-  @Disabled("needs branch ir: boxed equals; passes with ir at 2b6d8d5")
   void boxedIntegerEquals_runsOnTheGpu() {
     UDF2<Integer, Integer, Integer> same = (a, b) -> a == null || b == null ? null : a.equals(b) ? 1 : 0;
     spark().udf().register("same_java", same, DataTypes.IntegerType);
@@ -144,7 +143,6 @@ final class TranslatedUdfSparkTest {
 
   /** {@code functions.udf((Long x) -> x * x, LongType)}: javac erases the lambda's result to Object. */
   @Test
-  @Disabled("needs branch ir: a lambda whose erased method returns Object; passes with ir at 2b6d8d5")
   void aLambdaReturningObject_takesTheRegisteredType_onTheGpu() {
     UserDefinedFunction square = functions.udf((Long x) -> x * x, DataTypes.LongType);
     Supplier<Dataset<Row>> q = () -> data().select(col("id"), col("l"), square.apply(col("l")).as("sq"));

@@ -31,11 +31,12 @@ import org.apache.spark.sql.types.DataTypes;
  * Every query reads every byte of the result: {@code SELECT sum(length(x)), sum(hash(x)), count(x)}
  * (Spark's Murmur3 hash of the result's bytes), so the results agree exactly or not at all. Names
  * are ASCII except one row in {@code --non-ascii} (default 1,000), which the GPU hands back to
- * {@code call()} (the {@code handedBackRows} metric in each cell). When the translator supports
- * {@code String} methods, the plain Java UDFs ({@code *_cpu}) run on the GPU too: a later row.
+ * {@code call()} (the {@code handedBackRows} metric in each cell). {@code name_translated} and
+ * {@code domain_translated} are the same two UDFs as plain Java lambdas (no vkspark code), which the
+ * translator runs on the GPU ({@code spark.vkspark.translate}, on by default).
  *
  * <pre>
- * StringBench [--rows N] [--runs K] [--cases name,domain] [--sources parquet,cache] [--non-ascii N]
+ * StringBench [--rows N] [--runs K] [--cases name,domain,name_translated,domain_translated] [--sources parquet,cache] [--non-ascii N]
  *             [--reader-batch R] [--cache-batch R] [--parquet-dir DIR] [--partitions P] [--concurrent C]
  *             [--master M] [--out FILE]
  * </pre>
@@ -43,10 +44,10 @@ import org.apache.spark.sql.types.DataTypes;
 public final class StringBench {
   private StringBench() {}
 
-  static final List<String> ALL_CASES = List.of("name", "domain");
+  static final List<String> ALL_CASES = List.of("name", "domain", "name_translated", "domain_translated");
   private static final Set<String> FLAGS = Set.of("rows", "runs", "cases", "sources", "non-ascii", "reader-batch",
       "cache-batch", "parquet-dir", "partitions", "concurrent", "master", "out");
-  private static final String USAGE = "StringBench [--rows N] [--runs K] [--cases name,domain] [--sources parquet,cache] "
+  private static final String USAGE = "StringBench [--rows N] [--runs K] [--cases name,domain,name_translated,domain_translated] [--sources parquet,cache] "
       + "[--non-ascii N] [--reader-batch R] [--cache-batch R] [--parquet-dir DIR] [--partitions P] [--concurrent C] "
       + "[--master M] [--out FILE]";
 
@@ -62,7 +63,14 @@ public final class StringBench {
             t -> "SELECT " + summary("normalized_name_cpu(name)") + " FROM " + t, 0, false, false),
         new MatrixBench.Case("domain", t -> "SELECT " + summary("email_domain(email)") + " FROM " + t,
             spark -> t -> spark.sql("SELECT " + summary("lower(substring_index(email, '@', -1))") + " FROM " + t), Map.of(),
-            t -> "SELECT " + summary("email_domain_cpu(email)") + " FROM " + t, 0, false, false));
+            t -> "SELECT " + summary("email_domain_cpu(email)") + " FROM " + t, 0, false, false),
+        // the same UDFs as plain Java lambdas (no GLSL): translated from their bytecode to the GPU by default
+        new MatrixBench.Case("name_translated", t -> "SELECT " + summary("normalized_name_java(name)") + " FROM " + t,
+            spark -> t -> spark.sql("SELECT " + summary("lower(trim(name))") + " FROM " + t), Map.of(),
+            t -> "SELECT " + summary("normalized_name_java(name)") + " FROM " + t, 0, false, false),
+        new MatrixBench.Case("domain_translated", t -> "SELECT " + summary("email_domain_java(email)") + " FROM " + t,
+            spark -> t -> spark.sql("SELECT " + summary("lower(substring_index(email, '@', -1))") + " FROM " + t), Map.of(),
+            t -> "SELECT " + summary("email_domain_java(email)") + " FROM " + t, 0, false, false));
   }
 
   public static void main(String[] args) {
@@ -151,6 +159,12 @@ public final class StringBench {
         DataTypes.StringType);
     spark.udf().register("email_domain_cpu", (UDF1<String, String>) s -> s == null ? null : EmailDomain.domain(s),
         DataTypes.StringType);
+    // issue 32's Done-when lambda and its name twin, written inline as users write them: spark.vkspark.translate
+    // (on by default) runs them on the GPU; the java_udf cell runs the same lambdas with translate off
+    spark.udf().register("normalized_name_java", (UDF1<String, String>) s -> s == null ? null : s.trim().toLowerCase(),
+        DataTypes.StringType);
+    spark.udf().register("email_domain_java", (UDF1<String, String>) email -> email == null ? null
+        : email.substring(email.indexOf('@') + 1).toLowerCase(), DataTypes.StringType);
   }
 
   /**

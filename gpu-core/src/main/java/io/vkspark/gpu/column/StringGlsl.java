@@ -42,6 +42,8 @@ final class StringGlsl {
       "vk_to_cpu");
   private static final Pattern USES_HELPERS = Pattern.compile("\\bvk_(str|ascii|out|to_cpu)");
   private static final Pattern USES_STATUS = Pattern.compile("\\bvk_(to_cpu|str_require_ascii)\\b");
+  /** The prototype of the reader of sources other than the arguments (see {@link #readers}). */
+  static final String MORE_SOURCES = "uint vkt_s_word(int src, uint w)";
   private static final Pattern USES_LONG = Pattern.compile("\\bvk_out_long\\b");
 
   /** Row statuses the kernel reports (the status buffer's counts, from word 2). */
@@ -112,7 +114,7 @@ final class StringGlsl {
       l.add("layout(std430, set = 0, binding = " + (binding + 5) + ") readonly buffer VkBlocks { uint vk_o_blocks[]; };");
       l.add("layout(std430, set = 0, binding = " + (binding + 6) + ") buffer VkData { uint vk_o_data[]; };");
     }
-    l.addAll(readers(sig));
+    l.addAll(readers(sig, all));
     Map<String, String> s = sections();
     l.addAll(List.of(s.get("helpers").split("\n")));
     if (status) {
@@ -129,9 +131,17 @@ final class StringGlsl {
     return l;
   }
 
-  /** {@code vk_s_raw(src, p)}: byte {@code p} of argument {@code src}'s data; its row's end; whether it is binary. */
-  private static List<String> readers(KernelSignature sig) {
+  /**
+   * {@code vk_s_raw(src, p)}: byte {@code p} of argument {@code src}'s data; its row's end; whether it is binary.
+   * Sources other than the arguments are read from {@code vkt_s_word} where the spec's functions
+   * define it (a translated UDF's string constants and the strings it builds, gpu-core {@code translate/StringPool}).
+   */
+  private static List<String> readers(KernelSignature sig, String all) {
     List<String> l = new ArrayList<>();
+    boolean more = all.contains(MORE_SOURCES);
+    if (more) {
+      l.add(MORE_SOURCES + ";");
+    }
     l.add("uint vk_s_word(int src, uint w) {");
     l.add("  switch (src) {");
     StringBuilder ends = new StringBuilder();
@@ -146,7 +156,7 @@ final class StringGlsl {
         }
       }
     }
-    l.add("    default: return 0u;");
+    l.add(more ? "    default: return vkt_s_word(src, w);" : "    default: return 0u;");
     l.add("  }");
     l.add("}");
     l.add("uint vk_s_raw(int src, int p) { return p < 0 ? 0u : (vk_s_word(src, uint(p) >> 2u) >> ((uint(p) & 3u) << 3u)) & 255u; }");

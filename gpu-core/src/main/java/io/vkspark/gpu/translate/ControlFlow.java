@@ -34,14 +34,19 @@ final class ControlFlow {
 
     int fallthrough();
 
-    default String go(int block) {
-      return "f" + block + " = true;";
+    default Stmt go(int block) {
+      return new Stmt.Assign(flag(block), Expr.TRUE);
     }
   }
 
-  /** Emits the code of one block. */
+  /** The code of one block. */
   interface BlockCode {
-    void emit(StringBuilder out, Block b, Exits exits, String indent);
+    List<Stmt> of(Block b, Exits exits);
+  }
+
+  /** Block {@code b}'s flag: set when a jump to it is taken. */
+  static Var flag(int b) {
+    return new Var("f" + b, JType.Z, Var.Kind.FLAG);
   }
 
   private final List<Block> blocks = new ArrayList<>();
@@ -272,13 +277,15 @@ final class ControlFlow {
     return reachable.stream().boxed().toList();
   }
 
-  /** Emits the whole method. */
-  void emit(StringBuilder out, BlockCode code) {
-    region(out, reachable, -1, code, "  ");
+  /** The whole method's code. */
+  List<Stmt> code(BlockCode code) {
+    List<Stmt> out = new ArrayList<>();
+    region(out, reachable, -1, code);
+    return out;
   }
 
-  /** Emits the blocks {@code nodes} (the loop of {@code header}, or the whole method when -1). */
-  private void region(StringBuilder out, BitSet nodes, int header, BlockCode code, String indent) {
+  /** The code of blocks {@code nodes} (the loop of {@code header}, or the whole method when -1). */
+  private void region(List<Stmt> out, BitSet nodes, int header, BlockCode code) {
     // the loops directly inside this region, by header
     Map<Integer, BitSet> inner = new HashMap<>();
     for (Map.Entry<Integer, BitSet> l : loops.entrySet()) {
@@ -328,14 +335,14 @@ final class ControlFlow {
     while (!ready.isEmpty()) {
       int b = ready.pollFirst();
       if (inner.containsKey(b)) {
-        out.append(indent).append("while (f").append(b).append(") {\n");
-        region(out, inner.get(b), b, code, indent + "  ");
-        out.append(indent).append("}\n");
+        List<Stmt> body = new ArrayList<>();
+        region(body, inner.get(b), b, code);
+        out.add(new Stmt.While(flag(b).ref(), body));
       } else {
         Block block = blocks.get(b);
-        out.append(indent).append("if (f").append(b).append(") {\n");
-        out.append(indent).append("  f").append(b).append(" = false;\n");
-        code.emit(out, block, new Exits() {
+        List<Stmt> body = new ArrayList<>();
+        body.add(new Stmt.Assign(flag(b), Expr.FALSE));
+        body.addAll(code.of(block, new Exits() {
           @Override
           public int target(LabelNode label) {
             return labels.get(label);
@@ -345,8 +352,8 @@ final class ControlFlow {
           public int fallthrough() {
             return b + 1;
           }
-        }, indent + "  ");
-        out.append(indent).append("}\n");
+        }));
+        out.add(new Stmt.If(flag(b).ref(), body, List.of()));
       }
       for (int t : edges.getOrDefault(b, new TreeSet<>())) {
         if (indegree.merge(t, -1, Integer::sum) == 0) {

@@ -20,7 +20,7 @@ import java.util.Map;
 final class Helpers {
   private Helpers() {}
 
-  static final String ONE = "double(min(vk_rows, 1u))";
+  static final String ONE = GlslWriter.ONE;
 
   static final Map<String, String> TEXT = Map.ofEntries(
       Map.entry("vkt_ddiv", "double vkt_ddiv(double a, double b) { return a / (b * " + ONE + "); }"),
@@ -45,6 +45,20 @@ final class Helpers {
           + " int64_t x = vkt_dbits(a); int64_t y = vkt_dbits(b);"
           + " if (vkt_isnan(a)) { x = 9221120237041090560l; } if (vkt_isnan(b)) { y = 9221120237041090560l; }"
           + " return vkt_lcmp(x, y); }"));
+
+  /** The text of helper {@code name} (here or in {@link MathHelpers}). */
+  static String text(String name) {
+    String t = TEXT.get(name);
+    t = t != null ? t : MathHelpers.TEXT.get(name);
+    t = t != null ? t : DateHelpers.TEXT.get(name);
+    return t != null ? t : StringHelpers.TEXT.get(name);
+  }
+
+  /** The helpers {@code name} needs first. */
+  static List<String> needs(String name) {
+    return NEEDS.getOrDefault(name, MathHelpers.NEEDS.getOrDefault(name, DateHelpers.NEEDS.getOrDefault(name,
+        StringHelpers.NEEDS.getOrDefault(name, List.of()))));
+  }
 
   /** Helpers that another helper needs first. */
   static final Map<String, List<String>> NEEDS = Map.of(

@@ -4,11 +4,15 @@ import io.vkspark.gpu.column.SqlType;
 import org.objectweb.asm.Type;
 
 /**
- * The JVM's computational types as the translator keeps them, with the GLSL type of each. Booleans,
- * bytes, shorts and chars are {@code int} on the JVM stack and in GLSL alike.
+ * The types of the translator's IR values: the JVM's computational types ({@code int}, {@code long},
+ * {@code float}, {@code double}: booleans, bytes, shorts and chars are {@code int} on the JVM stack
+ * and in GLSL alike) and GLSL's {@code bool} ({@link #Z}: conditions and null flags, never a Java
+ * value), with the GLSL type and zero of each.
  */
 enum JType {
-  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF");
+  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF"), Z("bool", "false"),
+  /** A {@code java.lang.String} as a view of bytes ({@link StringCalls}): never on the JVM stack as a primitive. */
+  S("vk_string", StringPool.EMPTY);
 
   final String glsl;
   final String zero;
@@ -48,8 +52,26 @@ enum JType {
     };
   }
 
+  /** The box class of primitive {@code prim}: {@code java.lang.Double} for double. */
+  static String boxOf(Type prim) {
+    return switch (prim.getSort()) {
+      case Type.INT -> "java.lang.Integer";
+      case Type.LONG -> "java.lang.Long";
+      case Type.FLOAT -> "java.lang.Float";
+      case Type.DOUBLE -> "java.lang.Double";
+      case Type.BOOLEAN -> "java.lang.Boolean";
+      case Type.SHORT -> "java.lang.Short";
+      case Type.BYTE -> "java.lang.Byte";
+      case Type.CHAR -> "java.lang.Character";
+      default -> prim.getClassName();
+    };
+  }
+
   /** The SQL type of a primitive or boxed Java type, or null when vkspark has none for it. */
   static SqlType sqlType(Type t) {
+    if (t.getSort() == Type.OBJECT && t.getInternalName().equals("java/lang/String")) {
+      return SqlType.STRING;
+    }
     Type p = t.getSort() == Type.OBJECT ? unboxed(t.getInternalName()) : t;
     if (p == null) {
       return null;

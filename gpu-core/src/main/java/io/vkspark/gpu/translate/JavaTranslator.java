@@ -25,9 +25,12 @@ import org.objectweb.asm.tree.ClassNode;
  * final} constants, the UDF object's fields and a lambda's captured values, read now as constants;
  * null checks of boxed arguments and null results. A row whose Java method throws (integer division
  * by zero, {@code *Exact} overflow, an explicit {@code throw}, unboxing a null) or returns null
- * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}.
+ * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}. Strings:
+ * {@code String}'s methods, concatenation, {@code StringBuilder}, {@code split} on one char,
+ * {@code parseInt}, Scala's {@code StringOps} ({@link StringCalls}), a row whose characters Java's
+ * semantics need handed back to {@code call()} alone.
  *
- * <p>What does not: allocation, strings, arrays, caught exceptions, calls outside that set,
+ * <p>What does not: allocation (but a {@code StringBuilder}), regular expressions, other arrays, caught exceptions, calls outside that set,
  * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
  * floating-point {@code %}, {@code Math.hypot}, {@code Math.cbrt}, {@code Math.round},
  * {@code invokedynamic}. The {@link Translation.Refused} reason names the
@@ -47,10 +50,33 @@ public final class JavaTranslator {
    * constants.
    */
   public static Translation translate(Object udf) {
+    return translate(udf, null);
+  }
+
+  /**
+   * As {@link #translate(Object)}, for a UDF registered with SQL result type {@code expectedResult}
+   * (null: unknown). A lambda whose implementation javac erased to return {@code Object}
+   * ({@code functions.udf((Long x) -> x * x, DataTypes.LongType)}) translates with the box its
+   * {@code areturn}s return, or, when they do not tell, with {@code expectedResult}'s box; a box
+   * that differs from {@code expectedResult} is a refusal. A method that declares its result type
+   * is translated as it declares it (the caller compares the types).
+   */
+  public static Translation translate(Object udf, SqlType expectedResult) {
+    return translate(udf, expectedResult, null);
+  }
+
+  /**
+   * As {@link #translate(Object, SqlType)}, with the SQL types of the UDF's arguments
+   * ({@code expectedArgs}, null: unknown) for arguments its method declares only as {@code Object}
+   * (a Scala closure's {@code $adapted} bridge unboxes them itself, which also tells their types).
+   */
+  public static Translation translate(Object udf, SqlType expectedResult, List<SqlType> expectedArgs) {
     Class<?> c = udf.getClass();
+    Expected expected = new Expected(expectedResult, expectedArgs == null ? null
+        : java.util.Collections.unmodifiableList(new ArrayList<>(expectedArgs)));
     SerializedLambda lambda = lambdaOf(udf);
     if (lambda != null) {
-      return translateLambda(udf, lambda);
+      return translateLambda(udf, lambda, expected);
     }
     Method call = null;
     for (Method m : c.getMethods()) {
@@ -68,9 +94,11 @@ public final class JavaTranslator {
     }
     List<Object> key = new ArrayList<>(List.of(call.getDeclaringClass(), Type.getMethodDescriptor(call)));
     key.add(fieldValues(udf));
+    key.add(expected);
     Method found = call;
     return CACHE.computeIfAbsent(key, k -> run(found.getDeclaringClass().getClassLoader(), udf,
-        Type.getInternalName(found.getDeclaringClass()), "call", Type.getMethodDescriptor(found), Map.of(), 0));
+        Type.getInternalName(found.getDeclaringClass()), "call", Type.getMethodDescriptor(found), Map.of(), 0,
+        expected));
   }
 
   /** The translation of a static method (primitive or boxed arguments and result). */
@@ -81,7 +109,12 @@ public final class JavaTranslator {
     Class<?> c = staticMethod.getDeclaringClass();
     String desc = Type.getMethodDescriptor(staticMethod);
     return CACHE.computeIfAbsent(List.of(c, staticMethod.getName(), desc),
-        k -> run(c.getClassLoader(), null, Type.getInternalName(c), staticMethod.getName(), desc, Map.of(), 0));
+        k -> run(c.getClassLoader(), null, Type.getInternalName(c), staticMethod.getName(), desc, Map.of(), 0, Expected.NONE));
+  }
+
+  /** What the caller knows of the UDF's registered types (each null when unknown); part of the cache key. */
+  private record Expected(SqlType result, List<SqlType> args) {
+    static final Expected NONE = new Expected(null, null);
   }
 
   private static SerializedLambda lambdaOf(Object udf) {
@@ -98,7 +131,7 @@ public final class JavaTranslator {
     }
   }
 
-  private static Translation translateLambda(Object udf, SerializedLambda l) {
+  private static Translation translateLambda(Object udf, SerializedLambda l, Expected expected) {
     String source = l.getImplClass().replace('/', '.') + "." + l.getImplMethodName();
     int kind = l.getImplMethodKind();
     List<Object> captured = new ArrayList<>();
@@ -139,11 +172,12 @@ public final class JavaTranslator {
     }
     List<Object> key = new ArrayList<>(List.of(l.getImplClass(), l.getImplMethodName(), l.getImplMethodSignature()));
     key.add(captured.stream().map(c -> c == receiver ? fieldValues(c) : c).toList());
+    key.add(expected);
     Object r = receiver;
     int s = skip;
     ClassLoader loader = udf.getClass().getClassLoader();
     return CACHE.computeIfAbsent(key, k -> run(loader, r, l.getImplClass(), l.getImplMethodName(),
-        l.getImplMethodSignature(), constants, s));
+        l.getImplMethodSignature(), constants, s, expected));
   }
 
   /** The receiver's fields that translation may read (primitives and boxes), for the cache key. */
@@ -155,7 +189,8 @@ public final class JavaTranslator {
         if (Modifier.isStatic(f.getModifiers())) {
           continue;
         }
-        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null) {
+        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null
+            || f.getType() == String.class) { // read as constants (StringInsns)
           try {
             f.setAccessible(true);
             values.add(f.getName());
@@ -170,33 +205,48 @@ public final class JavaTranslator {
   }
 
   private static Translation run(ClassLoader loader, Object receiver, String owner, String name, String desc,
-                                 Map<Integer, Object> constants, int skip) {
+                                 Map<Integer, Object> constants, int skip, Expected expected) {
     String source = Type.getObjectType(owner).getClassName() + "." + name;
     try {
       Unit unit = new Unit(loader, receiver);
       ClassNode c = unit.classNode(owner);
       Unit.Method main = unit.method(c, name, desc, constants);
       Type[] args = Type.getArgumentTypes(desc);
+      Results.erasedArgs(main, source, skip, expected.args());
       List<SqlType> sqlArgs = new ArrayList<>();
-      StringBuilder call = new StringBuilder();
+      List<Expr> call = new ArrayList<>();
       for (int i = skip; i < args.length; i++) {
-        SqlType t = JType.sqlType(args[i]);
+        ObjType o = main.argType(i);
+        SqlType t = o != null ? o.sqlType() : JType.sqlType(args[i]);
         if (t == null) {
           throw new Untranslatable(source + ": argument " + (i - skip + 1) + " is a " + args[i].getClassName()
-              + " (primitives and their boxes translate)");
+              + (args[i].getClassName().equals("java.sql.Date") || args[i].getClassName().equals("java.util.Date")
+                  ? " (it depends on the JVM's default time zone: take a java.time.LocalDate, which Spark passes with "
+                  + "spark.sql.datetime.java8API.enabled=true)"
+                  : " (primitives, their boxes, LocalDate, Instant and java.sql.Timestamp translate)"));
         }
         sqlArgs.add(t);
-        call.append(call.length() == 0 ? "" : ", ").append(t == SqlType.BOOLEAN ? "(a" + (i - skip) + " ? 1 : 0)" : "a" + (i - skip));
+        Var a = new Var("a" + (i - skip), t == SqlType.BOOLEAN ? JType.Z : o != null ? o.repr() : JType.of(args[i]),
+            Var.Kind.PARAM);
+        call.add(t == SqlType.BOOLEAN ? Expr.toInt(a.ref()) : a.ref());
       }
-      SqlType result = JType.sqlType(Type.getReturnType(desc));
+      ObjType erased = Results.erased(main, source, expected.result(), unit);
+      ObjType box = erased != null ? erased : ObjType.of(Type.getReturnType(desc));
+      SqlType result = box != null ? box.sqlType() : JType.sqlType(Type.getReturnType(desc));
       if (result == null) {
         throw new Untranslatable(source + ": returns a " + Type.getReturnType(desc).getClassName()
-            + " (primitives and their boxes translate)");
+            + " (primitives, their boxes, LocalDate, Instant and java.sql.Timestamp translate)");
       }
       unit.enter(owner + "." + name + desc);
-      MethodTranslator t = new MethodTranslator(unit, main, "vkt_main");
+      MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false, erased);
       unit.addMain(t.translate());
-      String body = "return " + (result == SqlType.BOOLEAN ? "vkt_main(" + call + ") != 0" : "vkt_main(" + call + ")") + ";";
+      if (result != SqlType.STRING && !sqlArgs.contains(SqlType.STRING) && unit.functions().contains("vk_string")) {
+        throw new Untranslatable((unit.strings.firstUse != null ? unit.strings.firstUse : source + ": uses strings")
+            + ", with no string argument or result");
+      }
+      Expr value = new Expr.Call(t.returns, "vkt_main", call);
+      String body = GlslWriter.statement(new Stmt.Return(result == SqlType.BOOLEAN
+          ? Expr.bin(Expr.BinOp.NE, value, Expr.i(0)) : value));
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
       return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations());
     } catch (Untranslatable e) {

@@ -1,5 +1,6 @@
 package io.vkspark.gpu.translate;
 
+import io.vkspark.gpu.translate.Expr.BinOp;
 import org.objectweb.asm.tree.MethodInsnNode;
 
 /**
@@ -13,191 +14,141 @@ import org.objectweb.asm.tree.MethodInsnNode;
  * lavapipe. {@code Math} and {@code StrictMath} translate alike.
  */
 final class LibraryCalls {
-  /** What the translator gives a library call to write code with. */
-  interface Emitter {
-    Val temp(JType t, String expr);
+  /** The code being built, as a library call writes it. */
+  interface Code {
+    /** A temporary holding {@code e}. */
+    Expr temp(JType t, Expr e);
 
-    void throwIf(String cond);
+    /** The row throws when {@code cond} holds. */
+    void throwIf(Expr cond);
 
-    String helper(String name);
+    /** A call of the translator's GLSL helper {@code name} ({@link Helpers}), marked as used. */
+    Expr helper(JType t, String name, Expr... args);
 
     /** Notes that {@code call} is not bit-exact on the device. */
     void approximate(String call);
-  }
 
-  record Result(Val value) {}
+    /** The refusal of what the instruction being read does, naming it, its line and its class and method. */
+    Untranslatable refuse(String what);
+  }
 
   private LibraryCalls() {}
 
   private static final java.util.Set<String> ELEMENTARY = java.util.Set.of("exp", "log", "log10", "pow", "sin", "cos",
       "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "expm1", "log1p");
 
-  /** The call's value, or null when it has no device version. */
-  static Result translate(MethodInsnNode call, Val[] a, Emitter e) {
+  /** The call's value (a temporary), or null when it has no device version. */
+  static Expr translate(MethodInsnNode call, Expr[] a, Code e) {
     String owner = call.owner;
     String name = call.name;
     String desc = call.desc;
     if (owner.equals("java/lang/Math") || owner.equals("java/lang/StrictMath")) {
-      return math(name, desc, a, e);
+      return math(owner, name, desc, a, e);
     }
     if (owner.equals("java/lang/Double")) {
       return switch (name + desc) {
-        case "isNaN(D)Z" -> bool(e, e.helper("vkt_isnan") + "(" + a[0].v() + ")");
-        case "isInfinite(D)Z" -> bool(e, e.helper("vkt_isinf") + "(" + a[0].v() + ")");
-        case "isFinite(D)Z" -> bool(e, "!" + e.helper("vkt_isnan") + "(" + a[0].v() + ") && !" + e.helper("vkt_isinf")
-            + "(" + a[0].v() + ")");
-        case "doubleToRawLongBits(D)J" -> new Result(e.temp(JType.J, e.helper("vkt_dbits") + "(" + a[0].v() + ")"));
-        case "doubleToLongBits(D)J" -> new Result(e.temp(JType.J, e.helper("vkt_isnan") + "(" + a[0].v()
-            + ") ? 9221120237041090560l : " + e.helper("vkt_dbits") + "(" + a[0].v() + ")"));
-        case "longBitsToDouble(J)D" -> new Result(e.temp(JType.D, e.helper("vkt_bitsd") + "(" + a[0].v() + ")"));
-        case "compare(DD)I" -> new Result(e.temp(JType.I, e.helper("vkt_dcompare") + "(" + a[0].v() + ", " + a[1].v() + ")"));
-        case "sum(DD)D" -> new Result(e.temp(JType.D, a[0].v() + " + " + a[1].v()));
-        case "max(DD)D" -> new Result(e.temp(JType.D, "jmax(" + a[0].v() + ", " + a[1].v() + ")"));
-        case "min(DD)D" -> new Result(e.temp(JType.D, "jmin(" + a[0].v() + ", " + a[1].v() + ")"));
-        default -> null;
+        case "isNaN(D)Z" -> bool(e, e.helper(JType.Z, "vkt_isnan", a[0]));
+        case "isInfinite(D)Z" -> bool(e, e.helper(JType.Z, "vkt_isinf", a[0]));
+        case "isFinite(D)Z" -> bool(e, Expr.bin(BinOp.LAND, Expr.not(e.helper(JType.Z, "vkt_isnan", a[0])),
+            Expr.not(e.helper(JType.Z, "vkt_isinf", a[0]))));
+        case "doubleToRawLongBits(D)J" -> e.temp(JType.J, e.helper(JType.J, "vkt_dbits", a[0]));
+        case "doubleToLongBits(D)J" -> e.temp(JType.J, Expr.select(e.helper(JType.Z, "vkt_isnan", a[0]),
+            Expr.j(0x7ff8000000000000L), e.helper(JType.J, "vkt_dbits", a[0])));
+        case "longBitsToDouble(J)D" -> e.temp(JType.D, e.helper(JType.D, "vkt_bitsd", a[0]));
+        case "compare(DD)I" -> e.temp(JType.I, e.helper(JType.I, "vkt_dcompare", a[0], a[1]));
+        case "sum(DD)D" -> e.temp(JType.D, Expr.bin(BinOp.ADD, a[0], a[1]));
+        case "max(DD)D", "min(DD)D" -> e.temp(JType.D, Expr.call(JType.D, "j" + name, a[0], a[1]));
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
     if (owner.equals("java/lang/Float")) {
       return switch (name + desc) {
-        case "isNaN(F)Z" -> bool(e, e.helper("vkt_isnanf") + "(" + a[0].v() + ")");
-        case "isInfinite(F)Z" -> bool(e, e.helper("vkt_isinff") + "(" + a[0].v() + ")");
-        case "isFinite(F)Z" -> bool(e, "!" + e.helper("vkt_isnanf") + "(" + a[0].v() + ") && !" + e.helper("vkt_isinff")
-            + "(" + a[0].v() + ")");
-        case "floatToRawIntBits(F)I" -> new Result(e.temp(JType.I, "floatBitsToInt(" + a[0].v() + ")"));
-        case "floatToIntBits(F)I" -> new Result(e.temp(JType.I, e.helper("vkt_isnanf") + "(" + a[0].v()
-            + ") ? 2143289344 : floatBitsToInt(" + a[0].v() + ")"));
-        case "intBitsToFloat(I)F" -> new Result(e.temp(JType.F, "intBitsToFloat(" + a[0].v() + ")"));
-        case "max(FF)F" -> new Result(e.temp(JType.F, "jmax(" + a[0].v() + ", " + a[1].v() + ")"));
-        case "min(FF)F" -> new Result(e.temp(JType.F, "jmin(" + a[0].v() + ", " + a[1].v() + ")"));
-        default -> null;
+        case "isNaN(F)Z" -> bool(e, e.helper(JType.Z, "vkt_isnanf", a[0]));
+        case "isInfinite(F)Z" -> bool(e, e.helper(JType.Z, "vkt_isinff", a[0]));
+        case "isFinite(F)Z" -> bool(e, Expr.bin(BinOp.LAND, Expr.not(e.helper(JType.Z, "vkt_isnanf", a[0])),
+            Expr.not(e.helper(JType.Z, "vkt_isinff", a[0]))));
+        case "floatToRawIntBits(F)I" -> e.temp(JType.I, Expr.call(JType.I, "floatBitsToInt", a[0]));
+        case "floatToIntBits(F)I" -> e.temp(JType.I, Expr.select(e.helper(JType.Z, "vkt_isnanf", a[0]), Expr.i(0x7fc00000),
+            Expr.call(JType.I, "floatBitsToInt", a[0])));
+        case "intBitsToFloat(I)F" -> e.temp(JType.F, Expr.call(JType.F, "intBitsToFloat", a[0]));
+        case "max(FF)F", "min(FF)F" -> e.temp(JType.F, Expr.call(JType.F, "j" + name, a[0], a[1]));
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
     if (owner.equals("java/lang/Integer") || owner.equals("java/lang/Long")) {
       boolean l = owner.equals("java/lang/Long");
       JType t = l ? JType.J : JType.I;
       return switch (name) {
-        case "max", "min" -> a.length == 2 && desc.startsWith(l ? "(JJ)" : "(II)")
-            ? minMax(e, t, name, a[0].v(), a[1].v()) : null;
-        case "sum" -> a.length == 2 ? new Result(e.temp(t, a[0].v() + " + " + a[1].v())) : null;
-        case "signum" -> a.length == 1 ? new Result(e.temp(JType.I, cmp(e, t, a[0].v(), ">", t.zero) + " ? 1 : "
-            + cmp(e, t, a[0].v(), "<", t.zero) + " ? -1 : 0")) : null;
-        case "compare" -> a.length == 2 ? new Result(e.temp(JType.I, cmp(e, t, a[0].v(), "<", a[1].v()) + " ? -1 : "
-            + cmp(e, t, a[0].v(), ">", a[1].v()) + " ? 1 : 0")) : null;
-        default -> null;
+        case "max", "min" -> a.length == 2 && desc.startsWith(l ? "(JJ)" : "(II)") ? minMax(e, t, name, a[0], a[1]) : null;
+        case "sum" -> a.length == 2 ? e.temp(t, Expr.bin(BinOp.ADD, a[0], a[1])) : null;
+        case "signum" -> a.length == 1 ? e.temp(JType.I, Expr.select(cmp(e, a[0], BinOp.GT, Expr.zero(t)), Expr.i(1),
+            Expr.select(cmp(e, a[0], BinOp.LT, Expr.zero(t)), Expr.i(-1), Expr.i(0)))) : null;
+        case "compare" -> a.length == 2 ? e.temp(JType.I, Expr.select(cmp(e, a[0], BinOp.LT, a[1]), Expr.i(-1),
+            Expr.select(cmp(e, a[0], BinOp.GT, a[1]), Expr.i(1), Expr.i(0)))) : null;
+        default -> MathCalls.translate(owner, name, desc, a, e);
       };
     }
-    return null;
+    return MathCalls.translate(owner, name, desc, a, e);
   }
 
   /** {@code a rel b} for ints, or for longs through {@code vkt_lcmp} (see {@link Helpers}). */
-  static String cmp(Emitter e, JType t, String a, String rel, String b) {
-    return t == JType.J ? "(" + e.helper("vkt_lcmp") + "(" + a + ", " + b + ") " + rel + " 0)" : "(" + a + " " + rel + " " + b + ")";
+  static Expr cmp(Code e, Expr a, BinOp rel, Expr b) {
+    return a.type() == JType.J ? Expr.bin(rel, e.helper(JType.I, "vkt_lcmp", a, b), Expr.i(0)) : Expr.bin(rel, a, b);
   }
 
-  private static Result minMax(Emitter e, JType t, String name, String a, String b) {
+  private static Expr minMax(Code e, JType t, String name, Expr a, Expr b) {
     if (t != JType.J) {
-      return new Result(e.temp(t, "j" + name + "(" + a + ", " + b + ")"));
+      return e.temp(t, Expr.call(t, "j" + name, a, b));
     }
-    return new Result(e.temp(t, cmp(e, t, a, name.equals("max") ? ">=" : "<=", b) + " ? " + a + " : " + b));
+    return e.temp(t, Expr.select(cmp(e, a, name.equals("max") ? BinOp.GE : BinOp.LE, b), a, b));
   }
 
-  private static Result approximate(Emitter e, String call, Result r) {
-    e.approximate(call);
-    return r;
+  private static Expr bool(Code e, Expr cond) {
+    return e.temp(JType.I, Expr.toInt(cond));
   }
 
-  private static Result bool(Emitter e, String cond) {
-    return new Result(e.temp(JType.I, "(" + cond + ") ? 1 : 0"));
-  }
-
-  private static Result math(String name, String desc, Val[] a, Emitter e) {
-    String x = a.length > 0 ? a[0].v() : null;
-    String y = a.length > 1 ? a[1].v() : null;
+  private static Expr math(String owner, String name, String desc, Expr[] a, Code e) {
+    Expr x = a.length > 0 ? a[0] : null;
+    Expr y = a.length > 1 ? a[1] : null;
     if (ELEMENTARY.contains(name) && (desc.equals("(D)D") || desc.equals("(DD)D"))) {
       e.approximate("Math." + name);
-      return new Result(e.temp(JType.D, name + "(" + x + (y == null ? "" : ", " + y) + ")"));
+      return e.temp(JType.D, new Expr.Call(JType.D, name, java.util.Arrays.asList(a)));
     }
     return switch (name + desc) {
-      case "sqrt(D)D" -> new Result(e.temp(JType.D, "sqrt(" + x + ")"));
-      case "abs(D)D", "abs(F)F" -> new Result(e.temp(a[0].type(), "abs(" + x + ")"));
-      case "abs(I)I", "abs(J)J" -> new Result(e.temp(a[0].type(), cmp(e, a[0].type(), x, "<", a[0].type().zero) + " ? -" + x
-          + " : " + x));
+      case "sqrt(D)D" -> e.temp(JType.D, Expr.call(JType.D, "sqrt", x));
+      case "abs(D)D", "abs(F)F" -> e.temp(x.type(), Expr.call(x.type(), "abs", x));
+      case "abs(I)I", "abs(J)J" -> e.temp(x.type(), Expr.select(cmp(e, x, BinOp.LT, Expr.zero(x.type())), neg(x), x));
       case "max(DD)D", "max(FF)F", "max(II)I", "max(JJ)J", "min(DD)D", "min(FF)F", "min(II)I", "min(JJ)J" ->
-          minMax(e, a[0].type(), name, x, y);
-      case "floor(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_floor") + "(" + x + ")"));
-      case "ceil(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_ceil") + "(" + x + ")"));
-      case "rint(D)D" -> new Result(e.temp(JType.D, e.helper("vkt_rint") + "(" + x + ")"));
-      case "signum(D)D" -> new Result(e.temp(JType.D, "(" + x + " > 0.0LF ? 1.0LF : " + x + " < 0.0LF ? -1.0LF : " + x + ")"));
+          minMax(e, x.type(), name, x, y);
+      case "floor(D)D" -> e.temp(JType.D, e.helper(JType.D, "vkt_floor", x));
+      case "ceil(D)D" -> e.temp(JType.D, e.helper(JType.D, "vkt_ceil", x));
+      case "rint(D)D" -> e.temp(JType.D, e.helper(JType.D, "vkt_rint", x));
+      case "signum(D)D" -> e.temp(JType.D, Expr.select(Expr.bin(BinOp.GT, x, Expr.d(0)), Expr.d(1),
+          Expr.select(Expr.bin(BinOp.LT, x, Expr.d(0)), Expr.d(-1), x)));
       // from the bits: a device that flushes float subnormals compares them as 0 (Java's signum is +-1)
-      case "signum(F)F" -> new Result(e.temp(JType.F, "(" + e.helper("vkt_isnanf") + "(" + x + ") || (floatBitsToUint(" + x
-          + ") & 0x7fffffffu) == 0u) ? " + x + " : (floatBitsToUint(" + x + ") & 0x80000000u) != 0u ? -1.0f : 1.0f"));
-      case "toRadians(D)D" -> new Result(e.temp(JType.D, x + " * 0.017453292519943295LF"));
-      case "toDegrees(D)D" -> new Result(e.temp(JType.D, x + " * 57.29577951308232LF"));
-      case "fma(DDD)D" -> approximate(e, "Math.fma", new Result(e.temp(JType.D, "fma(" + x + ", " + y + ", " + a[2].v() + ")")));
-      case "addExact(II)I", "addExact(JJ)J" -> {
-        JType t = a[0].type();
-        Val r = e.temp(t, x + " + " + y);
-        Val bits = e.temp(t, "(" + x + " ^ " + r.v() + ") & (" + y + " ^ " + r.v() + ")");
-        e.throwIf(cmp(e, t, bits.v(), "<", t.zero));
-        yield new Result(r);
+      case "signum(F)F" -> e.temp(JType.F, Expr.select(Expr.bin(BinOp.LOR, e.helper(JType.Z, "vkt_isnanf", x),
+              Expr.bin(BinOp.EQ, Expr.bin(BinOp.AND, floatBits(x), new Expr.Const(JType.I, 0x7fffffff)), Expr.i(0))), x,
+          Expr.select(Expr.bin(BinOp.NE, Expr.bin(BinOp.AND, floatBits(x), Expr.i(0x80000000)), Expr.i(0)), Expr.f(-1),
+              Expr.f(1))));
+      case "toRadians(D)D" -> e.temp(JType.D, Expr.bin(BinOp.MUL, x, Expr.d(0.017453292519943295)));
+      case "toDegrees(D)D" -> e.temp(JType.D, Expr.bin(BinOp.MUL, x, Expr.d(57.29577951308232)));
+      case "fma(DDD)D" -> {
+        e.approximate("Math.fma");
+        yield e.temp(JType.D, Expr.call(JType.D, "fma", x, y, a[2]));
       }
-      case "subtractExact(II)I", "subtractExact(JJ)J" -> {
-        JType t = a[0].type();
-        Val r = e.temp(t, x + " - " + y);
-        Val bits = e.temp(t, "(" + x + " ^ " + y + ") & (" + x + " ^ " + r.v() + ")");
-        e.throwIf(cmp(e, t, bits.v(), "<", t.zero));
-        yield new Result(r);
+      default -> {
+        Expr r = ExactMath.translate(name + desc, a, e);
+        yield r != null ? r : MathCalls.translate(owner, name, desc, a, e);
       }
-      case "multiplyExact(II)I" -> {
-        Val wide = e.temp(JType.J, "int64_t(" + x + ") * int64_t(" + y + ")");
-        e.throwIf(wide.v() + " != int64_t(int(" + wide.v() + "))");
-        yield new Result(e.temp(JType.I, "int(" + wide.v() + ")"));
-      }
-      case "multiplyExact(JJ)J", "multiplyExact(JI)J" -> {
-        if (a[1].type() == JType.I) {
-          y = e.temp(JType.J, "int64_t(" + y + ")").v();
-        }
-        Val r = e.temp(JType.J, x + " * " + y);
-        // Java's own test: the high words, then the quotient check (divisor non-zero), and MIN * -1
-        Val ax = e.temp(JType.J, cmp(e, JType.J, x, "<", "0l") + " ? -" + x + " : " + x);
-        Val ay = e.temp(JType.J, cmp(e, JType.J, y, "<", "0l") + " ? -" + y + " : " + y);
-        e.throwIf("(uint64_t(" + ax.v() + " | " + ay.v() + ") >> 31 != 0ul) && ((" + y + " != 0l && jdiv(" + r.v() + ", " + y
-            + ") != " + x + ") || (" + x + " == (-9223372036854775807l - 1l) && " + y + " == -1l))");
-        yield new Result(r);
-      }
-      case "negateExact(I)I", "negateExact(J)J" -> {
-        String min = a[0].type() == JType.I ? "(-2147483647 - 1)" : "(-9223372036854775807l - 1l)";
-        e.throwIf(x + " == " + min);
-        yield new Result(e.temp(a[0].type(), "-" + x));
-      }
-      case "toIntExact(J)I" -> {
-        e.throwIf(x + " != int64_t(int(" + x + "))");
-        yield new Result(e.temp(JType.I, "int(" + x + ")"));
-      }
-      case "floorDiv(II)I", "floorDiv(JJ)J", "floorDiv(JI)J" -> {
-        JType t = a[0].type();
-        if (a[1].type() != t) {
-          y = e.temp(t, "int64_t(" + y + ")").v();
-        }
-        e.throwIf(y + " == " + t.zero);
-        Val q = e.temp(t, "jdiv(" + x + ", " + y + ")");
-        Val sign = e.temp(t, x + " ^ " + y);
-        yield new Result(e.temp(t, "(" + cmp(e, t, sign.v(), "<", t.zero) + " && " + q.v() + " * " + y
-            + " != " + x + ") ? " + q.v() + " - " + (t == JType.I ? "1" : "1l") + " : " + q.v()));
-      }
-      case "floorMod(II)I", "floorMod(JJ)J", "floorMod(JI)I" -> {
-        JType t = a[0].type();
-        if (a[1].type() != t) {
-          y = e.temp(t, "int64_t(" + y + ")").v();
-        }
-        e.throwIf(y + " == " + t.zero);
-        Val r = e.temp(t, "jrem(" + x + ", " + y + ")");
-        Val sign = e.temp(t, r.v() + " ^ " + y);
-        Val m = e.temp(t, "(" + cmp(e, t, sign.v(), "<", t.zero) + " && " + r.v() + " != " + t.zero + ") ? " + r.v() + " + "
-            + y + " : " + r.v());
-        yield new Result(desc.endsWith(")I") && t == JType.J ? e.temp(JType.I, "int(" + m.v() + ")") : m);
-      }
-      default -> null;
     };
+  }
+
+  /** The bits of float {@code x} as an int (signed: the tests compare with int constants). */
+  static Expr floatBits(Expr x) {
+    return Expr.call(JType.I, "floatBitsToInt", x);
+  }
+
+  static Expr neg(Expr x) {
+    return new Expr.Unary(x.type(), Expr.UnOp.NEG, x);
   }
 }

@@ -30,15 +30,31 @@ import org.objectweb.asm.tree.analysis.SimpleVerifier;
  */
 final class Unit {
   /** A method being translated, with its analysis. */
-  record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, Type> boxSlots,
-                Map<Integer, Object> constants) {
+  record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, ObjType> objSlots,
+                Map<Integer, Object> constants, Map<Integer, ObjType> erasedArgs) {
     String source() {
       return Type.getObjectType(owner.name).getClassName() + "." + node.name;
     }
+
+    /** The modelled type of argument {@code i}: its descriptor's, or the one found for an erased {@code Object}. */
+    ObjType argType(int i) {
+      ObjType o = erasedArgs.get(i);
+      return o != null ? o : ObjType.of(Type.getArgumentTypes(node.desc)[i]);
+    }
+
+    /** Argument {@code i}, declared {@code Object}, holds {@code o}s (see {@link Results#erasedArgs}). */
+    void eraseArg(int i, ObjType o) {
+      erasedArgs.put(i, o);
+      objSlots.put(Results.slot(node, i), o);
+    }
   }
 
-  /** A translated helper method. */
-  record Called(String function, JType returns, boolean mayThrow) {}
+  /**
+   * A translated helper method.
+   *
+   * @param box the box it returns (its null flag comes back in an {@code out} parameter), or null
+   */
+  record Called(String function, JType returns, boolean mayThrow, ObjType box) {}
 
   private final ClassLoader loader;
   private final Object receiver;
@@ -48,7 +64,10 @@ final class Unit {
   private final Set<String> inProgress = new HashSet<>();
   private final Set<String> helpers = new LinkedHashSet<>();
   private final Set<String> approximate = new java.util.TreeSet<>();
-  private final List<String> functions = new ArrayList<>();
+  private final List<Fn> functions = new ArrayList<>();
+  private final List<ConstTable> tables = new ArrayList<>();
+  /** The translation's string constants and the row state its string code uses. */
+  final StringPool strings = new StringPool();
   private int nextFunction;
 
   Unit(ClassLoader loader, Object receiver) {
@@ -105,7 +124,7 @@ final class Unit {
       throw new Untranslatable(source + ": its bytecode cannot be analysed (" + e.getMessage() + ")");
     }
     boolean isStatic = (node.access & Opcodes.ACC_STATIC) != 0;
-    Map<Integer, Type> boxes = new HashMap<>();
+    Map<Integer, ObjType> boxes = new HashMap<>();
     Set<Integer> nullOnly = new HashSet<>();
     for (Frame<BasicValue> f : frames) {
       if (f == null) {
@@ -120,20 +139,20 @@ final class Unit {
           nullOnly.add(l);
           continue;
         }
-        Type prim = JType.unboxed(t.getInternalName());
-        if (prim != null) {
-          Type before = boxes.putIfAbsent(l, prim);
-          if (before != null && !before.equals(prim)) {
-            throw new Untranslatable(source + ": local variable " + l + " holds both a " + before.getClassName() + " and a "
-                + prim.getClassName() + " box");
+        ObjType o = ObjType.of(t);
+        if (o != null) {
+          ObjType before = boxes.putIfAbsent(l, o);
+          if (before != null && !before.equals(o)) {
+            throw new Untranslatable(source + ": local variable " + l + " holds both a " + before.className() + " and a "
+                + o.className());
           }
         }
       }
     }
     for (int l : nullOnly) {
-      boxes.putIfAbsent(l, Type.INT_TYPE); // only ever null: any box will do
+      boxes.putIfAbsent(l, new ObjType.Box(Type.INT_TYPE)); // only ever null: any box will do
     }
-    return new Method(owner, node, frames, boxes, constants);
+    return new Method(owner, node, frames, boxes, constants, new HashMap<>());
   }
 
   Untranslatable refuse(Method m, int line, String what) {
@@ -176,20 +195,23 @@ final class Unit {
     }
     Type[] args = Type.getArgumentTypes(call.desc);
     for (Type a : args) {
-      if (JType.of(a) == null) {
-        throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName() + " (helpers take primitives)");
+      if (JType.of(a) == null && ObjType.of(a) == null) {
+        throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName()
+            + " (helpers take primitives and their boxes)");
       }
     }
-    JType ret = JType.of(Type.getReturnType(call.desc));
-    if (ret == null) {
-      throw refuse(from, line, "calls " + call.name + ", which does not return a primitive");
-    }
     Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
+    Type rt = Type.getReturnType(call.desc);
+    ObjType erased = Results.erased(callee, callee.source(), null, this);
+    ObjType box = erased != null ? erased : ObjType.of(rt);
+    if (box == null && JType.of(rt) == null) {
+      throw refuse(from, line, "calls " + call.name + ", which returns a " + rt.getClassName()
+          + " (helpers return primitives and their boxes)");
+    }
     String fn = "vkt_f" + (++nextFunction);
-    MethodTranslator t = new MethodTranslator(this, callee, fn);
-    String text = t.translate();
-    functions.add(text);
-    c = new Called(fn, ret, t.mayThrow);
+    MethodTranslator t = new MethodTranslator(this, callee, fn, true, erased);
+    functions.add(t.translate());
+    c = new Called(fn, t.returns, t.mayThrow, box);
     called.put(key, c);
     inProgress.remove(key);
     return c;
@@ -202,8 +224,8 @@ final class Unit {
 
   /** Marks the translator's helper {@code name} as used; returns it. */
   String helper(String name) {
-    for (String n : Helpers.NEEDS.getOrDefault(name, List.of())) {
-      helpers.add(n);
+    for (String n : Helpers.needs(name)) {
+      helper(n);
     }
     helpers.add(name);
     return name;
@@ -219,18 +241,38 @@ final class Unit {
     return List.copyOf(approximate);
   }
 
+  /**
+   * The table of {@code values} (one declaration per distinct contents); null when the tables
+   * would hold more elements than a translation may ({@link ConstTable#MAX_ELEMENTS}).
+   */
+  ConstTable table(JType elem, List<Expr.Const> values) {
+    ConstTable t = new ConstTable("vkt_c" + tables.size(), elem, values);
+    for (ConstTable o : tables) {
+      if (o.sameValues(t)) {
+        return o;
+      }
+    }
+    int total = tables.stream().mapToInt(ConstTable::length).sum() + t.length();
+    if (total > ConstTable.MAX_ELEMENTS) {
+      return null;
+    }
+    tables.add(t);
+    return t;
+  }
+
   /** Adds the main function (after its helpers). */
-  void addMain(String text) {
-    functions.add(text);
+  void addMain(Fn main) {
+    functions.add(main);
   }
 
   /** The helpers used and every translated function, callees first. */
   String functions() {
-    StringBuilder s = new StringBuilder();
+    StringBuilder s = new StringBuilder(strings.declarations());
     for (String h : helpers) {
-      s.append(Helpers.TEXT.get(h)).append('\n');
+      s.append(Helpers.text(h)).append('\n');
     }
-    functions.forEach(s::append);
+    tables.forEach(t -> s.append(t.declaration()).append('\n'));
+    functions.forEach(f -> s.append(GlslWriter.function(f)));
     return s.toString();
   }
 }

@@ -1,45 +1,79 @@
 package io.vkspark.gpu.translate;
 
-import org.objectweb.asm.Type;
-
 /**
- * One value on the translator's symbolic JVM stack: a GLSL operand (a temporary, a variable or a
- * literal; never an expression with operations, so that evaluation order and stores cannot change
- * it), or a box ({@code Double}, ...) as its primitive operand plus a GLSL {@code bool} that is true
- * when the reference is null, or the UDF object itself ({@code this}), or a pending comparison
- * ({@code lcmp}, {@code dcmpg}, ...) that the next branch reads directly.
- *
- * @param type the computational type of the operand (for a box, of its primitive)
- * @param box for a box, its primitive type ({@code double} for {@code Double}); null otherwise
- * @param nul for a box, when it is null (a GLSL bool operand)
+ * One value on the translator's symbolic JVM operand stack. Its expressions are operands (a
+ * temporary, a variable or a constant; never an operation), so that evaluation order and later
+ * stores cannot change them.
  */
-record Val(JType type, String v, Type box, String nul, boolean isThis, Cmp cmp) {
-
-  /** A comparison of {@code a} and {@code b}: -1, 0 or 1, and {@code nanResult} when unordered. */
-  record Cmp(JType type, String a, String b, int nanResult) {}
-
-  static Val of(JType type, String v) {
-    return new Val(type, v, null, null, false, null);
-  }
-
-  static Val boxed(Type box, String v, String nul) {
-    return new Val(JType.of(box), v, box, nul, false, null);
-  }
-
-  static Val self() {
-    return new Val(null, "this", null, "false", true, null);
-  }
-
-  static Val compare(Cmp cmp) {
-    return new Val(JType.I, null, null, null, false, cmp);
-  }
-
-  boolean isBox() {
-    return box != null;
-  }
-
+sealed interface Val {
   /** Stack slots the value takes on the JVM: 2 for a long or double. */
-  int size() {
-    return box == null && !isThis && (type == JType.J || type == JType.D) ? 2 : 1;
+  default int size() {
+    return this instanceof Prim p && (p.e().type() == JType.J || p.e().type() == JType.D) ? 2 : 1;
+  }
+
+  /** A primitive value. */
+  record Prim(Expr e) implements Val {
+    JType type() {
+      return e.type();
+    }
+  }
+
+  /**
+   * A reference the translator models ({@link ObjType}: a box, ...) as its value and a GLSL
+   * {@code bool} that is true when the reference is null.
+   */
+  record Obj(ObjType type, Expr value, Expr isNull) implements Val {
+    /** Whether the reference is null on every path (a {@code null} constant). */
+    boolean alwaysNull() {
+      return isNull instanceof Expr.Const c && c.isTrue();
+    }
+
+    /** Whether the reference is never null. */
+    boolean neverNull() {
+      return isNull instanceof Expr.Const c && c.isFalse();
+    }
+  }
+
+  /**
+   * A string constant ({@code ldc "..."}): accepted where its text does not matter on the device
+   * (the message of {@code Objects.requireNonNull}); any other use is refused as "uses a string".
+   */
+  record Text(String value) implements Val {}
+
+  /** A constant table ({@link ConstTable}): a primitive array known when translating. */
+  record Table(ConstTable table) implements Val {}
+
+  /** A local array being created: constant stores set its elements ({@link ArrayBuilder}). */
+  record NewArray(ArrayBuilder builder) implements Val {}
+
+  /** A Scala {@code object} ({@code scala.math.package$.MODULE$}, {@code Predef$}, ...): its methods are library calls. */
+  record Module(String owner) implements Val {}
+
+  /**
+   * An object being constructed ({@code new scala.Some}, {@code new RichLong}): replaced, on the
+   * whole stack, by its value when its constructor is called. Compared by identity.
+   */
+  final class Uninit implements Val {
+    final String owner;
+
+    Uninit(String owner) {
+      this.owner = owner;
+    }
+  }
+
+  /** What a {@code void} call leaves on the stack: nothing (never pushed). */
+  record Void() implements Val {}
+
+  /** The UDF object itself ({@code this}): its fields are constants, its methods helpers. */
+  record Self() implements Val {}
+
+  /**
+   * A pending comparison ({@code lcmp}, {@code dcmpg}, ...) that the next branch reads directly:
+   * -1, 0 or 1, and {@code nanResult} when unordered.
+   */
+  record Cmp(JType type, Expr a, Expr b, int nanResult) implements Val {}
+
+  static Prim of(Expr e) {
+    return new Prim(e);
   }
 }

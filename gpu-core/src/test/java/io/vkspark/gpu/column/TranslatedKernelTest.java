@@ -119,6 +119,53 @@ class TranslatedKernelTest {
     Long call(Long a, Long b);
   }
 
+  /** Spark's {@code UDF1} as {@code functions.udf(UDF1<?, ?>, DataType)} takes it: javac erases the lambda's result to Object. */
+  public interface U1<T, R> extends java.io.Serializable {
+    R call(T t);
+  }
+
+  static U1<?, ?> udf(U1<?, ?> f) {
+    return f;
+  }
+
+  @Test
+  void erasedLambda_resultTypeFromItsReturns() throws Exception {
+    U1<?, ?> square = udf((Long x) -> x * x);
+    Translation t = JavaTranslator.translate(square);
+    Translation.Translated tr = assertInstanceOf(Translation.Translated.class, t, () -> String.valueOf(t));
+    assertEquals(io.vkspark.gpu.column.SqlType.BIGINT, tr.result());
+    Object[] xs = {0L, 3L, -7L, Long.MAX_VALUE, Long.MIN_VALUE, 3037000500L};
+    List<Object> got = gpu.run(ColumnKernel.compile(tr.spec("square")), xs);
+    @SuppressWarnings("unchecked")
+    U1<Long, Object> f = (U1<Long, Object>) square;
+    for (int i = 0; i < xs.length; i++) {
+      assertEquals(f.call((Long) xs[i]), got.get(i), "row " + i);
+    }
+    assertInstanceOf(Translation.Translated.class, JavaTranslator.translate(square, io.vkspark.gpu.column.SqlType.BIGINT));
+    Translation.Refused wrong = assertInstanceOf(Translation.Refused.class,
+        JavaTranslator.translate(square, io.vkspark.gpu.column.SqlType.DOUBLE));
+    assertTrue(wrong.reason().contains("returns a java.lang.Long but is registered to return double"), wrong.reason());
+  }
+
+  @Test
+  void erasedLambda_registeredTypeWhereReturnsDoNotTell() {
+    U1<?, ?> nothing = udf((Long x) -> null);
+    Translation.Refused r = assertInstanceOf(Translation.Refused.class, JavaTranslator.translate(nothing));
+    assertTrue(r.reason().contains("give the translator the UDF's registered result type"), r.reason());
+    Translation.Translated tr = assertInstanceOf(Translation.Translated.class,
+        JavaTranslator.translate(nothing, io.vkspark.gpu.column.SqlType.INT));
+    assertEquals(io.vkspark.gpu.column.SqlType.INT, tr.result());
+    U1<?, ?> mixed = udf((Long x) -> {
+      if (x > 0) {
+        return x;
+      }
+      return 1.5;
+    });
+    Translation.Refused m = assertInstanceOf(Translation.Refused.class,
+        JavaTranslator.translate(mixed, io.vkspark.gpu.column.SqlType.BIGINT));
+    assertTrue(m.reason().contains("returns a java.lang.Double where the result is a java.lang.Long"), m.reason());
+  }
+
   @Test
   void udfObject_fieldsAndStaticFinalsAreConstants() {
     Translation t = JavaTranslator.translate(new Pricer(2.5));

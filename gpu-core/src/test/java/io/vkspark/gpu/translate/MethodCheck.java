@@ -33,7 +33,8 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 /**
  * One Java static method against its translation on the GPU: translate, compile the kernel, run it
  * over edge and random rows, and compare each row with the method invoked by reflection. Rows on
- * which Java throws (or returns null) are run apart: each such batch must fail with RECOMPUTE, and
+ * which Java throws (any runtime exception: the generated methods' ArithmeticException, a Scala
+ * MatchError, ...) or returns null (a Scala {@code None}) are run apart: each such batch must fail with RECOMPUTE, and
  * the batch of the other rows must not.
  */
 final class MethodCheck {
@@ -47,6 +48,11 @@ final class MethodCheck {
   };
 
   enum Kind { PASSED, REFUSED, FAILED }
+
+  static {
+    // the tests run as module io.vkspark.gpu, which does not read java.sql (java.sql.Timestamp rows) by itself
+    ModuleLayer.boot().findModule("java.sql").ifPresent(m -> MethodCheck.class.getModule().addReads(m));
+  }
 
   /** What became of one method: the refusal reason or the failure's full description. */
   record Outcome(Kind kind, String category, String detail, long translateNanos, long compileNanos, long runNanos) {}
@@ -123,9 +129,13 @@ final class MethodCheck {
     for (int i = 0; i < rows; i++) {
       Object[] args = row(cols, i);
       try {
-        java[i] = p.method().invoke(null, args);
+        try {
+          java[i] = device(option(p.method().invoke(null, args)));
+        } catch (ArithmeticException e) {
+          java[i] = THROWS; // a date or timestamp Spark cannot hold: Spark's conversion throws too
+        }
       } catch (InvocationTargetException e) {
-        if (!(e.getCause() instanceof ArithmeticException)) {
+        if (!(e.getCause() instanceof RuntimeException)) {
           throw new AssertionError("generated method " + p.method() + " threw " + e.getCause() + " on "
               + Arrays.toString(args) + ":\n" + source, e.getCause());
         }
@@ -139,6 +149,35 @@ final class MethodCheck {
     long t1 = System.nanoTime();
     return o != null ? new Outcome(o.kind(), o.category(), o.detail(), p.translateNanos(), p.compileNanos(), t1 - t0)
         : new Outcome(Kind.PASSED, "", "", p.translateNanos(), p.compileNanos(), t1 - t0);
+  }
+
+  /**
+   * A date or timestamp as Spark keeps it (days, microseconds); other values as they are. Java
+   * results are compared in this form.
+   */
+  static Object device(Object v) {
+    if (v instanceof java.time.LocalDate d) {
+      return Math.toIntExact(d.toEpochDay());
+    }
+    if (v instanceof java.time.Instant i) {
+      return Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000L), i.getNano() / 1000);
+    }
+    if (v instanceof java.sql.Timestamp ts) { // Spark's fromJavaTimestampNoRebase
+      return Math.addExact(Math.multiplyExact(ts.getTime(), 1000L), (ts.getNanos() / 1000) % 1000);
+    }
+    return v;
+  }
+
+  /** A Scala {@code Option} result as Spark reads it: {@code Some(x)} is x, {@code None} null; other values as they are. */
+  static Object option(Object v) {
+    if (v != null && v.getClass().getName().equals("scala.Some")) {
+      try {
+        return v.getClass().getMethod("get").invoke(v);
+      } catch (ReflectiveOperationException e) {
+        throw new AssertionError(e);
+      }
+    }
+    return v != null && v.getClass().getName().equals("scala.None$") ? null : v;
   }
 
   private static Object[] row(Object[][] cols, int i) {
@@ -328,6 +367,14 @@ final class MethodCheck {
         case LONG -> ((BigIntVector) v).set(j, (Long) x);
         case FLOAT -> ((Float4Vector) v).set(j, (Float) x);
         case DOUBLE -> ((Float8Vector) v).set(j, (Double) x);
+        case LOCALDATE, INSTANT, SQLTIMESTAMP -> {
+          Object n = device(x);
+          if (v instanceof org.apache.arrow.vector.DateDayVector d) {
+            d.set(j, (Integer) n);
+          } else {
+            ((org.apache.arrow.vector.TimeStampMicroTZVector) v).set(j, (Long) n);
+          }
+        }
       }
     }
     v.setValueCount(rows.size());

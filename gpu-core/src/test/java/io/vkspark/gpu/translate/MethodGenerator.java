@@ -27,7 +27,14 @@ final class MethodGenerator {
     INT("int", "Integer", SqlType.INT, 2),
     LONG("long", "Long", SqlType.BIGINT, 3),
     FLOAT("float", "Float", SqlType.FLOAT, 4),
-    DOUBLE("double", "Double", SqlType.DOUBLE, 5);
+    DOUBLE("double", "Double", SqlType.DOUBLE, 5),
+    /** Dates and timestamps (not generated; fixtures only): the Java class, a day or microsecond count on the device. */
+    LOCALDATE("java.time.LocalDate", "java.time.LocalDate", SqlType.DATE, -2),
+    INSTANT("java.time.Instant", "java.time.Instant", SqlType.TIMESTAMP, -3),
+    SQLTIMESTAMP("java.sql.Timestamp", "java.sql.Timestamp", SqlType.TIMESTAMP, -4);
+
+    /** The primitive types, which the grammar draws from. */
+    static final P[] PRIMITIVES = {BOOLEAN, BYTE, SHORT, INT, LONG, FLOAT, DOUBLE};
 
     final String java;
     final String box;
@@ -58,7 +65,7 @@ final class MethodGenerator {
       if (this == o) {
         return true;
       }
-      if (this == BOOLEAN || o == BOOLEAN) {
+      if (this == BOOLEAN || o == BOOLEAN || rank < -1 || o.rank < -1) {
         return false;
       }
       return o.rank <= rank;
@@ -158,7 +165,7 @@ final class MethodGenerator {
   }
 
   private P anyType() {
-    return P.values()[r.nextInt(P.values().length)];
+    return P.PRIMITIVES[r.nextInt(P.PRIMITIVES.length)];
   }
 
   private P numericType() {
@@ -547,6 +554,7 @@ final class MethodGenerator {
       case BYTE, SHORT -> "((" + t.java + ") " + expr(numericType(), s, d - 1) + ")";
       case INT, LONG -> integral(t, s, d);
       case FLOAT, DOUBLE -> floating(t, s, d);
+      default -> throw new IllegalArgumentException("not generated: " + t);
     };
   }
 
@@ -601,6 +609,7 @@ final class MethodGenerator {
         case 1 -> neg((r.nextDouble() - 0.5) * Math.pow(10, r.nextInt(60) - 30));
         default -> neg((r.nextInt(81) - 40) / 4.0);
       };
+      default -> throw new IllegalArgumentException("not generated: " + t);
     };
   }
 

@@ -52,7 +52,7 @@ final class TranslatorRefusalsTest {
 
         public static int array(int a0) {
           int x = a0 - 1;
-          int[] a = new int[4]; // array
+          int[] a = new int[a0 & 3]; // array
           return x;
         }
 

@@ -7,6 +7,10 @@ import java.util.Random;
 final class Values {
   private Values() {}
 
+  static {
+    ModuleLayer.boot().findModule("java.sql").ifPresent(m -> Values.class.getModule().addReads(m));
+  }
+
   static final Object[] BOOLEANS = {false, true};
   static final Object[] BYTES = {(byte) 0, (byte) 1, (byte) -1, Byte.MIN_VALUE, Byte.MAX_VALUE, (byte) 2, (byte) -2,
       (byte) 7, (byte) 16, (byte) -127};
@@ -29,6 +33,13 @@ final class Values {
       -9.223372036854776E18, 1e300, 1e-300, 4.9e-320, 9007199254740993.0, 0.49999999999999994, 3.4028235677973366E38,
       1.401298464324817E-45, 710.0, -745.0, Math.PI, 1e15 + 0.5};
 
+  /** Epoch days: 1970, before it, 1582-10-15 and the day before, leap days, 0001-01-01, 9999-12-31, far years. */
+  static final Object[] DAYS = {0, -1, 1, -141427, -141428, 11016, 11017, 19782, -719162, 2932896, -719468, -719469, 59,
+      60, 365, 366, 10957, 10956, -25567, 2000000000, -2000000000, Integer.MAX_VALUE, Integer.MIN_VALUE};
+  /** Epoch microseconds from 1900-01-01T00:00Z on (a java.sql.Timestamp before it is rebased by Spark). */
+  static final Object[] MICROS = {0L, -1L, 1L, 999L, -999L, 1000L, -1001L, -2208988800000000L, 1700000000123456L,
+      -1_000_000L, 999_999L, 253402300799999999L, 86_400_000_000L};
+
   static Object[] edges(P t) {
     return switch (t) {
       case BOOLEAN -> BOOLEANS;
@@ -38,6 +49,8 @@ final class Values {
       case LONG -> LONGS;
       case FLOAT -> FLOATS;
       case DOUBLE -> DOUBLES;
+      case LOCALDATE -> DAYS;
+      case INSTANT, SQLTIMESTAMP -> MICROS;
     };
   }
 
@@ -46,7 +59,26 @@ final class Values {
    * per column, so edges meet other edges), later ones mix edges and random values.
    */
   static Object value(P t, Random r, int row, int col) {
-    return value0(t, r, row, col); // subnormals included on every device
+    Object v = value0(t, r, row, col);
+    switch (t) {
+      case LOCALDATE -> {
+        int d = (Integer) v;
+        return java.time.LocalDate.ofEpochDay(d);
+      }
+      case INSTANT -> {
+        long us = (Long) v;
+        return java.time.Instant.ofEpochSecond(Math.floorDiv(us, 1_000_000L), Math.floorMod(us, 1_000_000L) * 1000);
+      }
+      case SQLTIMESTAMP -> { // Spark's DateTimeUtils.toJavaTimestampNoRebase
+        long us = Math.max((Long) v, -2208988800000000L);
+        long seconds = Math.floorDiv(us, 1_000_000L);
+        java.sql.Timestamp ts = new java.sql.Timestamp(seconds * 1000);
+        ts.setNanos((int) ((us - seconds * 1_000_000L) * 1000));
+        return ts;
+      }
+      default -> { }
+    }
+    return v; // subnormals included on every device
   }
 
   private static Object value0(P t, Random r, int row, int col) {
@@ -79,6 +111,9 @@ final class Values {
           yield Float.isNaN(f) ? Float.NaN : f;
         }
       };
+      case LOCALDATE -> r.nextInt(3) == 0 ? r.nextInt() : r.nextInt(4_000_000) - 1_000_000;
+      case INSTANT, SQLTIMESTAMP -> r.nextInt(3) == 0 ? r.nextLong() >> r.nextInt(8)
+          : -2208988800000000L + (long) (r.nextDouble() * 1e17);
       case DOUBLE -> switch (r.nextInt(3)) {
         case 0 -> (r.nextDouble() - 0.5) * Math.pow(2, r.nextInt(2100) - 1050);
         case 1 -> (r.nextInt(81) - 40) / 4.0;
