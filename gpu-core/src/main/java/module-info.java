@@ -1,6 +1,6 @@
 /**
  * vkspark's Vulkan compute runtime and Arrow column kernels. Exports the device API
- * ({@code io.vkspark.gpu}), column kernels ({@code io.vkspark.gpu.column}), their reductions on the
+ * ({@code io.vkspark.gpu}), where devices are opened ({@code io.vkspark.gpu.vulkan}), column kernels ({@code io.vkspark.gpu.column}), their reductions on the
  * device ({@code io.vkspark.gpu.column.reduce}), the Java UDF translator
  * ({@code io.vkspark.gpu.translate}) and the command-line tools;
  * {@code io.vkspark.gpu.internal} (Vulkan handles, the SPIR-V seal) stays inside.
@@ -22,4 +22,5 @@ module io.vkspark.gpu {
   exports io.vkspark.gpu.column.reduce;
   exports io.vkspark.gpu.translate;
   exports io.vkspark.gpu.tools;
+  exports io.vkspark.gpu.vulkan;
 }

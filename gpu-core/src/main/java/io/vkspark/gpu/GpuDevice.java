@@ -1,12 +1,11 @@
 package io.vkspark.gpu;
 
-import io.vkspark.gpu.internal.VulkanDevice;
-import io.vkspark.gpu.internal.VulkanInstance;
 import java.util.List;
 
 /**
  * One Vulkan device opened for compute: instance, physical and logical device, a compute queue,
- * the VMA allocator, the shader compiler and the pipeline cache. A Spark executor holds one.
+ * the VMA allocator, the shader compiler and the pipeline cache. A Spark executor holds one; it is
+ * opened by {@code io.vkspark.gpu.vulkan.GpuDevices}.
  *
  * <p>Thread-safe: buffers, kernels and recordings may be created and replayed from many threads;
  * submissions to the queue are serialized. {@link #close()} waits for the device, closes every
@@ -14,37 +13,13 @@ import java.util.List;
  * afterwards is a {@code CLOSED} error.
  *
  * <pre>{@code
- * try (GpuDevice device = GpuDevice.open(DeviceOptions.defaults());
+ * try (GpuDevice device = GpuDevices.open(DeviceOptions.defaults());
  *      Kernel k = device.load(program)) {
  *   List<ByteBuffer> out = k.dispatch(List.of(x), Groups.of(16));
  * }
  * }</pre>
  */
 public interface GpuDevice extends AutoCloseable {
-  /**
-   * Opens the device {@code options} select.
-   *
-   * @throws GpuException NO_VULKAN when no loader or driver is installed, NO_DEVICE when nothing
-   *     matches the selector
-   */
-  static GpuDevice open(DeviceOptions options) {
-    return VulkanDevice.open(options);
-  }
-
-  /** Every Vulkan device on this machine, in Vulkan's order (opens and closes an instance). */
-  static List<DeviceInfo> list() {
-    return VulkanInstance.listDevices();
-  }
-
-  /**
-   * Whether the Vulkan loader finds the Khronos validation layer. Only tests and debugging use it
-   * ({@link DeviceOptions#validation()}); without it a device asked for validation opens without
-   * it and logs a warning, unless the environment variable VKSPARK_VALIDATION_REQUIRED is set.
-   */
-  static boolean validationLayerInstalled() {
-    return VulkanInstance.validationLayerInstalled();
-  }
-
   DeviceInfo info();
 
   DeviceOptions options();

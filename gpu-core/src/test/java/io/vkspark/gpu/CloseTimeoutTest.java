@@ -3,6 +3,7 @@ package io.vkspark.gpu;
 import static io.vkspark.gpu.TestGpu.assertGpuError;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ final class CloseTimeoutTest {
 
   @Test
   void closeWhileStillRunning_isTimeoutNotADriverBug_andTheDeviceFreesItLater() {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withFenceTimeout(Duration.ofMillis(50))
+    GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withFenceTimeout(Duration.ofMillis(50))
         .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
     int n = 1 << 15;
     int iterations = d.loopLimit() > 0 ? 60_000 : 200_000_000;

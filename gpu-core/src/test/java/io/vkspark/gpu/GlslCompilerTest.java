@@ -3,6 +3,7 @@ package io.vkspark.gpu;
 import static io.vkspark.gpu.TestGpu.assertGpuError;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -48,7 +49,7 @@ final class GlslCompilerTest {
   @Test
   void pipelineCache_isSavedAtCloseAndLoadedAgain(@TempDir Path dir) throws Exception {
     for (int round = 0; round < 2; round++) {
-      GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(dir));
+      GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(dir));
       try (Kernel k = d.load(TestGpu.saxpy(64))) {
         assertNotNull(k.program());
       } finally {
@@ -76,7 +77,7 @@ final class GlslCompilerTest {
 
   @Test
   void damagedCacheEntry_ofAGlslProgram_isRecompiledBeforeTheDriverSeesIt(@TempDir Path dir) throws Exception {
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(dir));
+    GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(dir));
     try {
       java.util.Set<Path> before = entries(dir);   // the device's own probe kernels may be cached already
       d.load(TestGpu.saxpy(64)).close();

@@ -3,13 +3,14 @@ package io.vkspark.gpu;
 import static io.vkspark.gpu.TestGpu.assertGpuError;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 final class GpuDeviceTest {
   @Test
   void list_findsAtLeastOneDeviceWithIdentity() {
-    List<DeviceInfo> devices = GpuDevice.list();
+    List<DeviceInfo> devices = GpuDevices.list();
     assertFalse(devices.isEmpty());
     for (DeviceInfo d : devices) {
       assertTrue(d.uuid().matches("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), d.uuid());
@@ -20,10 +21,10 @@ final class GpuDeviceTest {
 
   @Test
   void open_byIndexNameAndUuid_selectTheSameDevice() {
-    DeviceInfo first = GpuDevice.list().get(0);
+    DeviceInfo first = GpuDevices.list().get(0);
     for (String selector : List.of(Integer.toString(first.index()), first.name().substring(0, 4).toUpperCase(),
         first.uuid(), "GPU-" + first.uuid())) {
-      GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withDevice(selector).withValidation(true));
+      GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withDevice(selector).withValidation(true));
       try {
         assertEquals(first.uuid(), d.info().uuid(), selector);
       } finally {
@@ -35,9 +36,9 @@ final class GpuDeviceTest {
   @Test
   void open_unknownSelector_listsDevicesAndSaysHowToFix() {
     GpuException e = assertGpuError(GpuException.Code.NO_DEVICE, "no Vulkan device matches 'no-such-gpu'",
-        () -> GpuDevice.open(DeviceOptions.defaults().withDevice("no-such-gpu")));
-    assertTrue(e.getMessage().contains(GpuDevice.list().get(0).name()), e.getMessage());
-    assertGpuError(GpuException.Code.NO_DEVICE, "matches '99'", () -> GpuDevice.open(DeviceOptions.defaults().withDevice("99")));
+        () -> GpuDevices.open(DeviceOptions.defaults().withDevice("no-such-gpu")));
+    assertTrue(e.getMessage().contains(GpuDevices.list().get(0).name()), e.getMessage());
+    assertGpuError(GpuException.Code.NO_DEVICE, "matches '99'", () -> GpuDevices.open(DeviceOptions.defaults().withDevice("99")));
   }
 
   @Test
@@ -62,7 +63,7 @@ final class GpuDeviceTest {
   void open_enablesOnlyFeaturesTheDeviceHasAndReportsTimestamps() {
     GpuDevice d = TestGpu.open();
     try {
-      DeviceInfo listed = GpuDevice.list().stream().filter(x -> x.uuid().equals(d.info().uuid())).findFirst().orElseThrow();
+      DeviceInfo listed = GpuDevices.list().stream().filter(x -> x.uuid().equals(d.info().uuid())).findFirst().orElseThrow();
       DeviceFeatures has = listed.features();
       DeviceFeatures on = d.info().features();
       assertEquals(has.shaderFloat64(), on.shaderFloat64());

@@ -10,6 +10,7 @@ import io.vkspark.gpu.column.ColumnRuntime;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -44,7 +45,7 @@ final class ReliabilityTest {
   @Test
   void outOfDeviceMemory_splitsTheBatchAndCompletes() {
     // 1 M rows of doubles need 3 x 8 MiB; the device may hold 5 MiB, so dispatches shrink until they fit.
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withValidation(true).withMemoryLimit(5L << 20));
+    GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withMemoryLimit(5L << 20));
     try (ColumnRuntime rt = new ColumnRuntime(d); BufferAllocator a = new RootAllocator();
          Float8Vector x = doubles(a, 300_000, i -> i); Float8Vector y = doubles(a, 300_000, i -> 0.5)) {
       try (BatchRunner r = rt.runner(List.of(new KernelCall(PLUS, new int[] {0, 1})), List.of(SqlType.DOUBLE, SqlType.DOUBLE),

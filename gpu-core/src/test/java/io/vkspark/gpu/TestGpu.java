@@ -3,6 +3,7 @@ package io.vkspark.gpu;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -48,7 +49,7 @@ public final class TestGpu {
 
   /** The test device with the validation layer on, moving data by {@code mode}; SPIR-V cached under target/. */
   public static GpuDevice open(TransferMode mode) {
-    return GpuDevice.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
+    return GpuDevices.open(DeviceOptions.defaults().withValidation(true).withTransfers(mode)
         .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
   }
 

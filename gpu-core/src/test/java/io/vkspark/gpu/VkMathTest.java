@@ -2,6 +2,7 @@ package io.vkspark.gpu;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -431,7 +432,7 @@ class VkMathTest {
 
     String source = shader(fns);
     List<Stats> stats = new ArrayList<>();
-    try (GpuDevice device = GpuDevice.open(DeviceOptions.defaults().withValidation(true))) {
+    try (GpuDevice device = GpuDevices.open(DeviceOptions.defaults().withValidation(true))) {
       long t0 = System.nanoTime();
       Program program = Program.glsl("vkmath_test", source).workgroupSize(64)
           .buffer(BufferDecl.input("op", 0, ElementType.INT32))

@@ -34,7 +34,7 @@ final class GlslUdfSqlTest {
 
   /** Whether this host has a CPU Vulkan device (lavapipe: always under `make test`; not on the H200 machine). */
   private static final boolean LAVAPIPE =
-      io.vkspark.gpu.GpuDevice.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
+      io.vkspark.gpu.vulkan.GpuDevices.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
 
   private static String table() {
     return "parquet.`" + parquet() + "`";

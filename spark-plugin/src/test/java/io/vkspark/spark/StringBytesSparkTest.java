@@ -137,7 +137,7 @@ final class StringBytesSparkTest {
     List<Row> rows = df.collectAsList();
     assertAllRowsOnGpu(df);
     assertDecodedLengths(rows, 2);
-    boolean lavapipe = io.vkspark.gpu.GpuDevice.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
+    boolean lavapipe = io.vkspark.gpu.vulkan.GpuDevices.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
     if (!lavapipe) {
       return; // a GPU host without Mesa: GlslUdfSqlTest covers what it says
     }

@@ -13,6 +13,7 @@ import io.vkspark.gpu.column.ColumnRuntime;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -46,7 +47,7 @@ public final class ContractionBench {
         ColumnKernel.compile(new Haversine().kernel().spec("haversine")));
     List<double[][]> inputs = List.of(options(rows, false), options(ivRows, true), coordinates(rows));
     try (BufferAllocator alloc = new RootAllocator();
-         GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")));
+         GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")));
          ColumnRuntime rt = new ColumnRuntime(d)) {
       line("bench", "contraction_device", "device", d.info().name(), "double_rounding", d.doubleRounding().toString());
       for (int u = 0; u < names.size(); u++) {

@@ -13,6 +13,7 @@ import io.vkspark.gpu.column.ColumnRuntime;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -51,7 +52,7 @@ public final class DoubleRoundingBench {
         System.setProperty(DoubleRounding.PROPERTY, modes[m]);
         GpuDevice d;
         try {
-          d = GpuDevice.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")));
+          d = GpuDevices.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")));
         } finally {
           if (before == null) {
             System.clearProperty(DoubleRounding.PROPERTY);

@@ -149,7 +149,7 @@ public final class VulkanDevice implements GpuDevice {
     }
   }
 
-  /** Opens the device {@code options} select; see {@link GpuDevice#open}. */
+  /** Opens the device {@code options} select; see {@code GpuDevices.open}. */
   public static VulkanDevice open(DeviceOptions options) {
     VulkanInstance instance = VulkanInstance.acquire(options.validation());
     try {

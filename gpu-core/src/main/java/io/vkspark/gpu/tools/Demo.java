@@ -12,6 +12,7 @@ import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.TimedDispatch;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -39,10 +40,10 @@ public final class Demo {
 
   public static void main(String[] args) {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 1 << 20;
-    List<DeviceInfo> devices = GpuDevice.list();
+    List<DeviceInfo> devices = GpuDevices.list();
     System.out.println("Vulkan devices:");
     devices.forEach(d -> System.out.println("  " + d.summary()));
-    try (GpuDevice device = GpuDevice.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")))) {
+    try (GpuDevice device = GpuDevices.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", "")))) {
       System.out.println("running on " + device.info().summary());
       int wg = Math.max(64, device.info().subgroupSize());
       Program saxpy = Program.glsl("saxpy", SAXPY).workgroupSize(wg)

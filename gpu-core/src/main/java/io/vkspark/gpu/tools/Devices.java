@@ -1,8 +1,8 @@
 package io.vkspark.gpu.tools;
 
 import io.vkspark.gpu.DeviceInfo;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.vulkan.GpuDevices;
 
 /**
  * Prints the Vulkan devices vkspark can use, one per line (index, name, type, UUID), or why there
@@ -21,7 +21,7 @@ public final class Devices {
     boolean spark = args.length > 0 && args[0].equals("--spark-resources");
     boolean all = java.util.Arrays.asList(args).contains("--all");
     try {
-      var devices = GpuDevice.list();
+      var devices = GpuDevices.list();
       if (spark) {
         System.out.println("{\"name\": \"gpu\", \"addresses\": [" + devices.stream()
             .filter(d -> all || d.type() != io.vkspark.gpu.DeviceType.CPU)
@@ -37,7 +37,7 @@ public final class Devices {
         System.out.println(d.summary() + " features: " + d.features());
       }
       System.out.println("Vulkan validation layer (tests and debugging only): "
-          + (GpuDevice.validationLayerInstalled() ? "installed" : "not installed"));
+          + (GpuDevices.validationLayerInstalled() ? "installed" : "not installed"));
     } catch (GpuException e) {
       System.out.println(e.code() + ": " + e.getMessage());
       System.exit(2);

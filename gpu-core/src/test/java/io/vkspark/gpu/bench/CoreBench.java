@@ -21,6 +21,7 @@ import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -62,7 +63,7 @@ public final class CoreBench {
     boolean quick = args.length > 0 && args[0].equals("quick");
     String only = System.getProperty("vkspark.bench.only", "");
     for (TransferMode mode : TransferMode.values()) {
-      try (GpuDevice d = GpuDevice.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", ""))
+      try (GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withDevice(System.getProperty("vkspark.device", ""))
           .withTransfers(mode))) {
         String dev = d.info().name();
         System.out.println(Json.of("core", "device").put("device", dev).put("transfers", mode.name())

@@ -5,6 +5,7 @@ import static io.vkspark.gpu.column.KernelSignature.arg;
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.IntUnaryOperator;
@@ -24,7 +25,7 @@ public final class BoundedTimeProbe {
 
   public static void main(String[] args) throws Exception {
     int big = args.length > 0 ? Integer.parseInt(args[0]) : 1 << 20;
-    try (GpuDevice device = GpuDevice.open(DeviceOptions.defaults().withShaderCacheDir(null));
+    try (GpuDevice device = GpuDevices.open(DeviceOptions.defaults().withShaderCacheDir(null));
          BufferAllocator allocator = new RootAllocator()) {
       System.out.println("device: " + device.info().summary());
       int limit = device.loopLimit();

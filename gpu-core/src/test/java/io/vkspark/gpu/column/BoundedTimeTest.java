@@ -8,6 +8,7 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.internal.FaultInjection;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -178,7 +179,7 @@ final class BoundedTimeTest {
 
   @Test
   void deviceLost_failsClearly_andANewDeviceServes() {
-    GpuDevice own = GpuDevice.open(DeviceOptions.defaults().withShaderCacheDir(CACHE));
+    GpuDevice own = GpuDevices.open(DeviceOptions.defaults().withShaderCacheDir(CACHE));
     ColumnRuntime rt = new ColumnRuntime(own);
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("sum_loop", SqlType.INT, arg("x", SqlType.INT),
         arg("n", SqlType.INT)), SUM_LOOP, CACHE);
@@ -195,7 +196,7 @@ final class BoundedTimeTest {
       rt.close();
       own.close();
     }
-    try (GpuDevice fresh = GpuDevice.open(DeviceOptions.defaults().withShaderCacheDir(CACHE))) {
+    try (GpuDevice fresh = GpuDevices.open(DeviceOptions.defaults().withShaderCacheDir(CACHE))) {
       ColumnRuntime rt2 = new ColumnRuntime(fresh);
       try (BatchRunner runner = rt2.runner(calls, List.of(SqlType.INT, SqlType.INT), 4096, GPU.allocator())) {
         assertFalse(fresh.isLost());

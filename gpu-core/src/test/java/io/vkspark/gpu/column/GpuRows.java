@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -23,7 +24,7 @@ final class GpuRows implements AutoCloseable {
   private final BufferAllocator allocator = new RootAllocator();
 
   GpuRows() {
-    device = GpuDevice.open(DeviceOptions.defaults().withValidation(true));
+    device = GpuDevices.open(DeviceOptions.defaults().withValidation(true));
     runtime = new ColumnRuntime(device);
   }
 

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.GlslCompiler;
-import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.ElementType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -25,7 +25,7 @@ final class DoubleRoundingTest {
     String before = System.getProperty(DoubleRounding.PROPERTY);
     System.setProperty(DoubleRounding.PROPERTY, mode);
     try {
-      return (VulkanDevice) GpuDevice.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(CACHE));
+      return (VulkanDevice) GpuDevices.open(DeviceOptions.defaults().withValidation(true).withShaderCacheDir(CACHE));
     } finally {
       if (before == null) {
         System.clearProperty(DoubleRounding.PROPERTY);

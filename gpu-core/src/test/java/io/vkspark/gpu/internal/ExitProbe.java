@@ -2,6 +2,7 @@ package io.vkspark.gpu.internal;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.vulkan.GpuDevices;
 
 /**
  * A child-JVM program for the exit-code tests: it uses Vulkan the way one mode says and then ends,
@@ -23,9 +24,9 @@ public final class ExitProbe {
   public static void main(String[] args) {
     String mode = args.length > 0 ? args[0] : "list";
     switch (mode) {
-      case "list" -> System.out.println("devices: " + GpuDevice.list().size());
+      case "list" -> System.out.println("devices: " + GpuDevices.list().size());
       case "open", "exit" -> {
-        try (GpuDevice d = GpuDevice.open(DeviceOptions.defaults())) {
+        try (GpuDevice d = GpuDevices.open(DeviceOptions.defaults())) {
           System.out.println("opened " + d.info().name());
         }
         System.out.println("instance alive after close: " + VulkanInstance.alive(false));
@@ -34,7 +35,7 @@ public final class ExitProbe {
         }
       }
       case "open-sleep" -> {
-        try (GpuDevice d = GpuDevice.open(DeviceOptions.defaults())) {
+        try (GpuDevice d = GpuDevices.open(DeviceOptions.defaults())) {
           System.out.println("opened " + d.info().name());
         }
         sleep(Long.getLong("probe.sleepMillis", 1500));
@@ -42,7 +43,7 @@ public final class ExitProbe {
       }
       case "open-thread" -> {
         Thread t = new Thread(() -> {
-          try (GpuDevice d = GpuDevice.open(DeviceOptions.defaults())) {
+          try (GpuDevice d = GpuDevices.open(DeviceOptions.defaults())) {
             System.out.println("opened " + d.info().name() + " on " + Thread.currentThread().getName());
           }
         }, "probe-worker");
@@ -55,7 +56,7 @@ public final class ExitProbe {
         System.out.println("instance alive after close: " + VulkanInstance.alive(false));
       }
       case "cross-thread" -> {
-        GpuDevice d = GpuDevice.open(DeviceOptions.defaults());
+        GpuDevice d = GpuDevices.open(DeviceOptions.defaults());
         Thread t = new Thread(d::close, "probe-closer");
         t.start();
         try {

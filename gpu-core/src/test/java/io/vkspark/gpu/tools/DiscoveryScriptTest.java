@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.DeviceType;
-import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,7 +29,7 @@ class DiscoveryScriptTest {
 
   @Test
   void withoutAJvm_listsTheSameUuidsAsVkspark() throws Exception {
-    List<DeviceInfo> devices = GpuDevice.list();
+    List<DeviceInfo> devices = GpuDevices.list();
     assertFalse(devices.isEmpty(), "this test needs a Vulkan device (lavapipe at least)");
     assertEquals(devices.stream().map(DeviceInfo::uuid).toList(), uuids(run("--all", "--method", "python")));
     assertEquals(devices.stream().filter(d -> d.type() != DeviceType.CPU).map(DeviceInfo::uuid).toList(),
@@ -43,7 +43,7 @@ class DiscoveryScriptTest {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(60, TimeUnit.SECONDS));
     if (p.exitValue() == 0) {   // vulkan-tools is installed here: then it must agree too
-      assertEquals(GpuDevice.list().stream().filter(d -> d.type() != DeviceType.CPU).map(DeviceInfo::uuid).toList(),
+      assertEquals(GpuDevices.list().stream().filter(d -> d.type() != DeviceType.CPU).map(DeviceInfo::uuid).toList(),
           uuids(out));
     } else {
       assertEquals(1, p.exitValue(), out);

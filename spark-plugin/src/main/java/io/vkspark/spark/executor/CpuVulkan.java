@@ -107,7 +107,7 @@ public final class CpuVulkan {
   }
 
   private static List<DeviceInfo> devices() {
-    List<DeviceInfo> all = io.vkspark.gpu.GpuDevice.list();
+    List<DeviceInfo> all = io.vkspark.gpu.vulkan.GpuDevices.list();
     return hidden ? all.stream().filter(d -> d.type() != DeviceType.CPU).toList() : all;
   }
 

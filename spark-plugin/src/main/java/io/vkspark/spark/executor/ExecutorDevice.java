@@ -6,6 +6,7 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ColumnRuntime;
 import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import io.vkspark.spark.cache.CacheMemory;
 import io.vkspark.spark.conf.Settings;
 import java.time.Duration;
@@ -72,7 +73,7 @@ public final class ExecutorDevice {
     }
     String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
     try {
-      GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
+      GpuDevice device = GpuDevices.open(conf.deviceOptions(selector));
       current = new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
       LOG.info("vkspark executor {} uses Vulkan device {} ({} concurrent GPU tasks)", executorId,
           device.info().summary(), conf.concurrentGpuTasks());
@@ -87,7 +88,7 @@ public final class ExecutorDevice {
    * device of GLSL-only UDFs, {@link CpuVulkan}); its owner closes it with {@link #close()}.
    */
   static ExecutorDevice open(VkConf conf, String selector, String executorId) {
-    GpuDevice device = GpuDevice.open(conf.deviceOptions(selector));
+    GpuDevice device = GpuDevices.open(conf.deviceOptions(selector));
     return new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
   }
 

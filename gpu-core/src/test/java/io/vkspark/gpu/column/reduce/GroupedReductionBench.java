@@ -14,6 +14,7 @@ import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -30,7 +31,7 @@ import org.apache.arrow.vector.IntVector;
 public final class GroupedReductionBench {
   public static void main(String[] args) {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 1 << 20;
-    GpuDevice d = GpuDevice.open(DeviceOptions.defaults());
+    GpuDevice d = GpuDevices.open(DeviceOptions.defaults());
     ColumnKernel k = ColumnKernel.compile(KernelSignature.of("twice", SqlType.DOUBLE, arg("x", SqlType.DOUBLE)), "2.0 * x");
     List<KernelCall> calls = List.of(new KernelCall(k, new int[] {0}));
     List<SqlType> types = List.of(SqlType.DOUBLE);
