@@ -143,12 +143,12 @@ final class DefineAdminSparkTest {
       }, "sql-statement");
       try {
         long drained = System.nanoTime() + 180_000_000_000L; // compiles another test abandoned end by themselves
-        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() > 0 && System.nanoTime() < drained) {
+        while (ColumnKernel.compilesInFlight() > 0 && System.nanoTime() < drained) {
           Thread.sleep(20);
         }
         statement.start();
         long until = System.nanoTime() + 60_000_000_000L;
-        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() == 0 && System.nanoTime() < until) {
+        while (ColumnKernel.compilesInFlight() == 0 && System.nanoTime() < until) {
           Thread.sleep(5);
         }
         Thread.sleep(300);

@@ -159,6 +159,23 @@ public final class ColumnKernel implements java.io.Serializable {
     return k;
   }
 
+  /**
+   * {@link #compile(KernelSpec, Path)} within {@code budget} (zero: none): every compile the kernel
+   * needs (its debug module, the kernel, the Java-semantics analysis) shares it, and past it the
+   * compile fails with TIMEOUT. A nested budget cannot extend an outer one.
+   */
+  public static ColumnKernel compile(KernelSpec spec, Path cacheDir, java.time.Duration budget) {
+    return GlslCompiler.withBudget(budget, () -> compile(spec, cacheDir));
+  }
+
+  /**
+   * Shader compiles running or queued in this JVM now, abandoned ones included: shaderc cannot be
+   * stopped, so a compile whose budget ran out still holds one of the few places until it ends.
+   */
+  public static int compilesInFlight() {
+    return GlslCompiler.compilesInFlight();
+  }
+
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
     seal(sig, List.of(), "").check(spirv);

@@ -57,7 +57,7 @@ public final class CompiledKernels {
 
   /**
    * {@link #get(KernelSpec, Path)}, compiling within {@code budget} (zero: none), all of the
-   * kernel's compiles together ({@link io.vkspark.gpu.GlslCompiler#withBudget}).
+   * kernel's compiles together ({@link ColumnKernel#compile(KernelSpec, Path, java.time.Duration)}).
    */
   public ColumnKernel get(KernelSpec spec, Path shaderCache, java.time.Duration budget) {
     synchronized (kernels) {
@@ -66,7 +66,7 @@ public final class CompiledKernels {
         return k;
       }
     }
-    ColumnKernel compiled = io.vkspark.gpu.GlslCompiler.withBudget(budget, () -> ColumnKernel.compile(spec, shaderCache));
+    ColumnKernel compiled = ColumnKernel.compile(spec, shaderCache, budget);
     synchronized (kernels) {
       ColumnKernel raced = kernels.putIfAbsent(spec, compiled);
       return raced != null ? raced : compiled;
