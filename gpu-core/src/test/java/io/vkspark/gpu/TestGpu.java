@@ -109,7 +109,7 @@ public final class TestGpu {
     return e;
   }
 
-  static final String SAXPY = """
+  public static final String SAXPY = """
       #version 450
       layout(local_size_x_id = 0) in;
       layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
@@ -137,7 +137,7 @@ public final class TestGpu {
       }
       """;
 
-  static Program saxpy(int wg) {
+  public static Program saxpy(int wg) {
     return Program.glsl("saxpy", SAXPY).workgroupSize(wg)
         .buffer(BufferDecl.input("x", 0, ElementType.FLOAT32))
         .buffer(BufferDecl.output("y", 1, ElementType.FLOAT32))

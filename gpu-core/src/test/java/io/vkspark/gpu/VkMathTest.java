@@ -2,6 +2,7 @@ package io.vkspark.gpu;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.internal.GlslCompiler;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.conf.VkConf;
 

@@ -4,7 +4,7 @@ import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.CompileResult;
 import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.ElementType;
-import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.internal.GlslCompiler;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;

@@ -1,7 +1,7 @@
 package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.CompileResult;
-import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.internal.GlslCompiler;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.internal.SpirvModule;

@@ -3,7 +3,6 @@ package io.vkspark.gpu.internal;
 import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.ElementType;
-import io.vkspark.gpu.GlslCompiler;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.Program;

@@ -1,7 +1,6 @@
 package io.vkspark.gpu.internal;
 
 import io.vkspark.gpu.CompileResult;
-import io.vkspark.gpu.GlslCompiler;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Program;
 import java.nio.file.Path;

@@ -8,7 +8,6 @@ import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.CacheStats;
 import io.vkspark.gpu.DeviceFeatures;
 import io.vkspark.gpu.DispatchStep;
-import io.vkspark.gpu.GlslCompiler;
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;

@@ -3,7 +3,7 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.internal.GlslCompiler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -4,7 +4,7 @@ import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.CompileResult;
-import io.vkspark.gpu.GlslCompiler;
+import io.vkspark.gpu.internal.GlslCompiler;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.internal.KernelPasses;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.DoubleRounding;
-import io.vkspark.gpu.GlslCompiler;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.BufferDecl;

@@ -1,7 +1,9 @@
-package io.vkspark.gpu;
+package io.vkspark.gpu.internal;
 
 import static org.lwjgl.util.shaderc.Shaderc.*;
 
+import io.vkspark.gpu.CompileResult;
+import io.vkspark.gpu.GpuException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

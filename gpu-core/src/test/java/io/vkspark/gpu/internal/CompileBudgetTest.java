@@ -1,7 +1,8 @@
-package io.vkspark.gpu;
+package io.vkspark.gpu.internal;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;

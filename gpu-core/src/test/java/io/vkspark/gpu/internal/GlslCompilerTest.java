@@ -1,8 +1,16 @@
-package io.vkspark.gpu;
+package io.vkspark.gpu.internal;
 
 import static io.vkspark.gpu.TestGpu.assertGpuError;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.CompileResult;
+import io.vkspark.gpu.DeviceFeatures;
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.Program;
+import io.vkspark.gpu.TestGpu;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.file.Files;
 import java.nio.file.Path;
