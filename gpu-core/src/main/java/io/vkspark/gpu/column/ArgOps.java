@@ -2,7 +2,6 @@ package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
-import io.vkspark.gpu.column.reduce.DeviceExpr.ArithOp;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.vkspark.spark.agg;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.gpu.column.SqlType;
@@ -176,13 +177,13 @@ public final class DeviceExprs {
       return y == null ? null : new DeviceExpr.Compare(op, x, y);
     }
     if (e instanceof Add a) {
-      return arithmetic(DeviceExpr.ArithOp.ADD, t, a.evalMode(), a.left(), a.right(), columns);
+      return arithmetic(ArithOp.ADD, t, a.evalMode(), a.left(), a.right(), columns);
     }
     if (e instanceof Subtract s) {
-      return arithmetic(DeviceExpr.ArithOp.SUBTRACT, t, s.evalMode(), s.left(), s.right(), columns);
+      return arithmetic(ArithOp.SUBTRACT, t, s.evalMode(), s.left(), s.right(), columns);
     }
     if (e instanceof Multiply m) {
-      return arithmetic(DeviceExpr.ArithOp.MULTIPLY, t, m.evalMode(), m.left(), m.right(), columns);
+      return arithmetic(ArithOp.MULTIPLY, t, m.evalMode(), m.left(), m.right(), columns);
     }
     if (e instanceof UnaryMinus m) {
       if (integral(t) && m.failOnError()) {
@@ -282,7 +283,7 @@ public final class DeviceExprs {
     return y == null ? null : new DeviceExpr.Logic(or, x, y);
   }
 
-  private static DeviceExpr arithmetic(DeviceExpr.ArithOp op, SqlType t, Object evalMode, Expression l, Expression r,
+  private static DeviceExpr arithmetic(ArithOp op, SqlType t, Object evalMode, Expression l, Expression r,
                                        IntFunction<DeviceExpr> columns) {
     if (t == SqlType.FLOAT || t == SqlType.BOOLEAN || (integral(t) && !legacy(evalMode))) {
       return null; // float: may flush subnormals on a GPU; ANSI/TRY integral: must fail or give null on overflow

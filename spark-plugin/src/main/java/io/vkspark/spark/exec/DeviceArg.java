@@ -1,7 +1,7 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.column.ArgOps;
-import io.vkspark.gpu.column.reduce.DeviceExpr.ArithOp;
+import io.vkspark.gpu.column.ArithOp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -2,6 +2,7 @@ package io.vkspark.gpu.column.reduce;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.List;
@@ -61,9 +62,6 @@ public sealed interface DeviceExpr extends Serializable {
 
   /** Comparison operators: Spark's {@code =}, {@code <=>}, {@code <}, {@code <=}, {@code >}, {@code >=}. */
   enum CompareOp { EQ, EQ_NULL_SAFE, LT, LE, GT, GE }
-
-  /** Arithmetic operators: {@code +}, {@code -}, {@code *} (integers wrap, doubles IEEE round-to-nearest). */
-  enum ArithOp { ADD, SUBTRACT, MULTIPLY }
 
   /** The result of call {@code call} (its index in the runner's calls); null where the kernel's result is. */
   record Call(int call) implements DeviceExpr {

@@ -1,5 +1,6 @@
 package io.vkspark.gpu.column.reduce;
 
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 
@@ -104,7 +105,7 @@ public record KeyRange(long lo, long hi, double dlo, double dhi, boolean nan, bo
     return ofLongs(-m, m);
   }
 
-  private static KeyRange arithmetic(DeviceExpr.ArithOp op, KeyRange a, KeyRange b, SqlType t) {
+  private static KeyRange arithmetic(ArithOp op, KeyRange a, KeyRange b, SqlType t) {
     if (a.floating) {
       double[] c = switch (op) {
         case ADD -> new double[] {a.dlo + b.dlo, a.dhi + b.dhi};

@@ -16,7 +16,7 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
-import io.vkspark.gpu.column.reduce.DeviceExpr.ArithOp;
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Arithmetic;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Call;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Cast;

@@ -15,7 +15,7 @@ import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Function;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Group;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
-import io.vkspark.gpu.column.reduce.DeviceExpr.ArithOp;
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Arithmetic;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Cast;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Floor;

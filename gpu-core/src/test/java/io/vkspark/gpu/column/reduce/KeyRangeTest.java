@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.gpu.column.reduce.DeviceExpr.ArithOp;
+import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Arithmetic;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Cast;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Floor;
