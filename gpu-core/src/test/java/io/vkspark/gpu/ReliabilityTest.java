@@ -3,10 +3,10 @@ package io.vkspark.gpu;
 import static io.vkspark.gpu.TestGpu.assertGpuError;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.run.ColumnRuntime;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;

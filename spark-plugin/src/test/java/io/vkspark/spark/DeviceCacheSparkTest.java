@@ -4,7 +4,7 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
-import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.VkGpuEvalExec;

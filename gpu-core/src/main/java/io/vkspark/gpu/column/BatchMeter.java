@@ -18,7 +18,7 @@ public final class BatchMeter {
   private long hostNs;
   private long dispatches;
 
-  BatchMeter() {
+  public BatchMeter() {
   }
 
   /** {@code bytes} more written to device buffers. */
@@ -32,33 +32,33 @@ public final class BatchMeter {
   }
 
   /** Host time spent since {@code startNs} (a {@link System#nanoTime()}). */
-  void hostSince(long startNs) {
+  public void hostSince(long startNs) {
     hostNs += System.nanoTime() - startNs;
   }
 
   /** Forgets the host time so far (a batch handed back untouched). */
-  void clearHost() {
+  public void clearHost() {
     hostNs = 0;
   }
 
-  void slots(ReplacementStats s) {
+  public void slots(ReplacementStats s) {
     slots = s;
   }
 
   /** One more dispatch, and its wait and device time. */
-  void dispatched(TimedDispatch t) {
+  public void dispatched(TimedDispatch t) {
     dispatches++;
     waitNs += t.waitNs();
     deviceNs += t.deviceNs() == null ? 0 : t.deviceNs();
   }
 
   /** The batch of {@code rows} rows as one entry of the runner's totals. */
-  BatchStats batch(long rows) {
+  public BatchStats batch(long rows) {
     return new BatchStats(1, rows, dispatches, uploaded, read, deviceNs, waitNs, hostNs, slots);
   }
 
   /** Starts a new batch. */
-  void reset() {
+  public void reset() {
     slots = ReplacementStats.ZERO;
     uploaded = 0;
     read = 0;

@@ -45,7 +45,7 @@ public record KernelCall(ColumnKernel kernel, int[] argColumns, double[] literal
   }
 
   /** Checks that every argument column exists and has the argument's type; a constant argument reads none (-1). */
-  void check(List<SqlType> inputTypes) {
+  public void check(List<SqlType> inputTypes) {
     for (int i = 0; i < argColumns.length; i++) {
       int c = argColumns[i];
       boolean constant = ArgOps.isConstant(kernel.spec().argOps(), i);

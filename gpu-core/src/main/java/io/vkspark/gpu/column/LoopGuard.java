@@ -17,19 +17,19 @@ package io.vkspark.gpu.column;
  * and the compiler reports the problem. A condition that declares a variable
  * ({@code while (bool b = f())}) cannot be guarded and fails to compile.
  */
-final class LoopGuard {
+public final class LoopGuard {
   /** The guard function's name; generated only for bodies with loops. */
   static final String TICK = "vk_tick()";
 
   /** Byte offsets of the words of the control buffer, one per buffer set (see {@link #controlBlock}). */
-  static final int ABORT_OFFSET = 0;
-  static final int CANARY_OFFSET = 4;
+  public static final int ABORT_OFFSET = 0;
+  public static final int CANARY_OFFSET = 4;
   /** Passes of the canary loop on a device with a loop limit. */
-  static final int CANARY_PASSES = 2;
-  static final int TRUNCATED_OFFSET = 8;
+  public static final int CANARY_PASSES = 2;
+  public static final int TRUNCATED_OFFSET = 8;
   /** Rows whose body called {@code jthrow()} (see {@link ColumnKernel}). */
-  static final int THROWN_OFFSET = 12;
-  static final int CONTROL_BYTES = 16;
+  public static final int THROWN_OFFSET = 12;
+  public static final int CONTROL_BYTES = 16;
   /** Iterations between two reads of the abort word. */
   static final int ABORT_CHECK_EVERY = 1024;
 

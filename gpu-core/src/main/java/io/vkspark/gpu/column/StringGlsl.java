@@ -29,7 +29,7 @@ import java.util.regex.Pattern;
  * (+0), flagged rows (+1), then for a string or binary result the phase (+2), the lengths (+3), the
  * scan's in-block sums (+4) and block prefixes (+5), and the data (+6).
  */
-final class StringGlsl {
+public final class StringGlsl {
   private static final String RESOURCE = "/io/vkspark/gpu/glsl/vkstring.glsl";
   private static volatile Map<String, String> sections;
 
@@ -47,19 +47,19 @@ final class StringGlsl {
   private static final Pattern USES_LONG = Pattern.compile("\\bvk_out_long\\b");
 
   /** Row statuses the kernel reports (the status buffer's counts, from word 2). */
-  static final int STATUS_WORDS = 8;
+  public static final int STATUS_WORDS = 8;
   /** Words of the status buffer: the bytes phase 1 needed (when they did not fit), flagged rows, then per cause. */
-  static final int NEED = 0;
-  static final int FLAGGED = 1;
+  public static final int NEED = 0;
+  public static final int FLAGGED = 1;
   /** Most bytes one row may produce; a longer row is computed by call() (cause 5). */
   static final long MAX_ROW_BYTES = 1L << 27;
   /** The prefix sums saturate here: more bytes in one dispatch than Arrow's int32 offsets hold. */
-  static final long SATURATED = 0x7FFFFFFFL;
+  public static final long SATURATED = 0x7FFFFFFFL;
 
   private StringGlsl() {}
 
   /** Whether the result is a string or binary: two passes, offsets and data. */
-  static boolean varResult(KernelSignature sig) {
+  public static boolean varResult(KernelSignature sig) {
     return sig.result() == SqlType.STRING || sig.result() == SqlType.BINARY;
   }
 

@@ -27,11 +27,11 @@ import java.util.Set;
  * element reads 0. Every read is also checked against the length of its buffer, so a body never
  * reads outside its data whatever the offsets say.
  */
-final class VarArgs {
+public final class VarArgs {
   private VarArgs() {}
 
   /** Bytes per element: 1 for string and binary, the element width for arrays. */
-  static int elementBytes(SqlType t) {
+  public static int elementBytes(SqlType t) {
     return switch (t) {
       case STRING, BINARY -> 1;
       case ARRAY_FLOAT, ARRAY_INT -> 4;
@@ -40,7 +40,7 @@ final class VarArgs {
     };
   }
 
-  static boolean isArray(SqlType t) {
+  public static boolean isArray(SqlType t) {
     return t.isVariableWidth() && t != SqlType.STRING && t != SqlType.BINARY;
   }
 

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.ArgOps.Step;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.FieldVector;

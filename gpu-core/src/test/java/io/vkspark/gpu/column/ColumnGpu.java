@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.TestGpu;
 import io.vkspark.gpu.TransferMode;
+import io.vkspark.gpu.column.run.ColumnRuntime;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.extension.AfterAllCallback;

@@ -3,6 +3,11 @@ package io.vkspark.gpu.column;
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.column.cache.DeviceColumnCache;
+import io.vkspark.gpu.column.cache.ResidentColumn;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.run.BatchRunner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;

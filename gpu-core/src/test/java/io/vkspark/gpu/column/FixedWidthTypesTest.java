@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.ShaderFeature;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
+import io.vkspark.gpu.column.run.DecimalOverflow;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.run.BatchRunner;
+import io.vkspark.gpu.column.run.ColumnRuntime;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,6 +4,10 @@ import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.input.StagedVarColumn;
+import io.vkspark.gpu.column.run.BatchRunner;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -29,19 +33,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * arrays, unicode, long values, out-of-range indices, odd and empty batches, and batches whose
  * elements overflow one dispatch's data buffers.
  */
-final class VarArgsTest {
+public final class VarArgsTest {
   @RegisterExtension
   static final ColumnGpu GPU = new ColumnGpu();
   private static final Path CACHE = Path.of("target", "shader-cache");
 
-  static final String FNV = """
+  public static final String FNV = """
       uint h = 2166136261u;
       for (int i = 0; i < s_length(); i++) {
         h = (h ^ s_byte(i)) * 16777619u;
       }
       return int(h);""";
 
-  static int fnv(byte[] b) {
+  public static int fnv(byte[] b) {
     int h = 0x811c9dc5;
     for (byte x : b) {
       h = (h ^ (x & 0xff)) * 16777619;
@@ -101,7 +105,7 @@ final class VarArgsTest {
     return na == 0 || nb == 0 ? 0 : dot / Math.sqrt(na * nb);
   }
 
-  static ColumnKernel kernel(String name, SqlType result, String body, KernelSignature.Arg... args) {
+  public static ColumnKernel kernel(String name, SqlType result, String body, KernelSignature.Arg... args) {
     return ColumnKernel.compile(KernelSignature.of(name, result, args), body, CACHE);
   }
 
@@ -142,7 +146,7 @@ final class VarArgsTest {
     return v;
   }
 
-  static StagedVarColumn staged(SqlType t, List<byte[]> values) {
+  public static StagedVarColumn staged(SqlType t, List<byte[]> values) {
     StagedVarColumn c = StagedVarColumn.of(t);
     values.forEach(b -> {
       if (b == null) {
@@ -159,7 +163,7 @@ final class VarArgsTest {
   }
 
   /** Checks an INT result against {@code cpu} over byte rows (null in, null out). */
-  static void checkInts(FieldVector out, List<byte[]> in, Function<byte[], Integer> cpu, String what) {
+  public static void checkInts(FieldVector out, List<byte[]> in, Function<byte[], Integer> cpu, String what) {
     assertEquals(in.size(), out.getValueCount(), what);
     int nulls = 0;
     for (int i = 0; i < in.size(); i++) {

@@ -3,7 +3,7 @@ package io.vkspark.gpu.translate;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.column.ColumnGpu;
-import io.vkspark.gpu.column.CpuCause;
+import io.vkspark.gpu.column.run.CpuCause;
 import io.vkspark.gpu.column.SqlType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.TestGpu;
-import io.vkspark.gpu.column.ColumnRuntime;
+import io.vkspark.gpu.column.run.ColumnRuntime;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.translate.MethodCheck.Kind;
 import io.vkspark.gpu.translate.MethodCheck.Outcome;

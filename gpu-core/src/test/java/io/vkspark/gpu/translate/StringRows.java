@@ -3,12 +3,12 @@ package io.vkspark.gpu.translate;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.ColumnRuntime;
-import io.vkspark.gpu.column.CpuCause;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.run.ColumnRuntime;
+import io.vkspark.gpu.column.run.CpuCause;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import java.lang.reflect.InvocationTargetException;

@@ -5,7 +5,7 @@ import io.vkspark.spark.executor.ExecutorDevice;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.run.BatchRunner;
 import java.util.List;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;

@@ -1,8 +1,8 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.gpu.column.BatchRunner;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.run.BatchRunner;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;

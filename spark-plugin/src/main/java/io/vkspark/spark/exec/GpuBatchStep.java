@@ -7,11 +7,11 @@ import io.vkspark.spark.executor.GpuLease;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.ReplacementStats;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.BatchStats;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
-import io.vkspark.gpu.column.DecimalOverflow;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.run.DecimalOverflow;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.Bits;
-import io.vkspark.gpu.column.InputColumn;
-import io.vkspark.gpu.column.ResidentColumn;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.input.Bits;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.cache.ResidentColumn;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.BoundedColumn;
 import io.vkspark.gpu.column.reduce.KeyRange;

@@ -1,8 +1,8 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.gpu.column.Bits;
+import io.vkspark.gpu.column.input.Bits;
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.gpu.column.VarColumn;
+import io.vkspark.gpu.column.input.VarColumn;
 import java.lang.reflect.Field;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;

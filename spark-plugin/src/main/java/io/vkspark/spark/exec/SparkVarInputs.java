@@ -1,9 +1,9 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.gpu.column.StagedVarColumn;
+import io.vkspark.gpu.column.input.StagedVarColumn;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;

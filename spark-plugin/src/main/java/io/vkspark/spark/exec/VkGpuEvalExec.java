@@ -24,7 +24,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
- * child go through the executor's {@link io.vkspark.gpu.column.BatchRunner}; its output is the
+ * child go through the executor's {@link io.vkspark.gpu.column.run.BatchRunner}; its output is the
  * child's columns followed by one column per call. Everything else in the query stays on Spark's
  * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}). Shown in plans as
  * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}.

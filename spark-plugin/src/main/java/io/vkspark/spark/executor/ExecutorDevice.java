@@ -4,8 +4,8 @@ import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.column.ColumnRuntime;
-import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.gpu.column.run.ColumnRuntime;
+import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import io.vkspark.spark.cache.CacheMemory;
 import io.vkspark.spark.conf.Settings;

@@ -5,10 +5,10 @@ import io.vkspark.spark.exec.SparkVarBulk;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.gpu.column.StagedVarColumn;
-import io.vkspark.gpu.column.VarColumn;
+import io.vkspark.gpu.column.input.StagedVarColumn;
+import io.vkspark.gpu.column.input.VarColumn;
 import java.nio.charset.StandardCharsets;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;

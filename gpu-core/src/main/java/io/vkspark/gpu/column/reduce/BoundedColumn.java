@@ -1,6 +1,6 @@
 package io.vkspark.gpu.column.reduce;
 
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.input.InputColumn;
 
 /**
  * An input column that knows the range of its non-null values without reading them: a table cache's

@@ -4,7 +4,7 @@ import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ShaderFeature;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.util.ArrayList;

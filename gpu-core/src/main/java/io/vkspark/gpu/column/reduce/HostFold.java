@@ -1,6 +1,6 @@
 package io.vkspark.gpu.column.reduce;
 
-import io.vkspark.gpu.column.RawMemory;
+import io.vkspark.gpu.column.input.RawMemory;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Aggregate;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Function;

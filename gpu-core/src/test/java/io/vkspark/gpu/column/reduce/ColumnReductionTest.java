@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.TransferMode;
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.ColumnGpu;
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;

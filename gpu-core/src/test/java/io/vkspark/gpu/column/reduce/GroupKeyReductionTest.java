@@ -4,8 +4,8 @@ import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.ColumnGpu;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelCall;
@@ -313,7 +313,7 @@ final class GroupKeyReductionTest {
   }
 
   /** {@code in}, knowing its bounds ({@code null}: not), counting the reads of its values. */
-  private record Counted(io.vkspark.gpu.column.InputColumn in, KeyRange bounds, int[] reads) implements BoundedColumn {
+  private record Counted(io.vkspark.gpu.column.input.InputColumn in, KeyRange bounds, int[] reads) implements BoundedColumn {
     @Override
     public SqlType type() {
       return in.type();

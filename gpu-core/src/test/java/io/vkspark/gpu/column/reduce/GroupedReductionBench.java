@@ -4,11 +4,11 @@ import static io.vkspark.gpu.column.KernelSignature.arg;
 
 import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuDevice;
-import io.vkspark.gpu.column.ArrowInputs;
-import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.gpu.column.input.ArrowInputs;
+import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.gpu.column.ColumnRuntime;
-import io.vkspark.gpu.column.InputColumn;
+import io.vkspark.gpu.column.run.ColumnRuntime;
+import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
 
 
 /**

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.GpuBuffer;
@@ -8,6 +8,19 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.OutputSlots;
 import io.vkspark.gpu.TimedDispatch;
+import io.vkspark.gpu.column.BatchMeter;
+import io.vkspark.gpu.column.BatchStats;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.cache.DeviceColumnCache;
+import io.vkspark.gpu.column.cache.ResidentColumn;
+import io.vkspark.gpu.column.cache.ResidentCopies;
+import io.vkspark.gpu.column.input.Bits;
+import io.vkspark.gpu.column.input.DecodedStrings;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.input.VarColumn;
 import io.vkspark.gpu.column.reduce.BatchReducer;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import java.util.ArrayList;

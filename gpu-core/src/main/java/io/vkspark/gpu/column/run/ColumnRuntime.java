@@ -1,9 +1,12 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Kernel;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.reduce.ReductionPasses;
 import io.vkspark.gpu.internal.Closeables;

@@ -1,8 +1,10 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.cache;
 
 import io.vkspark.gpu.BufferCopy;
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.input.InputColumn;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,7 +13,7 @@ import java.util.List;
  * into its input buffers, and the cached columns they read, pinned until that dispatch has been
  * awaited. One runner (one thread).
  */
-final class ResidentCopies {
+public final class ResidentCopies {
   private final DeviceColumnCache cache;
   private final List<BufferCopy> copies = new ArrayList<>();
   private final List<DeviceColumnCache.Pin> pins = new ArrayList<>();
@@ -19,7 +21,7 @@ final class ResidentCopies {
   private long uploads;
   private long copyNs;
 
-  ResidentCopies(DeviceColumnCache cache) {
+  public ResidentCopies(DeviceColumnCache cache) {
     this.cache = cache;
   }
 
@@ -32,7 +34,7 @@ final class ResidentCopies {
    * @return the rows copied this way, from {@code from} on (0 to {@code n}); the caller copies the
    *     rest from the host
    */
-  int copy(InputColumn in, SqlType t, GpuBuffer dst, int from, int n, int at) {
+  public int copy(InputColumn in, SqlType t, GpuBuffer dst, int from, int n, int at) {
     if (!(in instanceof ResidentColumn column) || dst.isStaged() || t.isVariableWidth() || t.isBytePacked()
         || t == SqlType.DECIMAL || (t.isBitPacked() && ((from & 63) != 0 || (at & 63) != 0))) {
       return 0;
@@ -59,7 +61,7 @@ final class ResidentCopies {
   }
 
   /** Hands the pending copies to the dispatch about to be replayed. */
-  void beforeDispatch(PrerecordedDispatch dispatch) {
+  public void beforeDispatch(PrerecordedDispatch dispatch) {
     if (!copies.isEmpty()) {
       dispatch.copyBeforeNextReplay(copies);
       copies.clear();
@@ -67,30 +69,30 @@ final class ResidentCopies {
   }
 
   /** The dispatch was awaited: adds its copies' device time; then {@link #release}. */
-  void afterDispatch(PrerecordedDispatch dispatch) {
+  public void afterDispatch(PrerecordedDispatch dispatch) {
     copyNs += dispatch.lastCopyNs();
     release();
   }
 
   /** The dispatch was awaited (or failed): the columns it read are no longer pinned. */
-  void release() {
+  public void release() {
     copies.clear();
     pins.forEach(DeviceColumnCache.Pin::release);
     pins.clear();
   }
 
   /** Cached column uses read from the device copy already there. */
-  long hits() {
+  public long hits() {
     return hits;
   }
 
   /** Device time of the copies from device copies into input buffers (GPU timestamps; 0 without them). */
-  long copyNs() {
+  public long copyNs() {
     return copyNs;
   }
 
   /** Cached column uses that wrote the device copy first. */
-  long uploads() {
+  public long uploads() {
     return uploads;
   }
 }

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 /**
  * What a {@link BatchRunner} does with a {@code decimal(p, s)} result whose unscaled value has

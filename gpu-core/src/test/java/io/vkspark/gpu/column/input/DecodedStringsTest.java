@@ -1,8 +1,14 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.gpu.column.ColumnGpu;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.VarArgsTest;
+import io.vkspark.gpu.column.run.BatchRunner;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

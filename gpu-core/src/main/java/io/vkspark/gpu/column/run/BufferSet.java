@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.DispatchStep;
@@ -7,6 +7,12 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.column.ArgOps;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.LoopGuard;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.VarArgs;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.reduce.ReductionBuffers;
 import io.vkspark.gpu.internal.Closeables;

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.CompileResult;
@@ -7,6 +7,8 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.MemoryKind;
 import io.vkspark.gpu.Program;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.StringGlsl;
 import io.vkspark.gpu.internal.SealedCompiler;
 import java.nio.ByteBuffer;
 import java.util.function.Function;

@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 /**
  * Why a row of a GPU UDF is computed by its {@code call()} instead of the kernel: the statuses a

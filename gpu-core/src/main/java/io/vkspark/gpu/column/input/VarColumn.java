@@ -1,4 +1,7 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
+
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.VarArgs;
 
 /**
  * An argument column of a variable-width type ({@link SqlType#isVariableWidth()}: string, binary,

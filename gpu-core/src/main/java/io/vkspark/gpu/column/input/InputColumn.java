@@ -1,4 +1,6 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
+
+import io.vkspark.gpu.column.SqlType;
 
 /**
  * One argument column of a batch, as the {@link BatchRunner} reads it: values are copied straight

@@ -1,6 +1,8 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import java.util.List;
 

@@ -1,8 +1,14 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.input.Bits;
+import io.vkspark.gpu.column.input.InputColumn;
+import io.vkspark.gpu.column.input.RawMemory;
+import io.vkspark.gpu.column.input.VarColumn;
 import java.util.List;
 import java.util.function.LongFunction;
 import org.apache.arrow.memory.ArrowBuf;

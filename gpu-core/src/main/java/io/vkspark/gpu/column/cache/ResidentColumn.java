@@ -1,4 +1,6 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.cache;
+
+import io.vkspark.gpu.column.input.InputColumn;
 
 /**
  * An argument column whose values never change once made and have a stable identity: a batch of a

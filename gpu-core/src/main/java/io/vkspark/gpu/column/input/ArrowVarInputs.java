@@ -1,7 +1,9 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.VarArgs;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;

@@ -1,9 +1,11 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.TimedDispatch;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.LoopGuard;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;

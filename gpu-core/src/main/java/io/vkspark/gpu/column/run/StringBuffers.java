@@ -1,4 +1,4 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.DispatchStep;
@@ -7,6 +7,8 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.Sizes;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.StringGlsl;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

@@ -1,7 +1,10 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.input.Bits;
+import io.vkspark.gpu.column.input.RawMemory;
 
 /**
  * Widens a decimal call's results from the kernel's unscaled int64 to Arrow's Decimal128, where a

@@ -1,7 +1,8 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.input;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * own decoder and encoder, so the replacement is Java's by construction. Valid UTF-8 (every batch
  * in practice) is checked on the host, eight ASCII bytes at a time, and staged as it is.
  */
-final class DecodedStrings {
+public final class DecodedStrings {
   private static final Logger LOG = LoggerFactory.getLogger(DecodedStrings.class);
   /** Bytes checked per copy out of a column. */
   private static final int CHUNK = 1 << 16;
@@ -28,7 +29,7 @@ final class DecodedStrings {
   private DecodedStrings() {}
 
   /** {@code inputs} with each string column whose rows {@code [0, rows)} hold ill-formed UTF-8 decoded as Java does. */
-  static List<InputColumn> of(List<InputColumn> inputs, int rows) {
+  public static List<InputColumn> of(List<InputColumn> inputs, int rows) {
     List<InputColumn> out = null;
     for (int c = 0; c < inputs.size(); c++) {
       if (inputs.get(c).type() == SqlType.STRING && !valid((VarColumn) inputs.get(c), rows)) {

@@ -1,10 +1,11 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.cache;
 
 import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -1,9 +1,16 @@
-package io.vkspark.gpu.column;
+package io.vkspark.gpu.column.run;
 
 import static io.vkspark.gpu.column.KernelSignature.arg;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.ColumnGpu;
+import io.vkspark.gpu.column.ColumnKernel;
+import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.VarArgsTest;
+import io.vkspark.gpu.column.input.ArrowInputs;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
