@@ -19,7 +19,10 @@ module io.vkspark.gpu {
 
   exports io.vkspark.gpu;
   exports io.vkspark.gpu.column;
+  exports io.vkspark.gpu.column.cache;
+  exports io.vkspark.gpu.column.input;
   exports io.vkspark.gpu.column.reduce;
+  exports io.vkspark.gpu.column.run;
   exports io.vkspark.gpu.translate;
   exports io.vkspark.gpu.tools;
   exports io.vkspark.gpu.vulkan;
