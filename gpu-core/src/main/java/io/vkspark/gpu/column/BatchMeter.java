@@ -4,7 +4,7 @@ import io.vkspark.gpu.ReplacementStats;
 import io.vkspark.gpu.TimedDispatch;
 
 /**
- * What one batch of a {@link BatchRunner} cost so far: bytes each way, device, wait and host time,
+ * What one batch of a {@code BatchRunner} cost so far: bytes each way, device, wait and host time,
  * dispatches and the output slots' reuse. The runner and its reduction ({@code column.reduce})
  * count into the same meter, so {@link BatchStats} sees every byte that crossed the bus whoever
  * moved it. Belongs to one runner (one thread).

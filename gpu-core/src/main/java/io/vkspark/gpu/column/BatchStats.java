@@ -3,7 +3,7 @@ package io.vkspark.gpu.column;
 import io.vkspark.gpu.ReplacementStats;
 
 /**
- * What a {@link BatchRunner} did, summed over its batches: the figures behind the Spark metrics.
+ * What a {@code BatchRunner} did, summed over its batches: the figures behind the Spark metrics.
  *
  * @param batches batches run
  * @param rows rows run

@@ -519,7 +519,7 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /**
    * Binding of the literals of the arguments computed on the device ({@link ArgOps}): last, after
-   * the variable-width arguments' buffers. Bound last by {@link BufferSet}.
+   * the variable-width arguments' buffers. Bound last by {@code BufferSet}.
    */
   static int literalBinding(KernelSignature sig) {
     int binding = controlBinding(sig) + 1;

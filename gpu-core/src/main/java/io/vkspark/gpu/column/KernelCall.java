@@ -14,7 +14,7 @@ import java.util.Objects;
  * then step order ({@code r + 0.01}: 0.01; a constant argument: its bits, {@link ArgOps#constantBits},
  * and column -1). They are not part of the call's identity: calls that
  * differ only in them share buffer sets, and the runner writes its own values into the set's
- * literal buffers each time it takes one ({@link BufferSet#writeLiterals}).
+ * literal buffers each time it takes one ({@code BufferSet.writeLiterals}).
  */
 public record KernelCall(ColumnKernel kernel, int[] argColumns, double[] literals) {
   public KernelCall {

@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * the buffers. Semantics: docs/GLSL-SEMANTICS.md, "Strings".
  *
  * <p>A string or binary result is computed in two passes of the same pipeline over the same rows
- * ({@link StringScan}): phase 0 measures each row's bytes, a prefix sum gives each row its offsets,
+ * ({@code StringScan}): phase 0 measures each row's bytes, a prefix sum gives each row its offsets,
  * and phase 1 writes the bytes there. Bindings, after the literals' ({@link ColumnKernel}): status
  * (+0), flagged rows (+1), then for a string or binary result the phase (+2), the lengths (+3), the
  * scan's in-block sums (+4) and block prefixes (+5), and the data (+6).

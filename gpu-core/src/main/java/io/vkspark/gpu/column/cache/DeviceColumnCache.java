@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * cache read them on the device instead of copying them from the host again: the first use writes
  * the host copy into a device buffer once (through its mapping: ReBAR or unified memory), later uses
  * record a device-to-device copy into the runner's input buffer, in the dispatch's own submission
- * ({@link BatchRunner#readResident}). The host copy stays the source of truth; validity is read there.
+ * ({@code BatchRunner.readResident}). The host copy stays the source of truth; validity is read there.
  *
  * <p>Why copies rather than binding the cached buffer itself (buffer device addresses): a copy keeps
  * the kernels, their descriptor sets and the pooled recordings exactly as they are for host data,

@@ -3,7 +3,7 @@ package io.vkspark.gpu.column.input;
 import io.vkspark.gpu.column.SqlType;
 
 /**
- * One argument column of a batch, as the {@link BatchRunner} reads it: values are copied straight
+ * One argument column of a batch, as the {@code BatchRunner} reads it: values are copied straight
  * into GPU input memory in the GPU layout (Arrow's: fixed-width little-endian, booleans
  * bit-packed least significant bit first), and validity is ANDed into the result's bitmap.
  *

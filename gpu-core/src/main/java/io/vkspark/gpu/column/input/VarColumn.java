@@ -5,7 +5,7 @@ import io.vkspark.gpu.column.VarArgs;
 
 /**
  * An argument column of a variable-width type ({@link SqlType#isVariableWidth()}: string, binary,
- * arrays), as the {@link BatchRunner} reads it: Arrow's layout of offsets into a run of elements
+ * arrays), as the {@code BatchRunner} reads it: Arrow's layout of offsets into a run of elements
  * (bytes for strings and binary, values for arrays), plus, for arrays, the validity of each element.
  * The runner rebases the offsets of the rows it stages, so they need not start at 0.
  *

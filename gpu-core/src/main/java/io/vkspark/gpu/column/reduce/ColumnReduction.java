@@ -4,7 +4,6 @@ import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ShaderFeature;
-import io.vkspark.gpu.column.run.BatchRunner;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.util.ArrayList;
@@ -79,7 +78,7 @@ import java.util.concurrent.ConcurrentHashMap;
     }
   }
 
-  /** What {@link BatchRunner#runReduced} returns: the rows of the batch and one value per aggregate. */
+  /** What {@code BatchRunner.runReduced} returns: the rows of the batch and one value per aggregate. */
   public record Result(long rows, List<Value> values) {
     public Result {
       values = List.copyOf(values);
@@ -101,7 +100,7 @@ import java.util.concurrent.ConcurrentHashMap;
   }
 
   /**
-   * What {@link BatchRunner#runGrouped} returns: the rows of the batch and one {@link Group} per
+   * What {@code BatchRunner.runGrouped} returns: the rows of the batch and one {@link Group} per
    * key present, ascending by key, the null key last.
    */
   public record Grouped(long rows, List<Group> groups) {
@@ -159,7 +158,7 @@ import java.util.concurrent.ConcurrentHashMap;
    * distinct possible values (plus one for null keys) fit {@code slots}, the device reduces each
    * workgroup's rows into per-key partials in device-only memory and a second pass folds those over
    * the workgroups, in workgroup order, into one partial per key and aggregate, the only bytes that
-   * come back ({@link BatchRunner#runGrouped}); otherwise the batch is left to the caller. The
+   * come back ({@code BatchRunner.runGrouped}); otherwise the batch is left to the caller. The
    * semantics per key are those of {@link #of}, with the same exactness and tolerance.
    *
    * @param slots key slots per batch, 1 to {@link #MAX_SLOTS} (e.g. {@link #DEFAULT_SLOTS})
