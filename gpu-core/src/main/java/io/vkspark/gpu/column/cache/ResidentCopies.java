@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * A runner's use of a {@link DeviceColumnCache}: the device copies that the next dispatch copies
  * into its input buffers, and the cached columns they read, pinned until that dispatch has been
- * awaited. One runner (one thread).
+ * awaited. Made without a cache, it copies nothing: every column is read from the host. One runner
+ * (one thread).
  */
 public final class ResidentCopies {
   private final DeviceColumnCache cache;
@@ -21,6 +22,7 @@ public final class ResidentCopies {
   private long uploads;
   private long copyNs;
 
+  /** {@code cache}: null for none. */
   public ResidentCopies(DeviceColumnCache cache) {
     this.cache = cache;
   }
@@ -35,7 +37,7 @@ public final class ResidentCopies {
    *     rest from the host
    */
   public int copy(InputColumn in, SqlType t, GpuBuffer dst, int from, int n, int at) {
-    if (!(in instanceof ResidentColumn column) || dst.isStaged() || t.isVariableWidth() || t.isBytePacked()
+    if (cache == null || !(in instanceof ResidentColumn column) || dst.isStaged() || t.isVariableWidth() || t.isBytePacked()
         || t == SqlType.DECIMAL || (t.isBitPacked() && ((from & 63) != 0 || (at & 63) != 0))) {
       return 0;
     }
@@ -70,7 +72,9 @@ public final class ResidentCopies {
 
   /** The dispatch was awaited: adds its copies' device time; then {@link #release}. */
   public void afterDispatch(PrerecordedDispatch dispatch) {
-    copyNs += dispatch.lastCopyNs();
+    if (cache != null) {
+      copyNs += dispatch.lastCopyNs();
+    }
     release();
   }
 

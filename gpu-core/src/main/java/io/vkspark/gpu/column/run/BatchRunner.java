@@ -12,26 +12,19 @@ import io.vkspark.gpu.column.BatchMeter;
 import io.vkspark.gpu.column.BatchStats;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelCall;
-import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.gpu.column.cache.ResidentColumn;
 import io.vkspark.gpu.column.cache.ResidentCopies;
-import io.vkspark.gpu.column.input.Bits;
 import io.vkspark.gpu.column.input.DecodedStrings;
 import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.input.VarColumn;
 import io.vkspark.gpu.column.reduce.BatchReducer;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
-
 /**
  * Runs column kernels over a stream of batches of varying size on one device, in three steps:
  * {@link #append} copies rows of the argument columns into the GPU input buffers (one bulk copy
@@ -52,7 +45,7 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * <p>A runner made with a {@link ColumnReduction} reduces the results on the device instead of
  * reading them back ({@link #runReduced}, {@link #runGrouped}): its {@link BatchReducer} works
  * around each dispatch. Bounded waiting lives in {@link DispatchGuard}, variable-width staging in
- * {@link VarStaging}, decimal widening in {@link DecimalResults}.
+ * {@link VarStaging}, the results' slots and readback in {@link BatchResults}.
  *
  * <p>The returned vectors belong to the runner and stay valid until the next {@link #append} (or
  * {@link #run}) or {@link #close()}. One runner serves one task (one thread).
@@ -65,59 +58,44 @@ public final class BatchRunner implements AutoCloseable {
   private final int workgroupSize;
   private final int maxGroupsX;
   private final long maxBufferBytes;
-  private final OutputSlots slots;
-  private final List<FieldVector> results = new ArrayList<>();
   private final ArrowBuf params;
-  private final long[] lengths;
   private final VarStaging var;
-  /** String and binary results, and the rows kernels flag (null, or for call()). */
-  private final StringResults strings;
+  /** The results of the batch being built: output slots, validity, readback, string results. */
+  private final BatchResults results;
   /** Most elements per variable-width data buffer (1 GiB of doubles). */
   public static final long MAX_VAR_ELEMENTS = 1L << 27;
   private BatchStats stats = BatchStats.ZERO;
   private boolean closed;
-  private DecimalOverflow decimalOverflow = DecimalOverflow.ERROR;
   private final DispatchGuard guard;
-  /** Host memory for bit-packed columns that start or land off a 64-row boundary; grown on demand. */
-  private ArrowBuf scratch;
-  private final BufferAllocator allocator;
+  /** Host memory for rows that start or land off a 64-row boundary. */
+  private final Scratch scratch;
   /** Reduces the results on the device ({@link #runReduced}); null for a runner that reads them back. */
   private final BatchReducer reducer;
 
   // The batch being staged: rows [0, dispatched) are read back into the slots, rows
   // [dispatched, staged) wait in the buffer set's inputs (at device rows [0, staged - dispatched)).
-  private boolean begun;
   private int staged;
   private int dispatched;
-  /** Null count of each call's result over the staged rows. */
-  private final long[] nullCounts;
   private final BatchMeter meter = new BatchMeter();
-  /** Cached columns copied on the device from their device copies ({@link #readResident}); null: from the host. */
-  private ResidentCopies resident;
+  /** Cached columns copied on the device from their device copies ({@link #readResident}); without a cache, none. */
+  private ResidentCopies resident = new ResidentCopies(null);
 
   BatchRunner(BufferPool pool, GpuDevice device, List<KernelCall> calls, List<SqlType> inputTypes, int capacity,
               BufferAllocator allocator, ColumnReduction reduction) {
     this.lease = new BufferLease(pool, calls, inputTypes, reduction, capacity);
     this.calls = calls;
     this.inputTypes = inputTypes;
-    this.allocator = allocator;
+    this.scratch = new Scratch(allocator);
     DeviceInfo info = device.info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
     this.maxBufferBytes = info.maxStorageBufferRange() - 64;
     this.guard = new DispatchGuard(device, calls);
-    this.slots = new OutputSlots(allocator);
-    this.lengths = new long[2 * calls.size()];
-    this.nullCounts = new long[calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
     this.var = new VarStaging(calls, inputTypes, allocator);
-    this.strings = new StringResults(calls, allocator);
+    this.results = new BatchResults(calls, allocator, reduction != null, scratch, meter);
     this.reducer = reduction == null ? null
-        : new BatchReducer(reduction, allocator, meter, this::scratch, workgroupSize, maxGroupsX);
-    for (KernelCall call : calls) {
-      KernelSignature sig = call.kernel().signature();
-      results.add(new Field(sig.name(), FieldType.nullable(sig.resultArrowType()), null).createVector(allocator));
-    }
+        : new BatchReducer(reduction, allocator, meter, scratch, workgroupSize, maxGroupsX);
   }
 
   /**
@@ -146,12 +124,12 @@ public final class BatchRunner implements AutoCloseable {
       throw GpuException.of(Code.INVALID_ARGUMENT, "readResident() with " + staged + " rows staged.",
           "call it before append(), or after results().");
     }
-    this.resident = cache == null ? null : new ResidentCopies(cache);
+    this.resident = new ResidentCopies(cache);
   }
 
   /** Uses of cached columns read from a device copy already on the device (since {@link #readResident}). */
   public long residentHits() {
-    return resident == null ? 0 : resident.hits();
+    return resident.hits();
   }
 
   /**
@@ -159,12 +137,12 @@ public final class BatchRunner implements AutoCloseable {
    * GPU timestamps, 0 without them): what binding the device copies by address would save at most.
    */
   public long residentCopyNs() {
-    return resident == null ? 0 : resident.copyNs();
+    return resident.copyNs();
   }
 
   /** Uses of cached columns that wrote their device copy first (since {@link #readResident}). */
   public long residentUploads() {
-    return resident == null ? 0 : resident.uploads();
+    return resident.uploads();
   }
 
   /** Most rows per dispatch (larger batches are split). */
@@ -234,10 +212,8 @@ public final class BatchRunner implements AutoCloseable {
       List<InputColumn> inputs = DecodedStrings.of(given, rows); // the body sees the string call() gets
       int base = staged;
       int total = staged + rows;
-      sizeSlots(base, total);
-      for (int i = 0; i < calls.size(); i++) {
-        nullCounts[i] += validity(i, inputs, base, rows);
-      }
+      results.size(total);
+      results.stageValidity(inputs, base, rows);
       meter.hostSince(t0);
       if (rows > 0) {
         upload(inputs, rows, total);
@@ -278,15 +254,11 @@ public final class BatchRunner implements AutoCloseable {
     }
     finishDispatches();
     long h = System.nanoTime();
-    for (int i = 0; i < calls.size(); i++) {
-      nullCounts[i] += strings.apply(i, slots.slot(2 * i)); // null results and rows for call()
-      results.get(i).loadFieldBuffers(new ArrowFieldNode(staged, nullCounts[i]), strings.varResult(i)
-          ? List.of(slots.slot(2 * i), slots.slot(2 * i + 1), strings.data(i)) : List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
-    }
+    List<FieldVector> vectors = results.vectors(staged);
     meter.hostSince(h);
     recordStats();
     discard();
-    return results;
+    return vectors;
   }
 
   /**
@@ -365,8 +337,8 @@ public final class BatchRunner implements AutoCloseable {
   /** Dispatches what is pending for the batch being taken (slots sized even for no rows); discards the batch on failure. */
   private void finishDispatches() {
     try {
-      if (!begun) {
-        sizeSlots(0, 0);
+      if (!results.begun()) {
+        results.size(0);
       }
       dispatchPending();
     } catch (RuntimeException e) {
@@ -378,26 +350,6 @@ public final class BatchRunner implements AutoCloseable {
   /** The reduction this runner computes on the device, or null when it reads results back. */
   public ColumnReduction reduction() {
     return reducer == null ? null : reducer.reduction();
-  }
-
-  /** Sizes the output slots for {@code total} staged rows: fresh for a new batch, grown keeping their bytes otherwise. */
-  private void sizeSlots(int base, int total) {
-    for (int i = 0; i < calls.size(); i++) {
-      lengths[2 * i] = SqlType.BOOLEAN.bytesFor(total);
-      // reducing: only the validity is kept on the host (the device needs it); results stay on the device
-      lengths[2 * i + 1] = reducer != null ? 0 : calls.get(i).kernel().signature().result().arrowBytesFor(total);
-    }
-    if (!begun) {
-      meter.slots(slots.prepare(lengths));
-      begun = true;
-      for (int i = 0; i < calls.size() && reducer == null; i++) {
-        strings.begin(i, slots.slot(2 * i + 1));
-      }
-      return;
-    }
-    for (int j = 0; j < lengths.length; j++) {
-      slots.grow(j, lengths[j]);
-    }
   }
 
   /** Copies {@code rows} rows into the inputs, dispatching whenever the buffer set is full. */
@@ -442,12 +394,7 @@ public final class BatchRunner implements AutoCloseable {
 
   /** Takes a buffer set whose data buffers hold {@code need} elements (nothing is pending in the current one). */
   private void growVar(long need) {
-    if (need > MAX_VAR_ELEMENTS) {
-      throw GpuException.of(Code.SIZE, "one row of an argument of GPU UDF(s) " + guard.udfNames(false) + " holds " + need
-          + " elements (bytes of a string or binary, values of an array), more than the " + MAX_VAR_ELEMENTS
-          + " one dispatch stages per argument.", "keep strings, binaries and arrays passed to GPU UDFs below "
-          + MAX_VAR_ELEMENTS + " elements per row, or call the UDF's Java code for such rows.");
-    }
+    VarStaging.checkRow(need, guard.udfNames(false));
     lease.release();
     var.capacity(VarStaging.shape(need));
     lease.acquire(var.capacity());
@@ -466,9 +413,9 @@ public final class BatchRunner implements AutoCloseable {
       if (t.isVariableWidth()) {
         var.upload(set, c, (VarColumn) in, from, n, at, meter);
       } else {
-        int onDevice = resident == null ? 0 : resident.copy(in, t, buf, from, n, at);
+        int onDevice = resident.copy(in, t, buf, from, n, at);
         if (onDevice < n) {
-          meter.uploaded(BatchColumns.copy(in, t, buf, from + onDevice, n - onDevice, at + onDevice, this::scratch));
+          meter.uploaded(BatchColumns.copy(in, t, buf, from + onDevice, n - onDevice, at + onDevice, scratch));
         }
       }
     }
@@ -491,31 +438,25 @@ public final class BatchRunner implements AutoCloseable {
     params.setInt(0, n);
     // which validity buffers the reduction reads; grouped, the key parameters too
     params.setInt(4, reducer == null ? 0
-        : reducer.beforeDispatch(set.reduction, dispatched, n, nullCounts, c -> slots.slot(2 * c).memoryAddress()));
+        : reducer.beforeDispatch(set.reduction, dispatched, n, results.nullCounts(), results::validityAddress));
     params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
     set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
     guard.arm(set);
-    strings.beforeDispatch(set);
+    results.strings().beforeDispatch(set);
     meter.hostSince(h0);
-    if (resident != null) {
-      resident.beforeDispatch(set.dispatch);
-    }
+    resident.beforeDispatch(set.dispatch);
     TimedDispatch t;
     try {
       t = dispatchBounded();
-      if (resident != null) {
-        resident.afterDispatch(set.dispatch);
-      }
+      resident.afterDispatch(set.dispatch);
     } finally {
-      if (resident != null) {
-        resident.release();
-      }
+      resident.release();
     }
-    while (strings.grow(set, maxBufferBytes, guard.udfNames(false))) { // results outgrew a data buffer: the same rows again
+    while (results.strings().grow(set, maxBufferBytes, guard.udfNames(false))) { // results outgrew a data buffer: the same rows again
       guard.arm(set);
-      strings.beforeDispatch(set);
+      results.strings().beforeDispatch(set);
       t = dispatchBounded();
     }
     guard.checkLoops(set, n);
@@ -523,7 +464,7 @@ public final class BatchRunner implements AutoCloseable {
     meter.dispatched(t);
     long h1 = System.nanoTime();
     if (reducer == null) {
-      readback(dispatched, n);
+      results.read(set, dispatched, n);
     } else {
       reducer.afterDispatch(set.reduction, n);
     }
@@ -532,49 +473,13 @@ public final class BatchRunner implements AutoCloseable {
     var.reset(); // the data buffers are free again
   }
 
-  /** Reads {@code n} result rows of every call into its data slot at row {@code at}. */
-  private void readback(int at, int n) {
-    BufferSet set = lease.set();
-    for (int i = 0; i < calls.size(); i++) {
-      SqlType type = calls.get(i).kernel().signature().result();
-      ArrowBuf data = slots.slot(2 * i + 1);
-      if (set.strings[i] != null) {
-        meter.read(strings.read(set, i, at, n, data));
-      }
-      if (strings.varResult(i)) {
-        continue; // offsets and data, read above
-      } else if (type == SqlType.DECIMAL) {
-        long bytes = (long) n * type.byteWidth();
-        ArrowBuf s = scratch(bytes);
-        set.outputs[i].read(0, s.memoryAddress(), bytes);
-        nullCounts[i] += DecimalResults.widen(calls.get(i).kernel().signature(), decimalOverflow, s.memoryAddress(),
-            data.memoryAddress(), slots.slot(2 * i).memoryAddress(), at, n);
-        meter.read(bytes);
-      } else if (!type.isBitPacked()) {
-        long bytes = (long) n * type.byteWidth();
-        set.outputs[i].read(0, data.memoryAddress() + (long) at * type.byteWidth(), bytes);
-        meter.read(bytes);
-      } else if ((at & 63) == 0) {
-        long bytes = (n + 7) / 8;
-        set.outputs[i].read(0, data.memoryAddress() + at / 8, bytes);
-        meter.read(bytes);
-      } else {
-        long bytes = type.bytesFor(n);
-        ArrowBuf s = scratch(bytes);
-        set.outputs[i].read(0, s.memoryAddress(), bytes);
-        Bits.copy(s.memoryAddress(), 0, data.memoryAddress(), at, n);
-        meter.read(bytes);
-      }
-    }
-  }
-
   /**
    * What a decimal result too wide for its precision gives: null, or (the default) an OVERFLOW
    * error. Spark's rule for a UDF's {@code BigDecimal} result is null with
    * {@code spark.sql.ansi.enabled=false}, an error with it on.
    */
   public void onDecimalOverflow(DecimalOverflow policy) {
-    this.decimalOverflow = java.util.Objects.requireNonNull(policy, "policy");
+    results.onDecimalOverflow(java.util.Objects.requireNonNull(policy, "policy"));
   }
 
   /** Adds the finished batch to the totals the metrics read. */
@@ -584,29 +489,15 @@ public final class BatchRunner implements AutoCloseable {
 
   /** Forgets the staged batch (taken, or failed). The buffer set stays. */
   private void discard() {
-    begun = false;
     staged = 0;
     dispatched = 0;
-    java.util.Arrays.fill(nullCounts, 0);
+    results.reset();
     var.reset();
-    strings.reset();
-    if (resident != null) {
-      resident.release();
-    }
+    resident.release();
     if (reducer != null) {
       reducer.discard();
     }
     meter.reset();
-  }
-
-  private ArrowBuf scratch(long bytes) {
-    if (scratch == null || scratch.capacity() < bytes) {
-      if (scratch != null) {
-        scratch.close();
-      }
-      scratch = allocator.buffer(Math.max(bytes, 1024));
-    }
-    return scratch;
   }
 
   private TimedDispatch dispatchBounded() {
@@ -628,21 +519,6 @@ public final class BatchRunner implements AutoCloseable {
   /** How often this runner halved its capacity because the device ran out of memory. */
   public long outOfMemorySplits() {
     return lease.outOfMemorySplits();
-  }
-
-  /**
-   * Writes the AND of call {@code i}'s argument validity for {@code rows} rows into its validity
-   * slot at row {@code at}; returns the null count.
-   */
-  private long validity(int i, List<InputColumn> inputs, int at, int rows) {
-    ArrowBuf slot = slots.slot(2 * i);
-    if ((at & 63) == 0) {
-      return BatchColumns.validity(calls.get(i), inputs, slot.memoryAddress() + at / 8, rows);
-    }
-    ArrowBuf s = scratch(SqlType.BOOLEAN.bytesFor(rows));
-    long nulls = BatchColumns.validity(calls.get(i), inputs, s.memoryAddress(), rows);
-    Bits.copy(s.memoryAddress(), 0, slot.memoryAddress(), at, rows);
-    return nulls;
   }
 
   private void ensureOpen() {
@@ -675,21 +551,15 @@ public final class BatchRunner implements AutoCloseable {
       return;
     }
     closed = true;
-    if (resident != null) {
-      resident.release();
-    }
+    resident.release();
     lease.close();
-    results.forEach(FieldVector::close);
-    slots.close();
+    results.close();
     params.close();
-    if (scratch != null) {
-      scratch.close();
-    }
+    scratch.close();
     if (reducer != null) {
       reducer.close();
     }
     var.close();
-    strings.close();
   }
 
   /**
@@ -699,11 +569,11 @@ public final class BatchRunner implements AutoCloseable {
    * not be Java's ({@link CpuCause}). Empty for most batches.
    */
   public int[] cpuRows(int call) {
-    return strings.cpuRows(call);
+    return results.strings().cpuRows(call);
   }
 
   /** Rows handed to {@code call()} so far, per {@link CpuCause} (indexed by its ordinal). */
   public long[] cpuRowCauses() {
-    return strings.causeCounts();
+    return results.strings().causeCounts();
   }
 }

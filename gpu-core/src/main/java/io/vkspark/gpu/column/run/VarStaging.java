@@ -1,6 +1,8 @@
 package io.vkspark.gpu.column.run;
 
 import io.vkspark.gpu.GpuBuffer;
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.BatchMeter;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
@@ -64,6 +66,16 @@ final class VarStaging implements AutoCloseable {
 
   void capacity(long elements) {
     capacity = elements;
+  }
+
+  /** Refuses (SIZE) one row whose {@code need} elements exceed {@link BatchRunner#MAX_VAR_ELEMENTS}, naming the UDFs. */
+  static void checkRow(long need, String udfNames) {
+    if (need > BatchRunner.MAX_VAR_ELEMENTS) {
+      throw GpuException.of(Code.SIZE, "one row of an argument of GPU UDF(s) " + udfNames + " holds " + need
+          + " elements (bytes of a string or binary, values of an array), more than the " + BatchRunner.MAX_VAR_ELEMENTS
+          + " one dispatch stages per argument.", "keep strings, binaries and arrays passed to GPU UDFs below "
+          + BatchRunner.MAX_VAR_ELEMENTS + " elements per row, or call the UDF's Java code for such rows.");
+    }
   }
 
   /** Data buffers of {@code need} elements: a power of two from {@link #MIN_ELEMENTS}, at most {@link BatchRunner#MAX_VAR_ELEMENTS}. */
