@@ -19,7 +19,8 @@ import java.util.List;
 
 /**
  * Lists the Vulkan devices and runs saxpy ({@code y = 2.5 x + 1}) over a million floats on the best
- * one, through a pre-recorded dispatch, checking every element against the CPU.
+ * one, through a pre-recorded dispatch, checking every element against the CPU. A program of the
+ * tests, not of the jar: {@code ExitCodeTest} and {@code MissingLayerTest} run it in a child JVM.
  */
 public final class Demo {
   static final String SAXPY = """
