@@ -38,5 +38,7 @@
  *       (the translator then refuses, naming the call).</li>
  *   <li><b>GLSL helpers</b> the IR calls by name: {@code Helpers} (pasted once when used).</li>
  * </ul>
+ *
+ * <p>May import: root, column.
  */
 package io.vkspark.gpu.translate;
