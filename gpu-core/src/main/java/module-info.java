@@ -1,9 +1,10 @@
 /**
  * vkspark's Vulkan compute runtime and Arrow column kernels. Exports the device API
- * ({@code io.vkspark.gpu}), where devices are opened ({@code io.vkspark.gpu.vulkan}), column kernels ({@code io.vkspark.gpu.column}), their reductions on the
- * device ({@code io.vkspark.gpu.column.reduce}), the Java UDF translator
- * ({@code io.vkspark.gpu.translate}) and the command-line tools;
- * {@code io.vkspark.gpu.internal} (Vulkan handles, the SPIR-V seal) stays inside.
+ * ({@code io.vkspark.gpu}), where devices are opened ({@code io.vkspark.gpu.vulkan}), column kernels
+ * ({@code io.vkspark.gpu.column}) with their inputs, device cache, reductions on the device and
+ * runtime ({@code .column.input}, {@code .column.cache}, {@code .column.reduce}, {@code .column.run}),
+ * the Java UDF translator ({@code io.vkspark.gpu.translate}) and the command-line tools;
+ * {@code io.vkspark.gpu.internal} (Vulkan handles, the shader compiler, the SPIR-V seal) stays inside.
  */
 module io.vkspark.gpu {
   requires org.lwjgl;
