@@ -190,7 +190,17 @@ final class FusedAggregateSparkTest {
     spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "false");
     assertNotFused(reducible);
     spark().conf().unset(Settings.FUSE_AGGREGATES_ON_GPU.key());
-    spark().conf().set(VkConf.VERIFY, "sample");
+    spark().conf().set(VkConf.VERIFY, "sample"); // checks its sample beside the GPU reduction
+    both = gpuAndCpu(() -> spark().sql(reducible));
+    assertAggregatesEqual(both.get(1), both.get(0));
+    Map<String, Long> agg = GpuEvalIterator.snapshot(fusedNodes(lastRun).get(0).metricsMap());
+    Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+    assertEquals(15_000L, agg.get("gpuReducedRows"), agg.toString());
+    assertEquals(0L, agg.get("aggregatedRows"), agg.toString());
+    assertTrue(eval.get("verifyRows") > 0 && eval.get("verifyMismatches") == 0, eval.toString());
+    // the partials, and the sampled rows' results read back once more to be checked
+    assertTrue(eval.get("readbackBytes") > agg.get("gpuReadbackBytes"), eval + " " + agg);
+    spark().conf().set(VkConf.VERIFY, "strict"); // needs every row back
     assertNotFused(reducible);
     spark().conf().unset(VkConf.VERIFY);
 
