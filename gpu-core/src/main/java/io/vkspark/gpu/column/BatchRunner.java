@@ -225,6 +225,9 @@ public final class BatchRunner implements AutoCloseable {
       for (int i = 0; i < calls.size(); i++) {
         nullCounts[i] += validity(i, inputs, base, rows);
       }
+      if (reducer != null) {
+        reducer.staged(inputs, base, rows); // a row filter's input validity
+      }
       meter.hostSince(t0);
       if (rows > 0) {
         upload(inputs, rows, total);
@@ -479,6 +482,7 @@ public final class BatchRunner implements AutoCloseable {
     // which validity buffers the reduction reads; grouped, the key parameters too
     params.setInt(4, reducer == null ? 0
         : reducer.beforeDispatch(set.reduction, dispatched, n, nullCounts, c -> slots.slot(2 * c).memoryAddress()));
+    params.setInt(8, reducer == null ? 0 : reducer.filterNullMask()); // and of the row filter's inputs
     params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());

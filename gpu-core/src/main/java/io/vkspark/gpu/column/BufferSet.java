@@ -118,7 +118,7 @@ final class BufferSet implements AutoCloseable {
    * Creates the buffers and records the dispatch: each call's kernel, then, with a reduction, the
    * reduction over their results ({@code reductionKernels}: its pass, or a grouped reduction's
    * two), whose per-row outputs are then device-only ({@link BufferRole#SCRATCH}). A grouped
-   * reduction's key column gets an input buffer even when no call reads it.
+   * reduction's key column and a row filter's columns get an input buffer even when no call reads them.
    */
   static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, List<Kernel> reductionKernels) {
     return create(device, key, kernels, reductionKernels, List.of());
@@ -160,6 +160,11 @@ final class BufferSet implements AutoCloseable {
       ColumnReduction r = key.reduction();
       if (r != null && r.grouped() && r.keyColumn() >= 0 && inputs[r.keyColumn()] == null) {
         inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
+      }
+      for (int c : r == null ? new int[0] : r.filterInputs()) { // a row filter's columns, read by the reduction alone
+        if (inputs[c] == null) {
+          inputs[c] = track(made, device.createBuffer(key.inputTypes().get(c).bytesFor(key.capacity()), BufferRole.INPUT));
+        }
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
       GpuBuffer[] literals = new GpuBuffer[outputs.length];

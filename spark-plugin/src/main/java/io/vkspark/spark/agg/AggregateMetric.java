@@ -19,7 +19,8 @@ public enum AggregateMetric {
   NUM_OUTPUT_ROWS("numOutputRows", VkMetric.Kind.SUM, "partial aggregate rows emitted"),
   AGGREGATED_ROWS("aggregatedRows", VkMetric.Kind.SUM, "rows aggregated without leaving columns"),
   GPU_REDUCED_ROWS("gpuReducedRows", VkMetric.Kind.SUM, "rows aggregated on the GPU (results not read back)"),
-  GPU_READBACK_BYTES("gpuReadbackBytes", VkMetric.Kind.SIZE, "GPU aggregate partials read back");
+  GPU_READBACK_BYTES("gpuReadbackBytes", VkMetric.Kind.SIZE, "GPU aggregate partials read back"),
+  DEVICE_FILTERED_ROWS("deviceFilteredRows", VkMetric.Kind.SUM, "rows a filter dropped on the GPU");
 
   private final String key;
   private final VkMetric.Kind kind;

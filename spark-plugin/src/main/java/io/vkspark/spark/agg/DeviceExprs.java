@@ -100,17 +100,48 @@ public final class DeviceExprs {
     return t == SqlType.INT || t == SqlType.BIGINT;
   }
 
+  /**
+   * The device type of a column or literal of Spark type {@code t}: {@link #type}, and a date as its
+   * epoch day (an int) and a timestamp as its microseconds (a bigint), which only take part in
+   * comparisons with their own kind (Spark's analyzer types both sides alike), where the integer
+   * order is theirs. Null for others.
+   */
+  static SqlType valueType(DataType t) {
+    SqlType out = type(t);
+    return out != null ? out : t.equals(DataTypes.DateType) ? SqlType.INT
+        : t.equals(DataTypes.TimestampType) ? SqlType.BIGINT : null;
+  }
+
+  /** Most values of an {@code IN} list translated (one comparison each). */
+  static final int MAX_IN_VALUES = 64;
+
   /** The translation, null when not translatable. */
   private static DeviceExpr of(Expression e, IntFunction<DeviceExpr> columns) {
+    if (e instanceof BoundReference b) {
+      return valueType(b.dataType()) == null ? null : columns.apply(b.ordinal()); // a date or timestamp: its column's
+    }
+    if (e instanceof Literal l) {
+      SqlType lt = valueType(l.dataType());
+      return lt == null ? null : new DeviceExpr.Literal(lt, l.value());
+    }
     SqlType t = type(e.dataType());
     if (t == null) {
       return null;
     }
-    if (e instanceof BoundReference b) {
-      return columns.apply(b.ordinal());
+    if (e instanceof org.apache.spark.sql.catalyst.expressions.In in) {
+      return in(in.value(), Scala.list(in.list()), columns);
     }
-    if (e instanceof Literal l) {
-      return new DeviceExpr.Literal(t, l.value());
+    if (e instanceof org.apache.spark.sql.catalyst.expressions.InSet in) {
+      SqlType vt = valueType(in.child().dataType());
+      if (vt == null || vt == SqlType.FLOAT || vt == SqlType.DOUBLE) {
+        return null; // a hash set of doubles: -0.0 and 0.0 are two values there
+      }
+      List<Expression> values = new java.util.ArrayList<>();
+      scala.collection.Iterator<Object> it = in.hset().iterator();
+      while (it.hasNext()) {
+        values.add(Literal.create(it.next(), in.child().dataType()));
+      }
+      return in(in.child(), values, columns);
     }
     if (e instanceof IsNaN n) {
       DeviceExpr c = of(n.child(), columns);
@@ -274,6 +305,28 @@ public final class DeviceExprs {
     }
     DeviceExpr x = of(left, columns);
     return x == null ? null : new DeviceExpr.Remainder(x, n.longValue(), positive);
+  }
+
+  /**
+   * {@code value IN (list)} of literals as comparisons joined by {@code OR}: true where one equals
+   * (Spark's equality: NaN equals NaN, {@code -0.0} equals {@code 0.0}), else null where the value or
+   * a listed value is null, else false; as Spark's {@code In}. Null past {@link #MAX_IN_VALUES}.
+   */
+  private static DeviceExpr in(Expression value, List<Expression> list, IntFunction<DeviceExpr> columns) {
+    if (list.isEmpty() || list.size() > MAX_IN_VALUES || !list.stream().allMatch(x -> x instanceof Literal)) {
+      return null;
+    }
+    DeviceExpr v = of(value, columns);
+    DeviceExpr out = null;
+    for (Expression x : list) {
+      DeviceExpr c = v == null ? null : of(x, columns);
+      if (c == null) {
+        return null;
+      }
+      DeviceExpr eq = new DeviceExpr.Compare(DeviceExpr.CompareOp.EQ, v, c);
+      out = out == null ? eq : new DeviceExpr.Logic(true, out, eq);
+    }
+    return out;
   }
 
   private static DeviceExpr logic(boolean or, Expression l, Expression r, IntFunction<DeviceExpr> columns) {

@@ -164,7 +164,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     for (int i = 0; i < buffers.length; i++) {
       buffers[i].fold(0, values.get(i));
     }
-    reducedOnGpu(r.result().rows(), r.readbackBytes());
+    reducedOnGpu(r.result().rows(), r.readbackBytes(), r.result().filtered());
   }
 
   /**
@@ -178,12 +178,13 @@ public final class PartialAggregator implements Iterator<InternalRow> {
         buffers[i].fold(slot, g.values().get(i));
       }
     }
-    reducedOnGpu(r.result().rows(), r.readbackBytes());
+    reducedOnGpu(r.result().rows(), r.readbackBytes(), r.result().filtered());
   }
 
-  private void reducedOnGpu(long rows, long readbackBytes) {
+  private void reducedOnGpu(long rows, long readbackBytes, long filtered) {
     metrics.get(AggregateMetric.GPU_REDUCED_ROWS).add(rows);
     metrics.get(AggregateMetric.GPU_READBACK_BYTES).add(readbackBytes);
+    metrics.get(AggregateMetric.DEVICE_FILTERED_ROWS).add(filtered);
   }
 
   /** {@code in}'s columns followed by the computed ones, evaluated row by row as Spark's projection would. */

@@ -94,6 +94,15 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
     return spec;
   }
 
+  ReducePlacement placement() {
+    return placement;
+  }
+
+  /** The same node, placed as {@code p}. */
+  VkGpuAggregateExec withPlacement(ReducePlacement p) {
+    return new VkGpuAggregateExec(spec, p, output, partitioning, child);
+  }
+
   @Override
   protected boolean keepsChildOrdering() {
     return false; // one row per group (or per partition), in no particular order
@@ -172,13 +181,14 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
    * computed on the device where it is an expression), or folded on the host and why.
    */
   String where() {
+    String filter = placement.filterNote() == null ? "" : "; " + placement.filterNote();
     if (!placement.onGpu()) {
-      return "folded on the host: " + placement.doubt();
+      return "folded on the host: " + placement.doubt() + filter;
     }
     GpuReduction r = placement.reduction();
     String how = !r.grouped() ? "reduced on the GPU" : r.keyExpr() == null ? "reduced per key on the GPU"
         : "reduced per key on the GPU, the key computed on the device";
-    return how + (placement.doubt() == null ? "" : " where it can (" + placement.doubt() + ")");
+    return how + (placement.doubt() == null ? "" : " where it can (" + placement.doubt() + ")") + filter;
   }
 
   @Override

@@ -46,7 +46,7 @@ public final class ReadCacheColumns extends Rule<SparkPlan> {
   }
 
   /** Whether {@code plan} is a scan of vkspark's cache that can hand out column batches. */
-  static boolean readsVkCacheColumns(SparkPlan plan) {
+  public static boolean readsVkCacheColumns(SparkPlan plan) {
     SparkPlan scan = plan instanceof TableCacheQueryStageExec stage ? stage.plan() : plan;
     return plan.supportsColumnar() && scan instanceof InMemoryTableScanExec s && s.supportsColumnar()
         && s.relation().cacheBuilder().serializer() instanceof VkCacheSerializer;

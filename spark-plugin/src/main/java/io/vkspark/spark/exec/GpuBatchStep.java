@@ -42,6 +42,8 @@ final class GpuBatchStep implements AutoCloseable {
   /** A grouped reduction's key: its column, and its type as a runner input (-1 and null when none). */
   private final int keyOrdinal;
   private final SqlType keyType;
+  /** The child's column types: the runner takes a column only a reduction's filter reads as its own type. */
+  private final List<DataType> childTypes;
   /** What {@link #runner} reduces with, when the task reduces on the GPU (set before its first batch). */
   private ColumnReduction reduction;
   private BatchRunner runner;
@@ -62,10 +64,12 @@ final class GpuBatchStep implements AutoCloseable {
    * @param gpu this executor's device; null when no call runs on it
    * @param keyOrdinal a grouped reduction's key column (a runner input whether or not a call reads
    *     it: the device reduces per key value); -1 for none
+   * @param filterColumns the columns a reduction's absorbed filter reads (runner inputs too)
    */
-  GpuBatchStep(List<GpuUdfCall> placed, ExecutorDevice gpu, List<DataType> childTypes, int keyOrdinal, VkConf conf,
-               NodeMetrics metrics, BufferAllocator allocator) {
+  GpuBatchStep(List<GpuUdfCall> placed, ExecutorDevice gpu, List<DataType> childTypes, int keyOrdinal,
+               List<Integer> filterColumns, VkConf conf, NodeMetrics metrics, BufferAllocator allocator) {
     this.gpu = gpu;
+    this.childTypes = childTypes;
     this.conf = conf;
     this.metrics = metrics;
     this.allocator = allocator;
@@ -88,6 +92,11 @@ final class GpuBatchStep implements AutoCloseable {
     } else {
       this.keyOrdinal = -1;
       this.keyType = null;
+    }
+    for (int o : calls.isEmpty() ? List.<Integer>of() : filterColumns) {
+      if (!columns.contains(o)) {
+        columns.add(o);
+      }
     }
   }
 
@@ -316,6 +325,9 @@ final class GpuBatchStep implements AutoCloseable {
     }
     if (keyType != null && ordinal == keyOrdinal) {
       return keyType; // a grouped reduction's key that no call reads
+    }
+    if (columns.contains(ordinal)) {
+      return SparkTypes.of(childTypes.get(ordinal)).orElseThrow(); // read by an absorbed filter alone
     }
     throw new IllegalStateException("column " + ordinal);
   }

@@ -106,13 +106,19 @@ final class HostFold {
 
   /**
    * Grouped: the batch's groups from the folded slots: slot {@code s} is key {@code base + s}, except
-   * {@code nullSlot} when the batch has null keys; slots without rows give no group.
+   * {@code nullSlot} when the batch has null keys and {@code filterSlot} (-1: none), whose hidden count
+   * is the rows a filter dropped; slots without rows give no group.
    */
-  Grouped groups(long rows, Value[][] acc, long base, int nullSlot, boolean nullKeys) {
+  Grouped groups(long rows, Value[][] acc, long base, int nullSlot, boolean nullKeys, int filterSlot) {
     List<Group> out = new ArrayList<>();
     Group nulls = null;
+    long dropped = 0;
     for (int s = 0; s < slots; s++) {
       long n = acc[s][all.size() - 1].count();
+      if (s == filterSlot) {
+        dropped = n;
+        continue;
+      }
       if (n == 0) {
         continue;
       }
@@ -126,6 +132,6 @@ final class HostFold {
     if (nulls != null) {
       out.add(nulls);
     }
-    return new Grouped(rows, out);
+    return new Grouped(rows, out, dropped);
   }
 }
