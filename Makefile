@@ -33,18 +33,24 @@ RUNS    ?= 3
 IV_RUNS ?= 1
 IV_SQL  ?= true
 TRANSLATE_BENCH_ARGS ?= --out target/bench-translate.json
+# Issue 31's Scala closure benchmark (`make bench-scala`): Black-Scholes as a Scala closure against its Java
+# twin (both translated), the closure on the CPU and built-in SQL, on ROWS cached rows, RUNS timed runs.
+SCALA_BENCH_ARGS ?= --out target/bench-scala.json
 # Issue 24's matrix (`make bench-matrix`: six UDFs over Parquet and vkspark's cache, GPU adaptive and forced,
 # built-in SQL, Java UDF) and issue 25's scenario sweep (`make bench-sweep`: 20 priced scenarios over one
 # cache, device-resident, host and Spark's cache, built-in SQL). Small defaults for a 2-core box; the
 # H200 command lines are in docs/BENCHMARKS.md.
 MATRIX_BENCH_ARGS ?= --rows 1000000 --iv-rows 200000 --runs 3 --iv-runs 1 --collatz-sql-rows 2000 --out target/bench-matrix.json
 SWEEP_BENCH_ARGS  ?= --rows 1000000 --iv-rows 200000 --queries 20 --iv-queries 2 --runs 3 --iv-runs 1 --out target/bench-sweep.json
+# Issue 32's string UDFs (`make bench-strings`: a normalized name and an email's domain, string results, over
+# Parquet and vkspark's cache: GPU UDF adaptive and forced, built-in SQL, Java UDF). H200: --rows 50000000.
+STRINGS_BENCH_ARGS ?= --rows 1000000 --runs 3 --out target/bench-strings.json
 
 # The tests ask for the Khronos validation layer: `make test` installs it and makes its absence an
 # error; elsewhere (mvn alone, a newcomer's machine) a missing layer only warns (README "Building").
 test test-lines test-line cluster-test: export VKSPARK_VALIDATION_REQUIRED = 1
 
-.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-matrix bench-sweep cluster-test cluster-test-gpus vulkan vulkan-runtime clean
+.PHONY: all build javadoc test test-lines test-line demo bench bench-data-path bench-translate bench-scala bench-matrix bench-sweep bench-strings bench-contraction cluster-test cluster-test-gpus vulkan vulkan-runtime clean
 
 all: build
 
@@ -127,9 +133,23 @@ bench-translate: vulkan-runtime examples/target/classpath.txt
 	  --cases translate --source cache --rows $(ROWS) --iv-rows $(IV_ROWS) --runs $(RUNS) --iv-runs $(IV_RUNS) --iv-sql $(IV_SQL) \
 	  $(TRANSLATE_BENCH_ARGS)
 
+## bench-scala: issue 31's Scala closure vs its Java twin, e.g. `make bench-scala ROWS=50000000 BENCH_HEAP=64g` (docs/BENCHMARKS.md)
+bench-scala: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.ScalaBench \
+	  --rows $(ROWS) --runs $(RUNS) $(SCALA_BENCH_ARGS)
+
+## bench-contraction: what NoContraction costs against spark.vkspark.fastMath (Black-Scholes, implied volatility,
+## haversine; device time per batch), e.g. `make bench-contraction CONTRACTION_BENCH_ARGS='4194304 262144 7'`
+bench-contraction: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.ContractionBench $(CONTRACTION_BENCH_ARGS)
+
 ## bench-matrix: only issue 24's matrix, e.g. `make bench-matrix MATRIX_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
 bench-matrix: vulkan-runtime examples/target/classpath.txt
 	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.MatrixBench $(MATRIX_BENCH_ARGS)
+
+## bench-strings: only issue 32's string UDFs, e.g. `make bench-strings STRINGS_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
+bench-strings: vulkan-runtime examples/target/classpath.txt
+	$(JAVA) $(SPARK_JVM) -Xmx$(BENCH_HEAP) -cp $(EXAMPLES_JAR):$$(cat examples/target/classpath.txt) io.vkspark.examples.bench.StringBench $(STRINGS_BENCH_ARGS)
 
 ## bench-sweep: only issue 25's scenario sweep, e.g. `make bench-sweep SWEEP_BENCH_ARGS='--rows 50000000 ...'` (docs/BENCHMARKS.md)
 bench-sweep: vulkan-runtime examples/target/classpath.txt

@@ -10,12 +10,14 @@
 #     CPDIR  per-module classpath lists, one jar file name per line: gpu-core.cp, spark-plugin.cp,
 #            examples.cp (scripts/kit-suite.sh --lists CPDIR writes them here, with Maven)
 #     OUT    where logs and JUnit reports go
-#     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time double-rounding (default:
+#     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time double-rounding contraction (default:
 #            the first five, in that order); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe
 #            (is the abort word seen by a running kernel on this GPU?); double-rounding runs the tests
 #            of correctly rounded double / and sqrt (DoubleRoundingTest, DoubleDivisionBodyTest: the
 #            probe's verdict, a million pairs refined, bodies bit for bit) and DoubleRoundingBench
-#            (what refining costs on the Black-Scholes and implied-volatility bodies)
+#            (what refining costs on the Black-Scholes and implied-volatility bodies); contraction runs
+#            ContractionBench (NoContraction against spark.vkspark.fastMath on Black-Scholes, implied
+#            volatility and haversine, device time)
 # Prints "[kit-suite] <step> exit <code>" per JVM and ends with "[kit-suite] OK" or exits 1.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,7 +85,8 @@ suite() {   # module, extra JVM flags
     done
     if [ ${#select[@]} -eq 0 ]; then echo "[kit-suite] $m: none of KIT_SELECT"; return 0; fi
   fi
-  (cd "$out/work-$m" && java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
+  # KIT_TIMEOUT=SECONDS: a suite still running then is killed (exit 124) and the next step runs
+  (cd "$out/work-$m" && timeout "${KIT_TIMEOUT:-0}" java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
       -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute "${select[@]}" \
       --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
   local rc=$?
@@ -126,6 +129,10 @@ for s in $steps; do
       java $flags -cp "$(classpath examples)" io.vkspark.examples.bench.DoubleRoundingBench ${DOUBLE_ROUNDING_ARGS:-} \
         >"$out/double-rounding-bench.json" 2>"$out/double-rounding-bench.log"
       check double-rounding-bench $? "$out/double-rounding-bench.log"; cat "$out/double-rounding-bench.json" ;;
+    contraction)   # what NoContraction costs against spark.vkspark.fastMath (CONTRACTION_ARGS: rows ivRows runs)
+      java $flags -cp "$(classpath examples)" io.vkspark.examples.bench.ContractionBench ${CONTRACTION_ARGS:-} \
+        >"$out/contraction-bench.json" 2>"$out/contraction-bench.log"
+      check contraction-bench $? "$out/contraction-bench.log"; cat "$out/contraction-bench.json" ;;
     *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
   esac
 done

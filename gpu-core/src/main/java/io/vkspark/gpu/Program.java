@@ -32,6 +32,7 @@ public final class Program {
   private final Optional<Indirect> indirect;
   private final boolean clearOutputs;
   private final boolean nativePreciseDivisions;
+  private final boolean fastMath;
 
   /**
    * Indirect dispatch: the group counts are read at run time from {@code countBuffer} (a declared
@@ -57,6 +58,7 @@ public final class Program {
     this.indirect = Optional.ofNullable(b.indirect);
     this.clearOutputs = b.clearOutputs;
     this.nativePreciseDivisions = b.nativePreciseDivisions;
+    this.fastMath = b.fastMath;
   }
 
   /** A program from GLSL compute shader source, compiled by shaderc when loaded. */
@@ -125,6 +127,18 @@ public final class Program {
     return nativePreciseDivisions;
   }
 
+  /**
+   * Whether the device's own floating-point arithmetic may be used as it likes: contracting
+   * {@code a * b + c} into one fused multiply-add, and, on a device that flushes 32-bit subnormal
+   * floats, flushing them. Off by default: every float operation is then decorated
+   * {@code NoContraction} when the program loads, and 32-bit float arithmetic keeps subnormals
+   * where the device does not (docs/GLSL-SEMANTICS.md); a session opts in with
+   * {@code spark.vkspark.fastMath}.
+   */
+  public boolean fastMath() {
+    return fastMath;
+  }
+
   public List<BufferDecl> outputs() {
     return buffers.stream().filter(BufferDecl::isOutput).toList();
   }
@@ -151,6 +165,7 @@ public final class Program {
     private Indirect indirect;
     private boolean clearOutputs = true;
     private boolean nativePreciseDivisions;
+    private boolean fastMath;
 
     private Builder(String name) {
       if (name == null || name.isBlank()) {
@@ -199,6 +214,12 @@ public final class Program {
     /** See {@link Program#nativePreciseDivisions()}. */
     public Builder nativePreciseDivisions(boolean on) {
       this.nativePreciseDivisions = on;
+      return this;
+    }
+
+    /** See {@link Program#fastMath()}. */
+    public Builder fastMath(boolean on) {
+      this.fastMath = on;
       return this;
     }
 

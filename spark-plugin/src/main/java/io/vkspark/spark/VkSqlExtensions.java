@@ -30,7 +30,8 @@ import scala.runtime.BoxedUnit;
 
 /**
  * vkspark's SQL extensions ({@code spark.sql.extensions}; the plugin adds them): implicit casts and
- * type checks for GPU UDF arguments at analysis, GPU UDFs pulled out of aggregates before physical
+ * type checks for GPU UDF arguments at analysis, Spark's null checks around translated Scala closures
+ * moved into their functions ({@link io.vkspark.spark.plan.NullCheckedClosures}), GPU UDFs pulled out of aggregates before physical
  * planning, the physical rule that plans them onto {@code VkGpuEvalExec} (also as an adaptive
  * query-stage rule, so EXPLAIN shows it before execution), the rule that has CPU operators read
  * vkspark's cache as column batches ({@link ReadCacheColumns}), the rule that bounds the rows turned
@@ -44,6 +45,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ArgumentTypes.CastArguments());
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) ArgumentTypes.CheckCalls::new);
     ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) ArgumentTypes.Check::new);
+    ext.injectOptimizerRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new io.vkspark.spark.plan.NullCheckedClosures());
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) s -> new FuseGpuAggregates(s, false));

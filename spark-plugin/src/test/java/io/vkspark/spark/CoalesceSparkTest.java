@@ -130,7 +130,7 @@ final class CoalesceSparkTest {
       assertEquals(0L, m.get("stagedBytes"), () -> "no host staging copy: " + m);
       assertTrue(m.get("uploadBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "the arguments were uploaded: " + m);
     });
-    assertFloatSaxpyAggregates(both.get(1), both.get(0));
+    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
 
     set(VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
     both = onAndOff(() -> spark().sql(sql), ran -> {
@@ -139,7 +139,7 @@ final class CoalesceSparkTest {
       assertTrue(m.get("stagedBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "verify reads the staged arguments: " + m);
       assertEquals(0L, m.get("verifyMismatches"), m.toString());
     });
-    assertFloatSaxpyAggregates(both.get(1), both.get(0));
+    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
   }
 
   /** The metrics of the one fused aggregate node of {@code ran}. */
@@ -280,28 +280,5 @@ final class CoalesceSparkTest {
     } finally {
       s.sparkContext().removeSparkListener(listener);
     }
-  }
-
-  /**
-   * The aggregates of {@link #fusedReduction_smallBatches_argumentsCopiedOnceStraightToTheGpu_verifyStillStages}:
-   * float_saxpy's sum and max within float rounding (a GPU driver may fuse its a * x + y into one
-   * fma, as the NVIDIA H200's does: each row within the UDF's tolerance, the sum within 1e-6 of its
-   * magnitude), everything else as {@link FusedAggregateSparkTest#assertAggregatesEqual} compares it.
-   */
-  private static void assertFloatSaxpyAggregates(List<Row> expected, List<Row> actual) {
-    assertEquals(1, expected.size());
-    assertEquals(1, actual.size());
-    Row x = expected.get(0);
-    Row y = actual.get(0);
-    assertEquals(x.getDouble(0), y.getDouble(0), Math.abs(x.getDouble(0)) * 1e-6, "sum(float_saxpy): " + x + " vs " + y);
-    assertEquals(x.getFloat(1), y.getFloat(1), Math.abs(x.getFloat(1)) * 1e-6, "max(float_saxpy): " + x + " vs " + y);
-    List<Object> restX = new java.util.ArrayList<>();
-    List<Object> restY = new java.util.ArrayList<>();
-    for (int c = 2; c < x.size(); c++) {
-      restX.add(x.get(c));
-      restY.add(y.get(c));
-    }
-    FusedAggregateSparkTest.assertAggregatesEqual(List.of(org.apache.spark.sql.RowFactory.create(restX.toArray())),
-        List.of(org.apache.spark.sql.RowFactory.create(restY.toArray())));
   }
 }

@@ -95,9 +95,10 @@ final class DeviceCacheSparkTest {
     }
   }
 
+  /** By the first column, an int or bigint (a grouped query's key: null first). */
   private static List<Row> sorted(List<Row> rows) {
     List<Row> out = new ArrayList<>(rows);
-    out.sort((x, y) -> Long.compare(x.getLong(0), y.getLong(0)));
+    out.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
     return out;
   }
 
@@ -344,6 +345,134 @@ final class DeviceCacheSparkTest {
       assertNoValidationErrors();
     } finally {
       cached.unpersist(true);
+    }
+  }
+
+  /** The fused aggregate nodes' metrics of {@code ran}, summed. */
+  private static java.util.Map<String, Long> fusedMetrics(Dataset<Row> ran) {
+    java.util.Map<String, Long> out = new java.util.HashMap<>();
+    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+        io.vkspark.spark.exec.GpuEvalIterator.snapshot(g.metricsMap()).forEach((k, v) -> out.merge(k, v, Long::sum));
+      }
+    });
+    return out;
+  }
+
+  /** Spark's own rows for {@code q} (vkspark off: call() over the host copy of the same cache). */
+  private static List<Row> sparks(Supplier<Dataset<Row>> q) {
+    s.conf().set(Settings.ENABLED.key(), "false");
+    try {
+      Dataset<Row> d = q.get();
+      List<Row> rows = d.collectAsList();
+      assertTrue(gpuNodes(d).isEmpty(), "Spark's own plan");
+      return sorted(rows);
+    } finally {
+      s.conf().unset(Settings.ENABLED.key());
+    }
+  }
+
+  /**
+   * Issue 35: a sweep query over the device cache grouped by a key the device computes ({@code id % 7}):
+   * fused by default, reduced per key on the GPU in the UDFs' own submission, every cached column read
+   * from its device copy (no column value copied by the host: only validity bits, for the results with
+   * nulls; the key's range comes from its expression, so {@code id} is never read on the host) and only
+   * per-key partials read back; Spark's rows, integers exactly. The same after a lost device (the task
+   * retried on the device opened again, whose cache starts empty), over a table past the device budget
+   * (columns evicted and written again), and after unpersisting and caching again.
+   */
+  @Test
+  @Order(6)
+  void groupedByAComputedKey_overTheDeviceCache_onlyPartialsComeBack_throughALostDeviceEvictionAndUnpersist() {
+    Supplier<Dataset<Row>> table = () -> s.range(0, 20_000, 1, 4).selectExpr("id",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE cast(id % 40 AS double) * 0.5 END AS a", "cast(id % 9 AS double) * 0.25 AS b",
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE cast(id % 1000 AS int) - 500 END AS n",
+        "CASE WHEN id % 17 = 0 THEN NULL ELSE cast(id % 9 AS int) + 1000 END AS c");
+    Dataset<Row> cached = table.get().cache();
+    Supplier<Dataset<Row>> q = () -> s.sql("SELECT id % 7 AS g, sum(gpu_hypot(a, b * 1.5D)), count(*),"
+        + " min(int_poly(n, n)), max(int_poly(n, n)), count(int_poly(n, n)) FROM dc_grouped GROUP BY id % 7");
+    try {
+      cached.createOrReplaceTempView("dc_grouped");
+      assertEquals(20_000L, cached.count());
+      List<Row> want = sparks(q);
+      List<Row> first = new ArrayList<>();
+      run(q, true, first); // writes the device copies
+      List<Row> second = new ArrayList<>();
+      Dataset<Row> hitting = run(q, true, second);
+      java.util.Map<String, Long> fused = fusedMetrics(hitting);
+      assertEquals(20_000L, fused.get("gpuReducedRows"), "every row reduced on the GPU: " + fused);
+      assertEquals(0L, fused.get("aggregatedRows"), fused.toString());
+      assertTrue(sum(hitting, "deviceCacheHits") >= 4 * 4, "a, b, n and the key's source id from the device: " + cache().stats());
+      assertEquals(0, sum(hitting, "deviceCacheUploads"));
+      assertTrue(sum(hitting, "uploadBytes") < 20_000, "no column value copied by the host (" + 8 * 20_000
+          + " bytes a double column), only validity bits: " + sum(hitting, "uploadBytes"));
+      long bound = sum(hitting, "numOutputBatches") * 64 * 6 * 16; // per batch: 64 key slots at most, 5 aggregates and the row count
+      assertTrue(sum(hitting, "readbackBytes") <= bound, "per-key partials only: " + sum(hitting, "readbackBytes"));
+      String explain = explain(hitting);
+      assertFalse(explain.contains("ColumnarToRow") && explain.indexOf("ColumnarToRow") > explain.indexOf("VkGpuAggregate"),
+          "nothing turns the cached batches into rows under the fused node: " + explain);
+      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(first));
+      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(second));
+
+      // a lost device: the task fails once, Spark retries it on the device the executor opens again
+      long lost = ExecutorDevice.devicesLost();
+      io.vkspark.gpu.internal.FaultInjection.loseDeviceOnNextWait();
+      List<Row> retried = new ArrayList<>();
+      Dataset<Row> again = run(q, true, retried);
+      io.vkspark.gpu.internal.FaultInjection.reset();
+      assertEquals(lost + 1, ExecutorDevice.devicesLost(), "the device was lost once");
+      assertTrue(sum(again, "deviceCacheUploads") > 0, "the new device's cache started empty");
+      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(retried));
+    } finally {
+      io.vkspark.gpu.internal.FaultInjection.reset();
+      cached.unpersist(true);
+    }
+    awaitResidentBytes(0);
+    // past the 2 MiB budget (100,000 rows: 2.8 MB of columns): evicted and written again, still Spark's rows
+    Dataset<Row> big = s.range(0, 100_000, 1, 4).selectExpr("id", "cast(id % 1000 AS double) * 0.5 AS a",
+        "cast(id % 9 AS double) * 0.25 AS b", "cast(id % 100 AS int) AS n").cache();
+    try {
+      big.createOrReplaceTempView("dc_grouped");
+      assertEquals(100_000L, big.count());
+      List<Row> want = sparks(q);
+      long evictions = cache().stats().evictions();
+      for (int i = 0; i < 2; i++) {
+        List<Row> got = new ArrayList<>();
+        Dataset<Row> ran = run(q, true, got);
+        assertEquals(100_000L, fusedMetrics(ran).get("gpuReducedRows"));
+        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+        assertTrue(cache().stats().residentBytes() <= BUDGET, cache().stats().toString());
+      }
+      assertTrue(cache().stats().evictions() > evictions, "columns were evicted: " + cache().stats());
+    } finally {
+      big.unpersist(true);
+    }
+    awaitResidentBytes(0);
+    assertEquals(0, cache().stats().residentBytes(), "unpersist freed the device copies: " + cache().stats());
+    // cached again: new batches, written to the device again, the same rows
+    Dataset<Row> recached = table.get().cache();
+    try {
+      recached.createOrReplaceTempView("dc_grouped");
+      assertEquals(20_000L, recached.count());
+      List<Row> got = new ArrayList<>();
+      Dataset<Row> ran = run(q, true, got);
+      assertTrue(sum(ran, "deviceCacheUploads") > 0);
+      FusedAggregateSparkTest.assertAggregatesEqual(sparks(q), sorted(got));
+      // grouped by a cached int column (fused with fuseAggregates=true): its range is the batch's, found when cached
+      s.conf().set(Settings.FUSE_AGGREGATES.key(), "true");
+      try {
+        Supplier<Dataset<Row>> byColumn = () -> s.sql("SELECT c, sum(gpu_hypot(a, b)), count(*) FROM dc_grouped GROUP BY c");
+        List<Row> byC = new ArrayList<>();
+        Dataset<Row> column = run(byColumn, true, byC);
+        assertEquals(20_000L, fusedMetrics(column).get("gpuReducedRows"), fusedMetrics(column).toString());
+        assertEquals(10, byC.size(), "9 keys and null");
+        FusedAggregateSparkTest.assertAggregatesEqual(sparks(byColumn), sorted(byC));
+      } finally {
+        s.conf().unset(Settings.FUSE_AGGREGATES.key());
+      }
+      assertNoValidationErrors();
+    } finally {
+      recached.unpersist(true);
     }
   }
 

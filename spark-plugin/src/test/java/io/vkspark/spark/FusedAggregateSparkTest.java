@@ -356,6 +356,7 @@ final class FusedAggregateSparkTest {
     assertAggregatesEqual(both.get(1), both.get(0));
     String explain = explain(lastRun);
     assertTrue(explain.contains("VkGpuAggregate (partial) [keys=[_groupingexpression#"), explain);
+    assertTrue(explain.contains("folded on the host: not every part reduces on the GPU"), explain); // max(x_i + j): j is on the host
     assertTrue(explain.contains("sum(x_d"), explain);
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "false");
@@ -454,6 +455,51 @@ final class FusedAggregateSparkTest {
     both = gpuAndCpu(() -> spark().sql(byArg));
     assertFused(lastRun, 20_000, false);
     assertAggregatesEqual(both.get(1), both.get(0));
+  }
+
+  /**
+   * Keys the device computes (issue 35): {@code id % 7} (Java's sign of the dividend), {@code pmod}
+   * of an int column with nulls (the null key its own group), {@code CAST(id % 16 AS INT)} under
+   * ANSI, and {@code pmod} of a UDF's result: with {@code fuseAggregates} unset (the default) each is
+   * fused because its expression bounds it, reduced per key on the GPU, and only per-key partials
+   * came back; integer aggregates exactly Spark's, doubles within summation order. A key whose range
+   * needs the source's values ({@code floor(b * 2.5D)}) reduces too, with {@code fuseAggregates=true}.
+   */
+  @Test
+  void groupedByKeysComputedOnTheDevice_defaultFusion_reducedPerKeyOnTheGpu_matchSpark() {
+    spark().conf().unset(Settings.FUSE_AGGREGATES.key()); // the default: fused only where the GPU reduces every batch
+    Dataset<Row> cached = spark().table("fused_t").cache(); // its columns as columns, not expressions over id
+    try {
+      cached.createOrReplaceTempView("fused_c");
+      String udfs = "sum(d_add(a, b)), count(*), min(long_mix(l, id)), max(long_mix(l, id)), avg(d_add(a, b)),"
+          + " count(int_poly(i, j))";
+      for (String key : List.of("id % 7", "pmod(i, 5)", "i % -3", "CAST(id % 16 AS INT)", "pmod(int_poly(i, j), 6)")) {
+        String sql = "SELECT " + key + " AS g, " + udfs + " FROM fused_c GROUP BY " + key;
+        List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+        assertFused(lastRun, 15_000, true);
+        assertAggregatesEqual(both.get(1), both.get(0));
+        String explain = explain(lastRun);
+        assertTrue(explain.contains("reduced per key on the GPU, the key computed on the device"), explain);
+        Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+        // per batch, one 16-byte partial per aggregate (6, and the hidden row count) per key slot in the range: at most 64
+        long bound = eval.get("numOutputBatches") * 64 * 7 * 16;
+        assertTrue(eval.get("readbackBytes") <= bound, () -> key + ": only per-key partials read back: " + eval
+            + " against " + bound + " bytes");
+      }
+      spark().conf().set("spark.sql.ansi.enabled", "false");
+      String sums = "SELECT i % 4 AS g, sum(int_poly(i, j)), sum(long_mix(l, id)), min(int_poly(i, j)) FROM fused_c GROUP BY i % 4";
+      List<List<Row>> both = gpuAndCpu(() -> spark().sql(sums));
+      assertFused(lastRun, 15_000, true);
+      assertEquals(both.get(1), both.get(0), "integer sums exactly Spark's (wrapping), the null key its own group");
+
+      spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true"); // a key ranged from its source's values
+      String floor = "SELECT floor(b * 2.5D) AS g, " + udfs + " FROM fused_c GROUP BY floor(b * 2.5D)"; // 0 to 50, and null
+      both = gpuAndCpu(() -> spark().sql(floor));
+      assertFused(lastRun, 15_000, true);
+      assertAggregatesEqual(both.get(1), both.get(0));
+    } finally {
+      cached.unpersist(true);
+    }
   }
 
   /**

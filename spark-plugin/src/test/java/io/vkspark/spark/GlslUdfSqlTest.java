@@ -61,7 +61,11 @@ final class GlslUdfSqlTest {
       double a = r.getDouble(1);
       double expected = 1.0 + a * (2.0 + a);
       double got = r.getDouble(2);
-      assertTrue(Math.abs(expected - got) <= 4 * Math.ulp(expected), () -> "row " + r + ": expected " + expected);
+      // bit for bit: every operation of the body is NoContraction, so no driver fuses x * (2.0 + x) + 1.0
+      assertEquals(Double.doubleToLongBits(expected), Double.doubleToLongBits(got), () -> "row " + r + ": Java " + expected);
+      if (r.size() > 3) {
+        assertEquals(Double.doubleToLongBits(r.getDouble(3)), Double.doubleToLongBits(got), () -> "row " + r + ": Spark's");
+      }
     }
   }
 
@@ -78,9 +82,16 @@ final class GlslUdfSqlTest {
     Dataset<Row> df = spark.sql(query);
     assertMix(df.collectAsList());
     assertAllRowsOnGpu(df);
-    Dataset<Row> poly = spark.sql("SELECT id, a, glsl_poly(a) FROM " + table());
+    Dataset<Row> poly = spark.sql("SELECT id, a, glsl_poly(a), 1.0D + a * (2.0D + a) FROM " + table());
     assertPoly(poly.collectAsList());
     assertAllRowsOnGpu(poly);
+    spark.conf().set(io.vkspark.spark.conf.Settings.FAST_MATH.key(), "true");
+    try {
+      String plan = spark.sql("SELECT id, a, glsl_poly(a) FROM " + table()).queryExecution().executedPlan().toString();
+      assertTrue(plan.contains("(fastMath: a * b + c may be one fused multiply-add"), plan);
+    } finally {
+      spark.conf().unset(io.vkspark.spark.conf.Settings.FAST_MATH.key());
+    }
 
     // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on
     // this JVM's own device, the GPU where there is one: a GPU host needs no lavapipe for it.
@@ -113,6 +124,23 @@ final class GlslUdfSqlTest {
       assertTrue(m.get("verifyRows") >= 100, m::toString);
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
       assertTrue(CpuVulkan.rows() - before >= m.get("verifyRows") * 8 / 10, () -> "rows on lavapipe " + m); // nulls skip it
+
+      // A GPU host without a CPU Vulkan device (the H200): the GLSL-only rows are not checked, counted, and the
+      // query (a grouping by the UDF) runs as it does without verify, instead of failing with NO_DEVICE.
+      CpuVulkan.hideForTests(true);
+      try {
+        Dataset<Row> grouped = spark.sql("SELECT glsl_mix(i, j) AS m, count(*) AS n FROM " + table()
+            + " GROUP BY glsl_mix(i, j)");
+        long rows = grouped.collectAsList().stream().mapToLong(r -> r.getLong(1)).sum();
+        assertEquals(20_000, rows);
+        Map<String, Long> hidden = metrics(gpuNodes(grouped).get(0));
+        assertTrue(hidden.get("verifySkippedRows") >= 100, hidden::toString);
+        // only rows with a null argument are still checked (a null result needs no call())
+        assertTrue(hidden.get("verifyRows") < hidden.get("verifySkippedRows") / 2, hidden::toString);
+        assertEquals(0L, hidden.get("verifyMismatches"), hidden::toString);
+      } finally {
+        CpuVulkan.hideForTests(false);
+      }
     } finally {
       spark.conf().unset(VkConf.VERIFY);
       spark.conf().unset(VkConf.VERIFY_SAMPLE_RATE);

@@ -204,6 +204,7 @@ public final class TestSpark {
     Dataset<Row> on = query.get();
     SparkSession s = on.sparkSession();
     List<Row> gpu = sorted(on.collectAsList());
+    gpuNodes(on).forEach(TestSpark::metrics); // every node's CPU rows have their causes
     check.accept(on);
     String was = s.conf().get(VkConf.ENABLED, "true");
     s.conf().set(VkConf.ENABLED, "false");
@@ -286,8 +287,39 @@ public final class TestSpark {
     }
   }
 
+  /**
+   * Every batch of {@code executed}'s GPU nodes ran on the GPU: the only rows computed with
+   * {@code call()} are single rows their kernels handed back ({@code cpuRowsHandedBack}, a string
+   * not ASCII, say).
+   */
+  public static void assertOnGpuExceptHandedBackRows(Dataset<Row> executed) {
+    List<VkGpuEvalExec> nodes = gpuNodes(executed);
+    assertFalse(nodes.isEmpty(), () -> "no VkGpuEval node: " + explain(executed));
+    for (VkGpuEvalExec node : nodes) {
+      Map<String, Long> m = metrics(node);
+      assertTrue(m.get("gpuRows") > 0, () -> "no rows ran on the GPU in " + node.simpleString(200) + ": " + m);
+      assertEquals(m.get("cpuRowsHandedBack"), m.get("cpuRows"),
+          () -> "rows ran on the CPU other than those handed back in " + node.simpleString(200) + ": " + m);
+    }
+  }
+
+  /**
+   * The node's metrics by key, after checking that its {@code cpuRows*} causes add up to
+   * {@code cpuRows} (every row run with {@code call()} has its cause; see docs/METRICS.md).
+   */
   public static Map<String, Long> metrics(VkGpuEvalExec node) {
-    return GpuEvalIterator.snapshot(node.metricsMap());
+    Map<String, Long> m = GpuEvalIterator.snapshot(node.metricsMap());
+    assertCausesAddUp(node.simpleString(200), m);
+    return m;
+  }
+
+  /** {@code m}'s {@code cpuRows*} causes add up to its {@code cpuRows}: no CPU row without a cause. */
+  public static void assertCausesAddUp(String node, Map<String, Long> m) {
+    long causes = 0;
+    for (io.vkspark.spark.exec.VkMetric c : io.vkspark.spark.exec.VkMetric.cpuRowCauses()) {
+      causes += m.getOrDefault(c.key(), 0L);
+    }
+    assertEquals(m.get("cpuRows"), causes, "the cpuRows* causes add up to cpuRows in " + node + ": " + m);
   }
 
   public static String explain(Dataset<Row> df) {

@@ -27,6 +27,7 @@ import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -106,6 +107,50 @@ final class TranslatedUdfSparkTest {
     for (Row row : rows) {
       assertEquals(poly.call(row.getInt(1)), row.get(3), row::toString);
       assertEquals(mix.call(row.getLong(2), row.getLong(0)), row.get(4), row::toString);
+    }
+  }
+
+  @Test
+  void callFunction_ofARegisteredJavaUdf_runsOnTheGpu() {
+    List<List<Row>> both = onAndOff(() -> data().select(col("id"), col("i"), col("n"),
+        functions.call_function("idiv_java", col("i"), functions.lit(7)).as("q"),
+        functions.call_function("or_minus_one", col("id").cast("int")).as("o")), df -> {
+      assertAllRowsOnGpu(df);
+      assertTrue(explain(df).contains("idiv_java(") && explain(df).contains("on GPU (translated from Java)"), () -> explain(df));
+    });
+    assertEquals(both.get(1), both.get(0));
+    assertEquals(4000, both.get(0).size());
+    for (Row r : both.get(0)) {
+      assertEquals(r.getInt(1) / 7, r.getInt(3), r::toString);
+      assertEquals((int) r.getLong(0) + 1, r.getInt(4), r::toString);
+    }
+  }
+
+  /** {@code a.equals(b)} on boxed Integers, as real UDFs compare codes (3 of issue 31's 46 queries). */
+  @Test
+  void boxedIntegerEquals_runsOnTheGpu() {
+    UDF2<Integer, Integer, Integer> same = (a, b) -> a == null || b == null ? null : a.equals(b) ? 1 : 0;
+    spark().udf().register("same_java", same, DataTypes.IntegerType);
+    Supplier<Dataset<Row>> q = () -> data().selectExpr("id", "z", "n", "same_java(z, n % 8) AS s");
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    for (Row r : rows) {
+      assertEquals(r.isNullAt(2) ? null : r.getInt(1) == r.getInt(2) % 8 ? 1 : 0, r.get(3), r::toString);
+    }
+    assertGpuEqualsCpu(q);
+  }
+
+  /** {@code functions.udf((Long x) -> x * x, LongType)}: javac erases the lambda's result to Object. */
+  @Test
+  void aLambdaReturningObject_takesTheRegisteredType_onTheGpu() {
+    UserDefinedFunction square = functions.udf((Long x) -> x * x, DataTypes.LongType);
+    Supplier<Dataset<Row>> q = () -> data().select(col("id"), col("l"), square.apply(col("l")).as("sq"));
+    Dataset<Row> df = q.get();
+    List<Row> rows = df.collectAsList();
+    assertAllRowsOnGpu(df);
+    for (Row r : rows) {
+      assertEquals(r.getLong(1) * r.getLong(1), r.getLong(2), r::toString);
     }
   }
 

@@ -31,6 +31,11 @@ final class VerifyModeTest {
         .body("x > 100 ? x + 1 : x")
         .cpu((UDF1<Integer, Integer>) x -> x)
         .register(s);
+    // Deliberately wrong above 100 too, over doubles (a double SUM reduces on the GPU, ANSI or not).
+    GpuFunction.define("off_by_one_d").returns("double").arg("x", "double")
+        .body("x > 100.0 ? x + 1.0 : x")
+        .cpu((UDF1<Double, Double>) x -> x)
+        .register(s);
   }
 
   /** Sums the metric over the query's GPU nodes, after asserting they ran on the GPU. */
@@ -48,6 +53,7 @@ final class VerifyModeTest {
   void sample_countsMismatches_andReturnsTheGpuValues() {
     spark().conf().set(VkConf.VERIFY, "sample");
     spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
+    spark().conf().set(io.vkspark.spark.conf.Settings.VERIFY_BUDGET.key(), "1"); // the whole sample, to count it
     Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
     List<Row> rows = df.collectAsList();
     List<Row> expected = table().selectExpr("id", "IF(i > 100, i + 1, i) AS r").collectAsList();
@@ -57,6 +63,34 @@ final class VerifyModeTest {
     // 20,000 rows at 1%: about 200 checked, about half of them above 100.
     assertTrue(checked >= 150 && checked <= 260, "verify rows " + checked);
     assertTrue(mismatches > checked / 4 && mismatches < checked, mismatches + " of " + checked);
+  }
+
+  /**
+   * Issue 33: a GPU UDF whose GLSL body differs from its call() (a planted wrong kernel) under a
+   * fused SUM/COUNT with {@code verify=sample}: the aggregate still reduces every row on the GPU
+   * (only partials come back), and verify still catches the mismatch, from the sampled rows of each
+   * reduced batch run again on the GPU with their results read back, within its time budget.
+   */
+  @Test
+  void sample_underAFusedAggregate_stillReducesOnTheGpu_andCatchesAWrongKernel() {
+    spark().conf().set(VkConf.VERIFY, "sample");
+    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.05");
+    Dataset<Row> df = table().selectExpr("sum(off_by_one_d(a)) AS s", "count(off_by_one_d(a)) AS n");
+    Row got = df.collectAsList().get(0);
+    Row want = table().selectExpr("sum(IF(a > 100, a + 1, a))", "count(a)").collectAsList().get(0);
+    assertEquals(want.getLong(1), got.getLong(1));
+    assertEquals(want.getDouble(0), got.getDouble(0), 1e-9 * Math.abs(want.getDouble(0)), "the GPU's values, as verify=sample returns them");
+    long[] reduced = new long[1];
+    io.vkspark.spark.plan.VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+        reduced[0] += g.metricsMap().get("gpuReducedRows").value();
+      }
+    });
+    assertEquals(20_000L, reduced[0], "every row reduced on the GPU under verify=sample: " + explain(df));
+    long checked = metric(df, "verifyRows");
+    long mismatches = metric(df, "verifyMismatches");
+    assertTrue(checked > 0 && checked < 20_000 / 10, "a bounded sample: " + checked);
+    assertTrue(mismatches > 0, "the wrong kernel is caught: " + mismatches + " of " + checked);
   }
 
   @Test
@@ -131,7 +165,7 @@ final class VerifyModeTest {
       on += System.nanoTime() - t0;
       spark().conf().unset(VkConf.VERIFY);
       verifyNs += metric(df, "verifyTime");
-      assertTrue(metric(df, "verifyRows") >= 2_000, "verify rows: " + metric(df, "verifyRows"));
+      assertTrue(metric(df, "verifyRows") >= 2, "verify rows: " + metric(df, "verifyRows")); // within verify.budget
     }
     System.out.printf("vkspark verify cost: 2M rows x 2 UDFs, off %.0f ms, sample@%s %.0f ms per query (%+.1f%%); "
             + "verifier's own time %.1f ms per query%n",

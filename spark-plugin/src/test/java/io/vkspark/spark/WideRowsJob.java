@@ -41,7 +41,17 @@ public final class WideRowsJob {
 
   private WideRowsJob() {}
 
+  /**
+   * Issue 33's query: the 140 MB string is a constant the optimizer folds into the plan, so every
+   * plan text that renders it in full keeps a copy on the heap for as long as Spark keeps the query.
+   */
+  static final String FOLDED = "SELECT slen(s) FROM (SELECT concat(repeat('y', 140000000), 'Q') AS s FROM range(1))";
+
   public static void main(String[] args) {
+    if (args.length > 1 && args[1].equals("repeat")) {
+      repeat(args[0]);
+      return;
+    }
     SparkSession spark = SparkSession.builder().master("local[2]").appName("vkspark-wide-rows")
         .config("spark.plugins", VkSparkPlugin.class.getName())
         .config("spark.vkspark.shaderCacheDir", Path.of(args[0]).toAbsolutePath().toString())
@@ -68,6 +78,29 @@ public final class WideRowsJob {
       spark.conf().set(VkConf.ENABLED, "false");
       report(spark, "narrowSpark", narrow);
       report(spark, "wideSpark", wide);
+    } finally {
+      spark.stop();
+    }
+  }
+
+  /**
+   * {@link #FOLDED} three times with vkspark, then three times without, in one application: each
+   * run prints {@code folded<N>=<rows> gpuRows cpuRows batches wideRows} (or an error).
+   */
+  private static void repeat(String shaderCache) {
+    SparkSession spark = SparkSession.builder().master("local[2]").appName("vkspark-wide-repeat")
+        .config("spark.plugins", VkSparkPlugin.class.getName())
+        .config("spark.vkspark.shaderCacheDir", Path.of(shaderCache).toAbsolutePath().toString())
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .getOrCreate();
+    try {
+      GpuUdfs.register(spark, "slen", new Slen());
+      for (int run = 1; run <= 6; run++) {
+        spark.conf().set(VkConf.ENABLED, String.valueOf(run <= 3));
+        report(spark, "folded" + run, FOLDED);
+      }
     } finally {
       spark.stop();
     }

@@ -37,21 +37,9 @@ final class WideRowsSparkTest {
 
   @Test
   void wideStringRows_smallHeap_jvmSurvives_splitOnGpu_widestOnCpuOrSize_sameTwice() throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(System.getProperty("java.home") + "/bin/java");
-    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(a -> a.startsWith("--") || a.startsWith("-XX:+IgnoreUnrecognized") || a.startsWith("-Dio.netty"))
-        .toList());
-    cmd.addAll(List.of("-Xmx1g", "-XX:ErrorFile=/dev/stderr", "-cp", System.getProperty("java.class.path"),
-        WideRowsJob.class.getName(), Path.of("target", "shader-cache").toString()));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the job finished");
+    String out = runJob("-Xmx1g");
     String tail = out.length() > 8000 ? out.substring(out.length() - 8000) : out;
-    assertEquals(0, p.exitValue(), "exit code of the wide-row job:\n" + tail);
-    assertFalse(out.contains("OutOfMemoryError"), tail);
     Map<String, String> r = results(out);
-
     // Spark alone (vkspark off: no vkspark node ran)
     long narrowBytes = (long) WideRowsJob.ROWS * WideRowsJob.WIDTH;
     String off = " gpuRows=0 cpuRows=0 batches=0 wideRows=0";
@@ -73,6 +61,43 @@ final class WideRowsSparkTest {
     assertTrue(strict.startsWith("error SIZE ") && strict.contains("Fix: set spark.vkspark.fallback=true")
         && strict.contains("a row holds " + WideRowsJob.WIDE + " bytes of arguments of GPU UDF(s) slen"), tail);
     assertEquals(strict, r.get("strict2"), tail);
+  }
+
+  /**
+   * Issue 33: the 140 MB row of a constant folded into the plan, three times with vkspark and then
+   * three times without, in one 3 GiB JVM. Spark keeps each query's plan text; the node used to
+   * render the literal argument in full (its name, EXPLAIN, the UI's plan info), one more copy per
+   * query, and the third run ran out of heap. Now vkspark needs no more heap than Spark alone: all
+   * six runs succeed, the row's call runs with {@code call()} (wider than a GPU batch).
+   */
+  @Test
+  void foldedWideRow_threeRuns_smallHeap_asSparkAlone() throws Exception {
+    String out = runJob("-Xmx3g", "repeat");
+    String tail = out.length() > 8000 ? out.substring(out.length() - 8000) : out;
+    Map<String, String> r = results(out);
+    for (int run = 1; run <= 6; run++) {
+      String counts = run <= 3 ? " gpuRows=0 cpuRows=1 batches=1 wideRows=1" : " gpuRows=0 cpuRows=0 batches=0 wideRows=0";
+      assertEquals("[[" + (WideRowsJob.WIDE + 1) + "]]" + counts, r.get("folded" + run), tail);
+    }
+  }
+
+  /** Runs {@link WideRowsJob} in a child JVM with heap option {@code args[0]} and job arguments {@code args[1..]}; its output. */
+  private static String runJob(String... args) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(System.getProperty("java.home") + "/bin/java");
+    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("--") || a.startsWith("-XX:+IgnoreUnrecognized") || a.startsWith("-Dio.netty"))
+        .toList());
+    cmd.addAll(List.of(args[0], "-XX:ErrorFile=/dev/stderr", "-cp", System.getProperty("java.class.path"),
+        WideRowsJob.class.getName(), Path.of("target", "shader-cache").toString()));
+    cmd.addAll(List.of(args).subList(1, args.length));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the job finished");
+    String tail = out.length() > 8000 ? out.substring(out.length() - 8000) : out;
+    assertEquals(0, p.exitValue(), "exit code of the wide-row job:\n" + tail);
+    assertFalse(out.contains("OutOfMemoryError"), tail);
+    return out;
   }
 
   /**
@@ -131,7 +156,7 @@ final class WideRowsSparkTest {
   /** The job's {@code name=value} lines. */
   private static Map<String, String> results(String out) {
     Map<String, String> r = new LinkedHashMap<>();
-    out.lines().filter(l -> l.matches("^(narrow|wide|strict)\\w*=.*")).forEach(l -> {
+    out.lines().filter(l -> l.matches("^(narrow|wide|strict|folded)\\w*=.*")).forEach(l -> {
       int eq = l.indexOf('=');
       r.put(l.substring(0, eq), l.substring(eq + 1));
     });

@@ -451,6 +451,24 @@ public final class MatrixBench {
     return t;
   }
 
+  /**
+   * The GPU node's {@code cpuRows*} causes that are not 0, and their sum beside {@code cpuRows}
+   * (issue 33: every CPU row has a cause; the sum equals {@code cpuRows}).
+   */
+  static Map<String, Object> causes(Map<String, Long> gpu) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    long sum = 0;
+    for (Map.Entry<String, Long> e : gpu.entrySet()) {
+      if (e.getKey().startsWith("cpuRows") && e.getValue() != null && e.getValue() != 0) {
+        out.put(e.getKey(), e.getValue());
+        sum += e.getKey().equals("cpuRows") ? 0 : e.getValue();
+      }
+    }
+    out.put("causes_sum", sum);
+    out.put("causes_add_up", sum == gpu.getOrDefault("cpuRows", 0L));
+    return out;
+  }
+
   /** The ratio line of one case and source: adaptive and forced GPU against the faster of SQL and the Java UDF. */
   static Map<String, Object> ratio(List<Cell> cells) {
     Map<String, Cell> by = new LinkedHashMap<>();
@@ -474,6 +492,10 @@ public final class MatrixBench {
     m.put("adaptive_x", adaptiveX);
     m.put("gpu_x", best.scaledS() / by.get("gpu_forced").medianS());
     m.put("adaptive_at_least_1x", adaptiveX >= 1.0);
+    // issue 33: adaptive keeps the speed where the GPU wins (target >= 0.95x forced there)
+    double adaptiveVsForced = by.get("gpu_forced").medianS() / by.get("gpu_adaptive").medianS();
+    m.put("adaptive_vs_forced", adaptiveVsForced);
+    m.put("gpu_wins", best.scaledS() > by.get("gpu_forced").medianS());
     m.put("all_agree", cells.stream().allMatch(Cell::agrees));
     m.put("max_rel_diff", cells.stream().mapToDouble(Cell::relDiff).max().orElse(0));
     for (String v : List.of("gpu_adaptive", "gpu_forced")) {
@@ -481,6 +503,7 @@ public final class MatrixBench {
       Map<String, Long> lastRun = g.isEmpty() ? Map.of() : g.get(g.size() - 1);
       m.put(v + "_gpu_rows", lastRun.get("gpuRows"));
       m.put(v + "_cpu_rows", lastRun.get("cpuRows"));
+      m.put(v + "_cpu_row_causes", causes(lastRun));
     }
     return m;
   }
@@ -488,8 +511,8 @@ public final class MatrixBench {
   /** The matrix for people, on standard error. */
   private static void table(List<Cell> cells) {
     StringBuilder t = new StringBuilder(String.format(Locale.ROOT, "%n[bench] issue 24's matrix (medians)%n"
-        + "  %-10s %-8s %11s %11s %11s %11s %10s %10s  %s%n", "case", "source", "adaptive", "gpu", "SQL", "Java UDF",
-        "adaptive x", "gpu x", "agree"));
+        + "  %-10s %-8s %11s %11s %11s %11s %10s %10s %10s  %s%n", "case", "source", "adaptive", "gpu", "SQL", "Java UDF",
+        "adaptive x", "gpu x", "adpt/gpu", "agree"));
     Map<String, Map<String, Cell>> byCase = new LinkedHashMap<>();
     cells.forEach(c -> byCase.computeIfAbsent(c.caseName() + "/" + c.source(), k -> new LinkedHashMap<>()).put(c.variant(), c));
     byCase.forEach((key, v) -> {
@@ -497,10 +520,11 @@ public final class MatrixBench {
       double java = v.get("java_udf").medianS();
       double best = Double.isNaN(sql) ? java : Math.min(sql, java);
       Cell any = v.get("java_udf");
-      t.append(String.format(Locale.ROOT, "  %-10s %-8s %11s %11s %11s %11s %10s %10s  %s%n", any.caseName(), any.source(),
+      t.append(String.format(Locale.ROOT, "  %-10s %-8s %11s %11s %11s %11s %10s %10s %10s  %s%n", any.caseName(), any.source(),
           Cells.secs(v.get("gpu_adaptive").medianS()), Cells.secs(v.get("gpu_forced").medianS()), Cells.secs(sql),
           Cells.secs(java), Cells.ratio(best / v.get("gpu_adaptive").medianS()),
           Cells.ratio(best / v.get("gpu_forced").medianS()),
+          Cells.ratio(v.get("gpu_forced").medianS() / v.get("gpu_adaptive").medianS()),
           v.values().stream().allMatch(Cell::agrees) ? "yes" : "NO"));
     });
     System.err.print(t);

@@ -22,9 +22,10 @@ import org.apache.spark.sql.internal.SQLConf;
  * Issue 25's scenario sweep: one cached portfolio of options priced again and again under other
  * market parameters, given as literals, as a risk desk does. Black-Scholes query {@code i} of
  * {@code --queries} is
- * {@code SELECT bucket, sum(black_scholes(s, k, t, r + 0.01 i, v * (1 + 0.05 i))) FROM t GROUP BY bucket}
- * ({@code bucket = id % --buckets}); the implied-volatility sweep ({@code --iv-queries}, ungrouped)
- * solves {@code implied_volatility(price * (1 + 0.01 j), s, k, t, r + 0.005 j)} and sums it (NaN as
+ * {@code SELECT id % B AS bucket, sum(black_scholes(s, k, t, r + 0.01 i, v * (1 + 0.05 i))) FROM t
+ * GROUP BY id % B} ({@code B = --buckets}; the key computed per row, on the device when the query runs
+ * there; {@code --key column} groups by the cached column {@code bucket = CAST(id % B AS INT)} instead);
+ * the implied-volatility sweep ({@code --iv-queries}, ungrouped) solves {@code implied_volatility(price * (1 + 0.01 j), s, k, t, r + 0.005 j)} and sums it (NaN as
  * 0, counted apart). Each sweep runs as
  * <ul>
  *   <li>{@code vk_device}: the GPU UDF over vkspark's cache ({@link VkCacheSerializer}) with
@@ -49,13 +50,15 @@ import org.apache.spark.sql.internal.SQLConf;
  * {@code --runs} sweeps ({@code --iv-runs} for implied volatility); the JSON line gives the
  * median sweep wall time, each query's median, their median, the ratios against {@code spark_sql}
  * and {@code vk_host}, the floor (an empty query over the same cache: {@code SELECT bucket, count(*)
- * ... GROUP BY bucket}), and the GPU node's metrics of the last sweep summed over its queries.
+ * ... GROUP BY bucket}; for the GPU variants also the device path's floor, the same grouping over the cheapest
+ * GPU UDF, {@code sum(sweep_floor(s))}), the GPU node's metrics of the last sweep summed over its queries, and
+ * where each query's time went ({@link QueryParts}: the median of each part over the last sweep's queries).
  *
  * <pre>
  * SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] [--iv-rows N] [--iv-queries Q]
  *            [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] [--variants vk_device,vk_host,spark_cache,spark_sql]
- *            [--device-conf true|false] [--device-memory SIZE] [--fuse unset|true|false] [--cache-batch R]
- *            [--partitions P] [--concurrent C] [--master M] [--out FILE]
+ *            [--device-conf true|false] [--device-memory SIZE] [--fuse unset|true|false] [--key computed|column]
+ *            [--placement adaptive|gpu] [--cache-batch R] [--partitions P] [--concurrent C] [--master M] [--out FILE]
  * </pre>
  */
 public final class SweepBench {
@@ -71,11 +74,12 @@ public final class SweepBench {
 
   private static final Set<String> FLAGS = Set.of("rows", "runs", "queries", "buckets", "sweeps", "iv-rows", "iv-queries",
       "iv-runs", "iv-sql", "iv-sql-queries", "variants", "device-conf", "device-memory", "fuse", "cache-batch",
-      "partitions", "concurrent", "master", "out");
+      "partitions", "concurrent", "master", "out", "key", "placement");
   private static final String USAGE = "SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] "
       + "[--iv-rows N] [--iv-queries Q] [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] "
       + "[--variants " + String.join(",", ALL_VARIANTS) + "] [--device-conf true|false] [--device-memory SIZE] "
-      + "[--fuse unset|true|false] [--cache-batch R] [--partitions P] [--concurrent C] [--master M] [--out FILE]";
+      + "[--fuse unset|true|false] [--key computed|column] [--placement adaptive|gpu] [--cache-batch R] [--partitions P]"
+      + " [--concurrent C] [--master M] [--out FILE]";
 
   /** Rows a slow form run once warms up on. */
   static final int WARMUP_ROWS = 10_000;
@@ -110,7 +114,11 @@ public final class SweepBench {
     return String.format(Locale.ROOT, "%.6fD", x);
   }
 
-  record BlackScholesSweep(int queries) implements Sweep {
+  /**
+   * @param key the grouping key: {@code id % B}, computed per row (issue 35: on the device), or the
+   *     cached column {@code bucket} (issue 25's form)
+   */
+  record BlackScholesSweep(int queries, String key) implements Sweep {
     public String name() {
       return "black_scholes";
     }
@@ -120,12 +128,12 @@ public final class SweepBench {
     }
 
     public Dataset<Row> gpu(SparkSession spark, String table, int i) {
-      return spark.sql("SELECT bucket, sum(black_scholes(s, k, t, r + " + lit(0.01 * i) + ", v * " + lit(1 + 0.05 * i)
-          + ")) AS bs FROM " + table + " GROUP BY bucket");
+      return spark.sql("SELECT " + key + " AS bucket, sum(black_scholes(s, k, t, r + " + lit(0.01 * i) + ", v * "
+          + lit(1 + 0.05 * i) + ")) AS bs FROM " + table + " GROUP BY " + key);
     }
 
     public Dataset<Row> sql(SparkSession spark, String table, int i) {
-      Dataset<Row> in = spark.table(table).selectExpr("bucket", "s", "k", "t", "r + " + lit(0.01 * i) + " AS r",
+      Dataset<Row> in = spark.table(table).selectExpr(key + " AS bucket", "s", "k", "t", "r + " + lit(0.01 * i) + " AS r",
           "v * " + lit(1 + 0.05 * i) + " AS v");
       return BlackScholesSql.with(in, "bucket").groupBy("bucket").agg(org.apache.spark.sql.functions.sum("bs").as("bs"));
     }
@@ -176,6 +184,10 @@ public final class SweepBench {
         throw new IllegalArgumentException("--variants are among " + ALL_VARIANTS + ", not " + v);
       }
     }
+    String keyForm = a.getOrDefault("key", "computed");
+    if (!List.of("computed", "column").contains(keyForm)) {
+      throw new IllegalArgumentException("--key is computed or column, not " + keyForm);
+    }
     String fuse = a.getOrDefault("fuse", "unset");
     if (!List.of("unset", "true", "false").contains(fuse)) {
       throw new IllegalArgumentException("--fuse is unset, true or false, not " + fuse);
@@ -202,6 +214,7 @@ public final class SweepBench {
     }
 
     SparkSession spark = session(a, cores, partitions);
+    listener = QueryParts.install(spark);
     try {
       Map<String, Object> common = new LinkedHashMap<>();
       common.put("partitions", partitions);
@@ -209,6 +222,9 @@ public final class SweepBench {
       common.put("cache_batch", Long.parseLong(a.getOrDefault("cache-batch", "1000000")));
       common.put("buckets", buckets);
       common.put("fuse_aggregates", fuse);
+      common.put("placement", a.getOrDefault("placement", "default"));
+      String key = keyForm.equals("computed") ? "id % " + buckets : "bucket";
+      common.put("key", key);
       common.put("device", SparkBench.deviceName());
       // each store's tables, built once: the main table, and the implied-volatility one when it has fewer rows
       Map<String, String> mainTables = new LinkedHashMap<>();
@@ -228,12 +244,18 @@ public final class SweepBench {
       }
       common.put("cache_build_s", buildS);
       Map<String, Double> floors = new LinkedHashMap<>();
+      Map<String, Double> deviceFloors = new LinkedHashMap<>();
       for (Map.Entry<String, String> e : mainTables.entrySet()) {
-        floors.put(e.getKey(), floor(spark, e.getValue(), runs, variants, e.getKey()));
+        floors.put(e.getKey(), floor(spark, "count(*)", key, e.getValue(), runs, variants, e.getKey()));
+        boolean gpuStore = variants.stream().anyMatch(v -> !v.sql() && v.store().name().equals(e.getKey()));
+        if (gpuStore) {
+          deviceFloors.put(e.getKey(), floor(spark, "sum(sweep_floor(s))", key, e.getValue(), runs, variants, e.getKey()));
+        }
       }
       common.put("floor_s", floors);
+      common.put("floor_device_path_s", deviceFloors);
       if (sweeps.contains("bs")) {
-        sweep(spark, json, new BlackScholesSweep(queries), variants, mainTables, rows, runs, queries, common);
+        sweep(spark, json, new BlackScholesSweep(queries, key), variants, mainTables, rows, runs, queries, common);
       }
       if (sweeps.contains("iv")) {
         sweep(spark, json, new ImpliedVolatilitySweep(ivQueries), variants, ivTables, ivRows, ivRuns, ivSqlQueries,
@@ -278,14 +300,22 @@ public final class SweepBench {
     if (a.containsKey("device-memory")) {
       b.config(CACHE_DEVICE_MEMORY, a.get("device-memory"));
     }
+    if (a.containsKey("placement")) { // unset: the plugin's default (adaptive)
+      b.config(Settings.PLACEMENT.key(), a.get("placement"));
+    }
     SparkSession spark = b.getOrCreate();
     SparkJobs.registerAll(spark);
+    // the device path's floor: the cheapest GPU UDF, so a query of the sweep's shape costs only what is around the kernel
+    io.vkspark.spark.api.GpuFunction.define("sweep_floor").returns("double").arg("x", "double").body("x")
+        .cpu((org.apache.spark.sql.api.java.UDF1<Double, Double>) x -> x).register(spark);
     ExecutorDevice.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
     System.err.println("[bench] SweepBench session: " + SparkJobs.deviceLine(spark));
     return spark;
   }
 
   private static int tables;
+  /** The listener of the session's queries, for the last sweep's breakdown. */
+  private static QueryParts listener;
 
   /**
    * Caches {@code rows} options with a bucket column in store {@code s} (its serializer and device
@@ -322,13 +352,20 @@ public final class SweepBench {
     return view;
   }
 
-  /** The floor of a store: {@code SELECT bucket, count(*) ... GROUP BY bucket} over its cache, the median of {@code runs}. */
-  static double floor(SparkSession spark, String table, int runs, List<Variant> variants, String store) {
-    Map<String, String> conf = variants.stream().filter(v -> v.store().name().equals(store)).findFirst()
+  /**
+   * The floor of a store: {@code SELECT key AS bucket, aggregate FROM t GROUP BY key} over its cache,
+   * the median of {@code runs}: {@code count(*)} is Spark's empty query, {@code sum(sweep_floor(s))}
+   * the device path's (the same shape through the cheapest GPU UDF).
+   */
+  static double floor(SparkSession spark, String aggregate, String key, String table, int runs, List<Variant> variants,
+                      String store) {
+    Map<String, String> conf = variants.stream().filter(v -> v.store().name().equals(store) && !v.sql()).findFirst()
+        .or(() -> variants.stream().filter(v -> v.store().name().equals(store)).findFirst())
         .map(Variant::conf).orElse(Map.of());
     Cells.set(spark, conf);
     try {
-      Supplier<Dataset<Row>> q = () -> spark.sql("SELECT bucket, count(*) FROM " + table + " GROUP BY bucket");
+      Supplier<Dataset<Row>> q = () -> spark.sql("SELECT " + key + " AS bucket, " + aggregate + " FROM " + table
+          + " GROUP BY " + key);
       Cells.time(q);
       double[] t = new double[Math.max(1, runs)];
       for (int i = 0; i < t.length; i++) {
@@ -342,7 +379,7 @@ public final class SweepBench {
 
   /** One variant's sweeps: per query, the times of each run, and the last run's rows and GPU metrics. */
   record Swept(Variant variant, int queries, double firstQueryS, double[][] times, List<List<Row>> rows,
-               Map<String, Long> gpu) {
+               Map<String, Long> gpu, Map<String, Double> breakdown) {
     double[] perQueryMedians() {
       double[] m = new double[queries];
       for (int q = 0; q < queries; q++) {
@@ -397,18 +434,28 @@ public final class SweepBench {
         double[][] t = new double[n][Math.max(1, runs)];
         List<List<Row>> last = new ArrayList<>();
         Map<String, Long> gpu = new LinkedHashMap<>();
+        List<Map<String, Double>> parts = new ArrayList<>();
         for (int r = 0; r < t[0].length; r++) {
           for (int q = 0; q < n; q++) {
             int i = q;
-            Cells.Run run = Cells.time(() -> query(spark, sweep, v, table, i));
+            boolean lastRun = r == t[0].length - 1;
+            // the last sweep's queries are measured part by part (a listener and counters, read after the timed collect)
+            Cells.Run run;
+            if (lastRun) {
+              QueryParts.Measured m = listener.measure(spark, () -> query(spark, sweep, v, table, i));
+              run = m.run();
+              parts.add(m.parts());
+            } else {
+              run = Cells.time(() -> query(spark, sweep, v, table, i));
+            }
             t[q][r] = run.seconds();
-            if (r == t[0].length - 1) {
+            if (lastRun) {
               last.add(byKey(run.rows()));
               run.gpu().forEach((k, x) -> gpu.merge(k, x, k.equals("peakDeviceMemory") ? Math::max : Long::sum));
             }
           }
         }
-        done.put(v.name(), new Swept(v, n, first, t, last, gpu));
+        done.put(v.name(), new Swept(v, n, first, t, last, gpu, QueryParts.medians(parts)));
         System.err.printf(Locale.ROOT, "[bench] %s sweep, %s: %d queries, median sweep %.3f s%n", sweep.name(), v.name(),
             n, done.get(v.name()).sweepMedian());
       } finally {
@@ -421,8 +468,8 @@ public final class SweepBench {
   /** Grouped rows in key order (the first column), so two variants' results compare row by row; no ORDER BY in the timed query. */
   static List<Row> byKey(List<Row> rows) {
     List<Row> sorted = new ArrayList<>(rows);
-    if (!sorted.isEmpty() && sorted.get(0).size() > 1 && sorted.get(0).get(0) instanceof Integer) {
-      sorted.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Integer.MIN_VALUE : r.getInt(0)));
+    if (!sorted.isEmpty() && sorted.get(0).size() > 1 && sorted.get(0).get(0) instanceof Number) {
+      sorted.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
     }
     return sorted;
   }
@@ -475,6 +522,9 @@ public final class SweepBench {
       m.put("sweeps_wall_s", Cells.rounded(s.sweeps()));
       m.put("per_query_median_s", perQueryMedian);
       m.put("per_query_s", Cells.rounded(perQuery));
+      // issue 33: a steady sweep has no slow query (target: the slowest at most 1.3x the median)
+      m.put("slowest_query_s", java.util.Arrays.stream(perQuery).max().orElse(Double.NaN));
+      m.put("slowest_over_median", java.util.Arrays.stream(perQuery).max().orElse(Double.NaN) / perQueryMedian);
       m.put("first_query_s", s.firstQueryS());
       // per query, over the queries both ran
       m.put("x_vs_spark_sql", sql == null ? null : ratio(sql, s));
@@ -488,7 +538,10 @@ public final class SweepBench {
       m.putAll(common);
       if (!s.gpu().isEmpty()) {
         m.put("gpu_last_sweep", new LinkedHashMap<>(s.gpu())); // every GPU node metric by name, summed over the sweep
+        m.put("cpu_row_causes", MatrixBench.causes(s.gpu())); // issue 33: why rows ran with call(), adding up to cpuRows
       }
+      m.put("breakdown", s.breakdown()); // where a query's time goes: each part's median over the last sweep's queries
+      System.err.println("[bench] " + sweep.name() + ", " + s.variant().name() + ": per query " + s.breakdown());
       SparkBench.emit(json, List.of(Json.write(m)));
       table.append(String.format(Locale.ROOT, "  %-22s %8d %12s %12s %12s %10s %10s  %s%n", s.variant().name(), s.queries(),
           Cells.secs(s.sweepMedian()), Cells.secs(perQueryMedian), Cells.secs(s.firstQueryS()),

@@ -43,7 +43,7 @@ final class BatchColumns {
     boolean any = false;
     int[] cols = call.argColumns();
     for (int a = 0; a < cols.length; a++) {
-      if (indexOf(cols, cols[a]) == a && inputs.get(cols[a]).hasNulls()) {
+      if (cols[a] >= 0 && indexOf(cols, cols[a]) == a && inputs.get(cols[a]).hasNulls()) { // a constant is never null
         inputs.get(cols[a]).andValidity(address, rows);
         any = true;
       }

@@ -51,11 +51,14 @@ public final class BatchRunner implements AutoCloseable {
   private final BufferLease lease;
   private final int workgroupSize;
   private final int maxGroupsX;
+  private final long maxBufferBytes;
   private final OutputSlots slots;
   private final List<FieldVector> results = new ArrayList<>();
   private final ArrowBuf params;
   private final long[] lengths;
   private final VarStaging var;
+  /** String and binary results, and the rows kernels flag (null, or for call()). */
+  private final StringResults strings;
   /** Most elements per variable-width data buffer (1 GiB of doubles). */
   public static final long MAX_VAR_ELEMENTS = 1L << 27;
   private BatchStats stats = BatchStats.ZERO;
@@ -88,12 +91,14 @@ public final class BatchRunner implements AutoCloseable {
     DeviceInfo info = device.info();
     this.workgroupSize = ColumnKernel.workgroupSize(info);
     this.maxGroupsX = info.maxWorkgroupCountX();
+    this.maxBufferBytes = info.maxStorageBufferRange() - 64;
     this.guard = new DispatchGuard(device, calls);
     this.slots = new OutputSlots(allocator);
     this.lengths = new long[2 * calls.size()];
     this.nullCounts = new long[calls.size()];
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
     this.var = new VarStaging(calls, inputTypes, allocator);
+    this.strings = new StringResults(calls, allocator);
     this.reducer = reduction == null ? null
         : new BatchReducer(reduction, allocator, meter, this::scratch, workgroupSize, maxGroupsX);
     for (KernelCall call : calls) {
@@ -261,7 +266,9 @@ public final class BatchRunner implements AutoCloseable {
     finishDispatches();
     long h = System.nanoTime();
     for (int i = 0; i < calls.size(); i++) {
-      results.get(i).loadFieldBuffers(new ArrowFieldNode(staged, nullCounts[i]), List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
+      nullCounts[i] += strings.apply(i, slots.slot(2 * i)); // null results and rows for call()
+      results.get(i).loadFieldBuffers(new ArrowFieldNode(staged, nullCounts[i]), strings.varResult(i)
+          ? List.of(slots.slot(2 * i), slots.slot(2 * i + 1), strings.data(i)) : List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));
     }
     meter.hostSince(h);
     recordStats();
@@ -302,9 +309,9 @@ public final class BatchRunner implements AutoCloseable {
    * Evaluates every call over {@code rows} rows of {@code inputs} and reduces the results per value
    * of the reduction's key ({@link ColumnReduction#grouped}) on the device, in the same submission:
    * the per-row results stay on the device and only one partial per aggregate and key slot the
-   * batch's range spans comes back per dispatch. The key's range is found on the host first (one pass over the key column);
-   * when its values, plus one slot for null keys, do not fit the reduction's slots, nothing is
-   * staged or dispatched and the result is empty: the caller evaluates the batch another way
+   * batch's range spans comes back per dispatch. The key's range is bounded first (by its expression
+   * or one pass over its source on the host); when its values, plus a slot for null keys, do not fit
+   * the slots, nothing is staged or dispatched and the result is empty: the caller evaluates the batch another way
    * (e.g. with a plain runner, folding the rows on the host).
    *
    * @return the batch's groups, or empty when its key range is too wide for the slots
@@ -323,7 +330,7 @@ public final class BatchRunner implements AutoCloseable {
     }
     BatchColumns.check(inputTypes, inputs, rows);
     long h = System.nanoTime();
-    boolean fits = reducer.admit(inputs.get(reducer.reduction().keyColumn()), rows);
+    boolean fits = reducer.admit(inputs, rows);
     meter.hostSince(h);
     if (!fits) {
       meter.clearHost();
@@ -370,6 +377,9 @@ public final class BatchRunner implements AutoCloseable {
     if (!begun) {
       meter.slots(slots.prepare(lengths));
       begun = true;
+      for (int i = 0; i < calls.size() && reducer == null; i++) {
+        strings.begin(i, slots.slot(2 * i + 1));
+      }
       return;
     }
     for (int j = 0; j < lengths.length; j++) {
@@ -474,6 +484,7 @@ public final class BatchRunner implements AutoCloseable {
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
     set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
     guard.arm(set);
+    strings.beforeDispatch(set);
     meter.hostSince(h0);
     if (resident != null) {
       resident.beforeDispatch(set.dispatch);
@@ -488,6 +499,11 @@ public final class BatchRunner implements AutoCloseable {
       if (resident != null) {
         resident.release();
       }
+    }
+    while (strings.grow(set, maxBufferBytes, guard.udfNames(false))) { // results outgrew a data buffer: the same rows again
+      guard.arm(set);
+      strings.beforeDispatch(set);
+      t = dispatchBounded();
     }
     guard.checkLoops(set, n);
     guard.checkThrown(set, n);
@@ -509,7 +525,12 @@ public final class BatchRunner implements AutoCloseable {
     for (int i = 0; i < calls.size(); i++) {
       SqlType type = calls.get(i).kernel().signature().result();
       ArrowBuf data = slots.slot(2 * i + 1);
-      if (type == SqlType.DECIMAL) {
+      if (set.strings[i] != null) {
+        meter.read(strings.read(set, i, at, n, data));
+      }
+      if (strings.varResult(i)) {
+        continue; // offsets and data, read above
+      } else if (type == SqlType.DECIMAL) {
         long bytes = (long) n * type.byteWidth();
         ArrowBuf s = scratch(bytes);
         set.outputs[i].read(0, s.memoryAddress(), bytes);
@@ -555,6 +576,7 @@ public final class BatchRunner implements AutoCloseable {
     dispatched = 0;
     java.util.Arrays.fill(nullCounts, 0);
     var.reset();
+    strings.reset();
     if (resident != null) {
       resident.release();
     }
@@ -654,5 +676,21 @@ public final class BatchRunner implements AutoCloseable {
       reducer.close();
     }
     var.close();
+    strings.close();
+  }
+
+  /**
+   * The rows of call {@code call} in the last {@link #results()} that its kernel handed to
+   * {@code call()} (ascending; null in the result vector until the caller fills them): rows whose
+   * body called {@code vk_to_cpu}, needed ASCII and did not get it, or whose string result could
+   * not be Java's ({@link CpuCause}). Empty for most batches.
+   */
+  public int[] cpuRows(int call) {
+    return strings.cpuRows(call);
+  }
+
+  /** Rows handed to {@code call()} so far, per {@link CpuCause} (indexed by its ordinal). */
+  public long[] cpuRowCauses() {
+    return strings.causeCounts();
   }
 }

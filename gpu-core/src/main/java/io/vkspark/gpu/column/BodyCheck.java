@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  */
 final class BodyCheck {
   private static final Pattern IDENTIFIER = Pattern.compile("\\b[A-Za-z_][A-Za-z0-9_]*");
-  /** Library functions under the generated prefix that bodies may call (vkmath). */
+  /** Library functions under the generated prefix that bodies may call (vkmath; the string API is {@link StringGlsl#PUBLIC}). */
   private static final Set<String> PUBLIC_VK = Set.of("vk_norm_cdf", "vk_norm_pdf");
   /** Storage and interface keywords: a body declares locals only. */
   private static final Set<String> STORAGE = Set.of("layout", "buffer", "uniform", "shared", "coherent", "volatile",
@@ -92,7 +92,7 @@ final class BodyCheck {
 
   private static String reserved(String id) {
     String lower = id.toLowerCase(Locale.ROOT);
-    if ((lower.startsWith("vk_") && !PUBLIC_VK.contains(id)) || lower.startsWith("vkm_") || lower.startsWith("vkj_")) {
+    if ((lower.startsWith("vk_") && !PUBLIC_VK.contains(id) && !StringGlsl.PUBLIC.contains(id)) || lower.startsWith("vkm_") || lower.startsWith("vkj_")) {
       return "a name reserved for the code vkspark generates";
     }
     if (id.startsWith("Vk") && id.length() > 2 && Character.isUpperCase(id.charAt(2))) {

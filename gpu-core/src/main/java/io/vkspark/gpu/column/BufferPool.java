@@ -38,6 +38,8 @@ final class BufferPool implements AutoCloseable {
   private final int keepSets;
   private final Function<ColumnKernel, Kernel> kernels;
   private final Function<ColumnReduction, List<Kernel>> reductions;
+  /** The loaded passes of the prefix sum of string results ({@link StringScan}). */
+  private final java.util.function.Supplier<List<Kernel>> scans;
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
   /** Idle sets in the order they were released, oldest first. */
   private final LinkedHashSet<BufferSet> idleOrder = new LinkedHashSet<>();
@@ -59,6 +61,13 @@ final class BufferPool implements AutoCloseable {
    */
   BufferPool(GpuDevice device, long maxIdleBytes, int keepSets, Function<ColumnKernel, Kernel> kernels,
              Function<ColumnReduction, List<Kernel>> reductions) {
+    this(device, maxIdleBytes, keepSets, kernels, reductions, List::of);
+  }
+
+  /** With {@code scans}: the loaded passes of the prefix sum of string and binary results. */
+  BufferPool(GpuDevice device, long maxIdleBytes, int keepSets, Function<ColumnKernel, Kernel> kernels,
+             Function<ColumnReduction, List<Kernel>> reductions, java.util.function.Supplier<List<Kernel>> scans) {
+    this.scans = scans;
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;
     this.keepSets = Math.max(1, keepSets);
@@ -112,15 +121,17 @@ final class BufferPool implements AutoCloseable {
       loaded.put(c.kernel(), kernels.apply(c.kernel()));
     }
     List<Kernel> reduction = key.reduction() == null ? List.of() : reductions.apply(key.reduction());
+    List<Kernel> scan = key.calls().stream().anyMatch(c -> StringGlsl.varResult(c.kernel().signature())) ? scans.get()
+        : List.of();
     BufferSet set;
     try {
-      set = BufferSet.create(device, key, loaded, reduction);
+      set = BufferSet.create(device, key, loaded, reduction, scan);
     } catch (GpuException e) {
       if (e.code() != Code.OUT_OF_MEMORY || trim() == 0) {
         throw e;
       }
       LOG.info("device memory was short; freed idle buffer sets and retrying: {}", e.getMessage());
-      set = BufferSet.create(device, key, loaded, reduction);
+      set = BufferSet.create(device, key, loaded, reduction, scan);
     }
     all.add(set);
     created.incrementAndGet();

@@ -36,8 +36,20 @@ final class BufferSet implements AutoCloseable {
   final GpuBuffer[] literals;
   /** With a reduction ({@code key.reduction()}): its buffers (validity, partials, key parameters); else null. */
   final ReductionBuffers reduction;
-  final PrerecordedDispatch dispatch;
-  final long deviceBytes;
+  /** Per call: its row status and string or binary result buffers; null for a call without ({@link StringBuffers}). */
+  final StringBuffers[] strings;
+  /** The recording; replaced when a call's string data buffer grows ({@link #growData}). */
+  PrerecordedDispatch dispatch;
+  /** Device memory of every buffer; grows with a string data buffer (only while the set is on loan). */
+  long deviceBytes;
+  private final GpuDevice device;
+  /** The recorded steps, and each call's first step in them (its steps are rebuilt when its data grows). */
+  private final List<DispatchStep> steps;
+  private final int[] firstStep;
+  /** Each call's inputs before its string buffers. */
+  private final List<List<GpuBuffer>> callInputs;
+  private final Map<ColumnKernel, Kernel> kernels;
+  private final List<Kernel> scans;
 
   /**
    * What makes two buffer sets interchangeable: the calls, the input types, rows per dispatch and
@@ -58,9 +70,18 @@ final class BufferSet implements AutoCloseable {
     }
   }
 
-  private BufferSet(Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs, GpuBuffer[] outputs,
-                    GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] literals, ReductionBuffers reduction,
+  private BufferSet(GpuDevice device, Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs,
+                    GpuBuffer[] outputs, GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] literals,
+                    ReductionBuffers reduction, StringBuffers[] strings, List<DispatchStep> steps, int[] firstStep,
+                    List<List<GpuBuffer>> callInputs, Map<ColumnKernel, Kernel> kernels, List<Kernel> scans,
                     PrerecordedDispatch dispatch) {
+    this.callInputs = callInputs;
+    this.device = device;
+    this.strings = strings;
+    this.steps = steps;
+    this.firstStep = firstStep;
+    this.kernels = kernels;
+    this.scans = scans;
     this.key = key;
     this.params = params;
     this.control = control;
@@ -87,6 +108,9 @@ final class BufferSet implements AutoCloseable {
     for (GpuBuffer b : reduction == null ? List.<GpuBuffer>of() : reduction.buffers()) {
       bytes += b.byteLength();
     }
+    for (StringBuffers sb : strings) {
+      bytes += sb == null ? 0 : sb.deviceBytes();
+    }
     this.deviceBytes = bytes;
   }
 
@@ -97,6 +121,15 @@ final class BufferSet implements AutoCloseable {
    * reduction's key column gets an input buffer even when no call reads it.
    */
   static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, List<Kernel> reductionKernels) {
+    return create(device, key, kernels, reductionKernels, List.of());
+  }
+
+  /**
+   * {@link #create(GpuDevice, Key, Map, List)}, with {@code scans}, the two passes of the prefix sum
+   * of string and binary results ({@link StringScan}; empty when no call returns one).
+   */
+  static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, List<Kernel> reductionKernels,
+                          List<Kernel> scans) {
     List<AutoCloseable> made = new ArrayList<>();
     try {
       GpuBuffer params = track(made, device.createBuffer(ColumnKernel.PARAMS_BYTES, BufferRole.PARAMS));
@@ -106,6 +139,9 @@ final class BufferSet implements AutoCloseable {
       GpuBuffer[] varValid = new GpuBuffer[inputs.length];
       for (KernelCall call : key.calls()) {
         for (int c : call.argColumns()) {
+          if (c < 0) {
+            continue; // a constant argument: its literal slot, no column
+          }
           SqlType t = key.inputTypes().get(c);
           if (inputs[c] == null) {
             inputs[c] = track(made, device.createBuffer(t.bytesFor(key.capacity()), BufferRole.INPUT));
@@ -122,11 +158,15 @@ final class BufferSet implements AutoCloseable {
         }
       }
       ColumnReduction r = key.reduction();
-      if (r != null && r.grouped() && inputs[r.keyColumn()] == null) {
+      if (r != null && r.grouped() && r.keyColumn() >= 0 && inputs[r.keyColumn()] == null) {
         inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
       GpuBuffer[] literals = new GpuBuffer[outputs.length];
+      StringBuffers[] strings = new StringBuffers[outputs.length];
+      int[] firstStep = new int[outputs.length];
+      List<List<GpuBuffer>> callInputs = new ArrayList<>();
+      int wg = ColumnKernel.workgroupSize(device.info());
       List<DispatchStep> steps = new ArrayList<>();
       for (int i = 0; i < outputs.length; i++) {
         KernelCall call = key.calls().get(i);
@@ -134,11 +174,13 @@ final class BufferSet implements AutoCloseable {
             key.reduction() == null ? BufferRole.OUTPUT : BufferRole.SCRATCH));
         List<GpuBuffer> in = new ArrayList<>();
         for (int c : call.argColumns()) {
-          in.add(inputs[c]);
+          if (c >= 0) {
+            in.add(inputs[c]);
+          }
         }
         in.add(control);
         for (int c : call.argColumns()) { // data, then element validity, per variable-width argument (VarArgs)
-          if (varData[c] != null) {
+          if (c >= 0 && varData[c] != null) {
             in.add(varData[c]);
             if (varValid[c] != null) {
               in.add(varValid[c]);
@@ -151,12 +193,22 @@ final class BufferSet implements AutoCloseable {
               BufferRole.PARAMS));
           in.add(literals[i]);
         }
-        steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
+        firstStep[i] = steps.size();
+        callInputs.add(List.copyOf(in));
+        // string results: data for as many bytes as the variable-width inputs hold, or 16 a row
+        strings[i] = StringBuffers.create(device, call.kernel(), key.capacity(), wg,
+            Math.max(key.varElements(), 16L * key.capacity()), b -> track(made, b));
+        if (strings[i] == null) {
+          steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
+        } else {
+          steps.addAll(strings[i].steps(kernels.get(call.kernel()), in, outputs[i], params, scans));
+        }
       }
       ReductionBuffers reduction = r == null ? null : ReductionBuffers.create(device, r, key.capacity(), inputs, outputs,
           params, reductionKernels, steps, b -> track(made, b));
       PrerecordedDispatch dispatch = device.prerecord(steps);
-      return new BufferSet(key, params, control, inputs, outputs, varData, varValid, literals, reduction, dispatch);
+      return new BufferSet(device, key, params, control, inputs, outputs, varData, varValid, literals, reduction, strings,
+          steps, firstStep, callInputs, Map.copyOf(kernels), scans, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
@@ -179,6 +231,25 @@ final class BufferSet implements AutoCloseable {
         literals[i].write(0, b.flip());
       }
     }
+  }
+
+  /**
+   * Grows call {@code i}'s string data buffer to hold at least {@code bytes} and records the set
+   * again over the same pipelines (no dispatch may be in flight). The inputs stay as they are, so
+   * the rows staged can be dispatched again.
+   */
+  void growData(int i, long bytes) {
+    StringBuffers sb = strings[i];
+    long before = sb.deviceBytes();
+    dispatch.close();
+    sb.growData(device, bytes);
+    deviceBytes += sb.deviceBytes() - before;
+    KernelCall call = key.calls().get(i);
+    List<DispatchStep> mine = sb.steps(kernels.get(call.kernel()), callInputs.get(i), outputs[i], params, scans);
+    for (int k = 0; k < mine.size(); k++) {
+      steps.set(firstStep[i] + k, mine.get(k));
+    }
+    dispatch = device.prerecord(steps);
   }
 
   private static GpuBuffer track(List<AutoCloseable> made, GpuBuffer b) {
@@ -206,6 +277,11 @@ final class BufferSet implements AutoCloseable {
     }
     if (reduction != null) {
       parts.addAll(reduction.buffers());
+    }
+    for (StringBuffers sb : strings) {
+      if (sb != null) {
+        parts.addAll(sb.all());
+      }
     }
     for (int c = 0; c < varData.length; c++) {
       if (varData[c] != null) {

@@ -78,14 +78,31 @@ public final class ColumnKernel implements java.io.Serializable {
   private final String id;
   private final List<String> warnings;
   private final Set<ShaderFeature> requirements;
+  private final boolean fastMath;
 
-  private ColumnKernel(KernelSpec spec, String source, byte[] spirv, List<String> warnings) {
+  private ColumnKernel(KernelSpec spec, String source, byte[] spirv, List<String> warnings, boolean fastMath) {
     this.spec = spec;
     this.source = source;
     this.spirv = spirv;
-    this.id = spec.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED);
+    this.fastMath = fastMath;
+    this.id = spec.name() + "-" + GlslCompiler.key(source, GlslCompiler.Flavor.OPTIMIZED) + (fastMath ? "-fastmath" : "");
     this.warnings = List.copyOf(warnings);
     this.requirements = Set.copyOf(SpirvSeal.requirements(SpirvModule.parse("GPU UDF '" + spec.name() + "'", spirv)));
+  }
+
+  /**
+   * This kernel with the device's own floating-point arithmetic allowed ({@code on}: contraction
+   * into fused multiply-adds, a device's flushing of 32-bit subnormals; {@link Program#fastMath()})
+   * or not (the default: Java's bits). The same SPIR-V; the passes at load differ, and so does
+   * {@link #id()}.
+   */
+  public ColumnKernel withFastMath(boolean on) {
+    return on == fastMath ? this : new ColumnKernel(spec, source, spirv, warnings, on);
+  }
+
+  /** See {@link #withFastMath(boolean)}. */
+  public boolean fastMath() {
+    return fastMath;
   }
 
   /** Generates and compiles without a SPIR-V disk cache. */
@@ -129,12 +146,13 @@ public final class ColumnKernel implements java.io.Serializable {
       }
       checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
     }
-    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, seal(signature, spec.argOps()));
+    CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir,
+        seal(signature, spec.argOps(), all(body, spec.functions())));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
     List<String> warnings = JavaSemantics.analyze(signature, body, g, cacheDir);
-    ColumnKernel k = new ColumnKernel(spec, g.source(), r.spirv().get(), warnings);
+    ColumnKernel k = new ColumnKernel(spec, g.source(), r.spirv().get(), warnings, false);
     if (!warnings.isEmpty() && WARNED.add(k.id())) {
       warnings.forEach(w -> LOG.warn("{}", w));
     }
@@ -143,12 +161,12 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
-    seal(sig, List.of()).check(spirv);
+    seal(sig, List.of(), "").check(spirv);
   }
 
   /** The seal of {@code sig}'s kernels: its program's buffers and the local-memory bound ({@link SealedCompiler}). */
-  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps) {
-    return new SealedCompiler.Seal(spirv -> program(sig, argOps, spirv, 64).build(), m -> checkLocals(sig, m),
+  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps, String all) {
+    return new SealedCompiler.Seal(spirv -> program(sig, argOps, all, spirv, 64).build(), m -> checkLocals(sig, m),
         e -> GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
                 + e.what(),
             "keep the body to expressions and local variables of '" + sig.name() + "'."));
@@ -202,23 +220,28 @@ public final class ColumnKernel implements java.io.Serializable {
         + " uint vk_pad1; uint vk_pad2; uvec4 vk_groups; };");
     for (int i = 0; i < sig.args().size(); i++) {
       SqlType t = sig.args().get(i).type();
-      lines.add("layout(std430, set = 0, binding = " + (i + 1) + ") readonly buffer VkIn" + i + " { "
-          + t.bufferElement() + " vk_in" + i + "[]; };");
+      if (!ArgOps.isConstant(argOps, i)) { // a constant reads its literal slot, no column
+        lines.add("layout(std430, set = 0, binding = " + (i + 1) + ") readonly buffer VkIn" + i + " { "
+            + t.bufferElement() + " vk_in" + i + "[]; };");
+      }
     }
     SqlType result = sig.result();
     lines.add("layout(std430, set = 0, binding = " + (sig.args().size() + 1) + ") "
         + (packed(result) ? "" : "writeonly ") + "buffer VkOut { " + result.bufferElement() + " vk_out[]; };");
     // --- bounded time: control block and loop guard (see LoopGuard) ---
     lines.add(LoopGuard.controlBlock(controlBinding(sig)));
+    lines.addAll(StringGlsl.struct(sig)); // vk_string: string and binary arguments and results
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
-    lines.addAll(ArgOps.declarations(argOps, literalBinding(sig))); // r + 0.01: the literals and the precise steps
-    String text = LiteralDivisors.opaque(BodyCheck.lines(body)); // bare CRs are line ends, as glslang reads them
+    lines.addAll(ArgOps.declarations(sig, argOps, literalBinding(sig))); // r + 0.01, constants: the literals
+    lines.addAll(StringGlsl.declarations(sig, all, stringBinding(sig))); // vk_str_*, vk_out_*, row status
+    String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
     LoopGuard.Guarded guardedFunctions = LoopGuard.rewrite(functions);
     int loops = guarded.loops() + guardedFunctions.loops();
     if (loops > 0) {
       lines.addAll(List.of(LoopGuard.tickFunction().split("\n", -1)));
     }
+    boolean canary = loops > 0 || StringGlsl.helpers(sig, all); // the string helpers loop over a row's bytes
     // --- end bounded time ---
     if (needsMath(sig, all)) {
       lines.addAll(List.of(mathLibrary().split("\n", -1)));
@@ -233,9 +256,11 @@ public final class ColumnKernel implements java.io.Serializable {
       lines.add("// functions of the spec (translated helper methods)");
       lines.addAll(List.of(guardedFunctions.body().split("\n", -1)));
     }
-    String params = sig.args().stream().filter(a -> !a.type().isVariableWidth()) // those have accessors (VarArgs)
-        .map(a -> a.type().glsl() + " " + a.name()).collect(Collectors.joining(", "));
-    lines.add(result.glsl() + " vk_udf(" + params + ") {");
+    String params = sig.args().stream() // arrays have accessors only (VarArgs); strings are vk_string values too
+        .filter(a -> !a.type().isVariableWidth() || StringGlsl.isString(a.type()))
+        .map(a -> (StringGlsl.isString(a.type()) ? "vk_string" : a.type().glsl()) + " " + a.name())
+        .collect(Collectors.joining(", "));
+    lines.add(StringGlsl.resultGlsl(sig) + " vk_udf(" + params + ") {");
     String code = GlslSource.code(text); // comments blanked: a "return" or ";" in a comment is not code
     boolean expression = !RETURN.matcher(code).find();
     String[] bodyLines = text.split("\n", -1);
@@ -275,22 +300,31 @@ public final class ColumnKernel implements java.io.Serializable {
     List<String> loads = new ArrayList<>();
     for (int i = 0; i < sig.args().size(); i++) {
       SqlType t = sig.args().get(i).type();
+      if (StringGlsl.isString(t)) {
+        loads.add(StringGlsl.load(i));
+        continue;
+      }
       if (t.isVariableWidth()) {
         continue;
       }
-      loads.add(t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
+      loads.add(ArgOps.isConstant(argOps, i) ? ArgOps.load(argOps, i, null)
+          : t.isBitPacked() ? "((vk_in" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
           : t.isBytePacked() ? packedLoad("vk_in" + i, t) // sign-extended, as Java widens a byte or short
           : ArgOps.load(argOps, i, "vk_in" + i + "[vk_row]"));
     }
     lines.addAll(VarArgs.rowSetup(sig));
-    lines.add("  " + result.glsl() + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
-    if (loops > 0) {
+    lines.addAll(StringGlsl.beforeCall(sig));
+    lines.add("  " + StringGlsl.resultGlsl(sig) + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
+    lines.addAll(StringGlsl.afterCall(sig, all)); // a string result's bytes are written here: before the canary
+    if (canary) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
     }
     if (throwing) {
       lines.add("  if (vkj_thrown) { atomicAdd(vk_control[" + (LoopGuard.THROWN_OFFSET / 4) + "], 1u); }");
     }
-    if (result.isBitPacked()) {
+    if (StringGlsl.varResult(sig)) {
+      // written by the two passes (StringGlsl): offsets and data
+    } else if (result.isBitPacked()) {
       lines.add("  if (vk_result) { atomicOr(vk_out[vk_row >> 5u], 1u << (vk_row & 31u)); }");
     } else if (result.isBytePacked()) {
       // the low 8 or 16 bits, as Java's (byte) or (short); the word is shared with other rows (cleared before the dispatch)
@@ -360,7 +394,7 @@ public final class ColumnKernel implements java.io.Serializable {
     String where = firstBodyLine > 0 ? "line " + firstBodyLine + " of the body" : "the body";
     return GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' does not compile: " + String.join("; ", parts)
             + ". The body sees the arguments " + sig.args().stream().map(VarArgs::describe)
-            .collect(Collectors.joining(", ")) + " and must produce a " + sig.result().glsl()
+            .collect(Collectors.joining(", ")) + " and must produce a " + StringGlsl.resultGlsl(sig)
             + (sig.resultDecimal() != null ? " (the unscaled value of a " + sig.resultSqlName() + ")" : ""),
         "correct " + where + " of '" + sig.name() + "'.");
   }
@@ -435,24 +469,34 @@ public final class ColumnKernel implements java.io.Serializable {
   public Program program(int workgroupSize) {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
     boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
-    return program(spec.signature(), spec.argOps(), spirv, workgroupSize).nativePreciseDivisions(!bodyPrecise).build();
+    return program(spec.signature(), spec.argOps(), all(spec.body(), spec.functions()), spirv, workgroupSize)
+        .nativePreciseDivisions(!bodyPrecise).fastMath(fastMath).build();
   }
 
-  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, byte[] spirv, int workgroupSize) {
+  /** The body and the spec's functions: what the helpers and the row status are chosen by. */
+  private static String all(String body, String functions) {
+    return functions.isEmpty() ? body : body + "\n" + functions;
+  }
+
+  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, String all, byte[] spirv,
+                                         int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
         .indirect("params", GROUPS_OFFSET)
         .clearOutputs(packed(signature.result()));
     for (int i = 0; i < signature.args().size(); i++) {
-      b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
+      if (!ArgOps.isConstant(argOps, i)) { // a constant has no input buffer (BufferSet binds none)
+        b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
+      }
     }
     b.buffer(BufferDecl.output("out", signature.args().size() + 1, elementType(signature.result())));
     b.buffer(new BufferDecl("control", 0, controlBinding(signature), MemoryKind.STORAGE, ElementType.UINT32, false, 0));
     VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
     if (ArgOps.literals(argOps) > 0) {
-      b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.FLOAT64, false, 0));
+      b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.UINT32, false, 0));
     }
+    StringGlsl.addBuffers(b, signature, all, stringBinding(signature));
     return b;
   }
 
@@ -476,6 +520,16 @@ public final class ColumnKernel implements java.io.Serializable {
     return sig.args().size() + 2;
   }
 
+  /** First binding of the row status and a string or binary result's buffers ({@link StringGlsl}): after the literals'. */
+  static int stringBinding(KernelSignature sig) {
+    return literalBinding(sig) + 1;
+  }
+
+  /** Whether rows report a status (null, or computed by {@code call()}): a string or binary result, or {@code vk_to_cpu}. */
+  public boolean rowStatus() {
+    return StringGlsl.status(spec.signature(), all(spec.body(), spec.functions()));
+  }
+
   /**
    * Whether a dispatch of this kernel can end in RECOMPUTE: its body (or a helper function) calls
    * {@code jthrow()}, so a batch may have to be recomputed with {@code call()} on the host.
@@ -486,7 +540,8 @@ public final class ColumnKernel implements java.io.Serializable {
 
   /** Whether the body has loops (guarded against driver loop limits and aborts). */
   public boolean hasLoops() {
-    return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0;
+    return LoopGuard.rewrite(spec.body()).loops() + LoopGuard.rewrite(spec.functions()).loops() > 0
+        || StringGlsl.helpers(spec.signature(), all(spec.body(), spec.functions()));
   }
 
   /** The element type a program declares for a buffer of {@code t}'s values (shared by the generated reductions). */

@@ -48,7 +48,7 @@ public final class ColumnRuntime implements AutoCloseable {
    */
   public ColumnRuntime(GpuDevice device, long maxIdleBytes, int keepSets) {
     this.device = device;
-    this.pool = new BufferPool(device, maxIdleBytes, keepSets, this::kernel, this::reduction);
+    this.pool = new BufferPool(device, maxIdleBytes, keepSets, this::kernel, this::reduction, this::stringScan);
     device.loopLimit(); // probe now, not in the middle of the first batch
   }
 
@@ -84,7 +84,7 @@ public final class ColumnRuntime implements AutoCloseable {
             + " but the calls return " + results + ".", "make the reduction with ColumnReduction.of(aggregates, "
             + "the calls' result types in call order).");
       }
-      if (reduction.grouped() && (reduction.keyColumn() >= inputTypes.size()
+      if (reduction.grouped() && reduction.keyColumn() >= 0 && (reduction.keyColumn() >= inputTypes.size()
           || inputTypes.get(reduction.keyColumn()) != reduction.keyType())) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "the reduction groups by input column " + reduction.keyColumn()
             + " of type " + reduction.keyType().sqlName() + " but the runner's inputs are " + inputTypes + ".",
@@ -156,6 +156,13 @@ public final class ColumnRuntime implements AutoCloseable {
     return List.of(first, kernels.computeIfAbsent(p.secondId() + "@" + wg, id -> device.load(p.secondProgram(wg))));
   }
 
+
+  /** The loaded passes of the prefix sum of string and binary results: the block pass, the top pass. */
+  List<Kernel> stringScan() {
+    int wg = ColumnKernel.workgroupSize(device.info());
+    return List.of(kernels.computeIfAbsent(StringScan.id(false) + "@" + wg, id -> device.load(StringScan.blocksProgram(wg))),
+        kernels.computeIfAbsent(StringScan.id(true) + "@" + wg, id -> device.load(StringScan.topsProgram(wg))));
+  }
 
   /** Buffer sets recorded so far. */
   public long bufferSetsCreated() {

@@ -11,7 +11,8 @@ import java.util.Objects;
  * {@code argColumns[i]}. Several calls over one batch share the uploads of the columns they read.
  *
  * <p>{@code literals}: the values of the kernel's computed arguments ({@link ArgOps}), in argument
- * then step order ({@code r + 0.01}: 0.01). They are not part of the call's identity: calls that
+ * then step order ({@code r + 0.01}: 0.01; a constant argument: its bits, {@link ArgOps#constantBits},
+ * and column -1). They are not part of the call's identity: calls that
  * differ only in them share buffer sets, and the runner writes its own values into the set's
  * literal buffers each time it takes one ({@link BufferSet#writeLiterals}).
  */
@@ -43,10 +44,19 @@ public record KernelCall(ColumnKernel kernel, int[] argColumns, double[] literal
     return literals.clone();
   }
 
-  /** Checks that every argument column exists and has the argument's type. */
+  /** Checks that every argument column exists and has the argument's type; a constant argument reads none (-1). */
   void check(List<SqlType> inputTypes) {
     for (int i = 0; i < argColumns.length; i++) {
       int c = argColumns[i];
+      boolean constant = ArgOps.isConstant(kernel.spec().argOps(), i);
+      if (constant || c == -1) {
+        if (constant != (c == -1)) {
+          throw GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " ('" + kernel.signature().args().get(i).name()
+              + "') of GPU UDF '" + kernel.signature().name() + "' " + (constant ? "is a constant but reads column " + c
+              : "reads no column but is not a constant") + ".", "pass column -1 exactly for the constant arguments (ArgOps.CONSTANT).");
+        }
+        continue;
+      }
       SqlType want = kernel.signature().args().get(i).type();
       if (c < 0 || c >= inputTypes.size() || inputTypes.get(c) != want) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "argument " + (i + 1) + " ('" + kernel.signature().args().get(i).name()

@@ -60,19 +60,21 @@ final class VarArgs {
 
   /** What the body sees of argument {@code a}: its GLSL parameter, or its accessors. */
   static String describe(KernelSignature.Arg a) {
-    return a.type().isVariableWidth() ? String.join(", ", accessors(a)) : a.type().glsl() + " " + a.name();
+    return !a.type().isVariableWidth() ? a.type().glsl() + " " + a.name()
+        : isArray(a.type()) ? String.join(", ", accessors(a))
+        : "vk_string " + a.name() + " (" + String.join(", ", accessors(a)) + ")";
   }
 
   /**
-   * Refuses variable-width results and accessor names that another argument already uses.
+   * Refuses array results and accessor names that another argument already uses.
    *
    * @throws GpuException INVALID_ARGUMENT naming the UDF
    */
   static void check(String udf, List<KernelSignature.Arg> args, SqlType result) {
-    if (result.isVariableWidth()) {
+    if (isArray(result)) {
       throw GpuException.of(Code.UNSUPPORTED, "GPU UDF '" + udf + "' returns " + result.sqlName()
-              + ": variable-width types are supported as arguments only.",
-          "return a fixed-width type (int, bigint, float, double, boolean, date, timestamp).");
+              + ": array types are supported as arguments only.",
+          "return a fixed-width type (int, bigint, float, double, boolean, date, timestamp), string or binary.");
     }
     Set<String> names = new HashSet<>();
     args.forEach(a -> names.add(a.name()));

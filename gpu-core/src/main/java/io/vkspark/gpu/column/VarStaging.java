@@ -38,7 +38,7 @@ final class VarStaging implements AutoCloseable {
     this.inputTypes = inputTypes;
     this.allocator = allocator;
     Set<Integer> read = new TreeSet<>();
-    calls.forEach(c -> Arrays.stream(c.argColumns()).filter(i -> inputTypes.get(i).isVariableWidth()).forEach(read::add));
+    calls.forEach(c -> Arrays.stream(c.argColumns()).filter(i -> i >= 0 && inputTypes.get(i).isVariableWidth()).forEach(read::add));
     this.columns = read.stream().mapToInt(Integer::intValue).toArray();
     this.used = new long[inputTypes.size()];
     this.validHost = new ArrowBuf[inputTypes.size()];

@@ -14,6 +14,13 @@ import java.util.function.Function;
  * compilation, cached on disk when a directory is given, and {@link SpirvSeal} on every module,
  * fresh or read from the cache. One path means a shader vkspark generates cannot reach a driver
  * without the seal, whoever generated it.
+ *
+ * <p>Every module declares {@code SPV_KHR_float_controls} (keep 32-bit subnormals, as generated UDF
+ * kernels ask anyway): under it shaderc's optimizer (spirv-opt) does no floating-point folding, so
+ * {@code x / c} never becomes {@code x * (1 / c)}, {@code (x * 3.0) * 5.0} never {@code x * 15.0} and
+ * {@code x / 3.0 + x / 10.0} never {@code x * 0.43333} before the load-time passes
+ * ({@link NoContraction}, {@link ConstantDivisors}) see the module. Without it, spirv-opt merges
+ * constants across operations (measured with shaderc's performance passes, LWJGL 3.4).
  */
 public final class SealedCompiler {
   private SealedCompiler() {
@@ -46,6 +53,26 @@ public final class SealedCompiler {
    * @param cacheDir SPIR-V cache directory, or null
    */
   public static CompileResult compile(String fileName, String source, Path cacheDir, Seal seal) {
-    return GlslCompiler.compile(fileName, source, cacheDir, GlslCompiler.Flavor.OPTIMIZED, seal::check);
+    return GlslCompiler.compile(fileName, withFloatControls(source), cacheDir, GlslCompiler.Flavor.OPTIMIZED, seal::check);
+  }
+
+  /** Declares {@code SPV_KHR_float_controls}, with 32-bit subnormals kept. */
+  public static final String FLOAT_CONTROLS =
+      "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4464], 4459, 32);";
+
+  /**
+   * {@code source} declaring {@link #FLOAT_CONTROLS} right after its {@code #version} line, line
+   * numbers kept ({@code #line}); itself when it declares it already or has no {@code #version}.
+   */
+  static String withFloatControls(String source) {
+    if (source.contains("SPV_KHR_float_controls") || !source.startsWith("#version")) {
+      return source;
+    }
+    int eol = source.indexOf('\n');
+    if (eol < 0) {
+      return source;
+    }
+    return source.substring(0, eol + 1) + "#extension GL_EXT_spirv_intrinsics : require\n" + FLOAT_CONTROLS + "\n#line 2\n"
+        + source.substring(eol + 1);
   }
 }

@@ -82,6 +82,8 @@ public final class VulkanDevice implements GpuDevice {
   private volatile int loopLimit = -1;
   /** Null while the probe runs (its kernels load unchanged), then what it found. */
   private volatile DoubleRounding doubleRounding;
+  private volatile KernelPasses.Float32Mode float32Mode = KernelPasses.Float32Mode.NATIVE;
+  private volatile boolean simulateFlush;
   private volatile long errorsAtClose;
   private volatile List<String> messagesAtClose;
 
@@ -158,13 +160,15 @@ public final class VulkanDevice implements GpuDevice {
       VulkanDevice device = new VulkanDevice(options, instance, physical);
       long probeStart = System.nanoTime();
       try {
+        device.float32Mode = KernelPasses.Float32Mode.of(device.info.features(), device::probeFloatFlush);
+        device.simulateFlush = Boolean.getBoolean(KernelPasses.SIMULATE_FLUSH_PROPERTY);
         device.doubleRounding = device.probeDoubleRounding();
       } catch (RuntimeException e) {
         device.close();
         throw e;
       }
-      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {} (probed in {} ms); transfers: {}{}",
-          device.info.summary(), choice.reason(), device.info.features(), device.doubleRounding,
+      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {}; {} (probed in {} ms); transfers: {}{}",
+          device.info.summary(), choice.reason(), device.info.features(), device.float32Mode, device.doubleRounding,
           (System.nanoTime() - probeStart) / 1_000_000, options.transfers(), options.validation() ? "; validation on" : "");
       if (!device.doubleRounding.refinedExact()) {
         LOG.warn("vkspark: Vulkan device '{}' does not round double / or sqrt as Java does, even with vkspark's "
@@ -359,6 +363,35 @@ public final class VulkanDevice implements GpuDevice {
       boolean on = mode != DoubleRounding.Mode.NATIVE;
       return new DoubleRounding(false, false, on, on, false, false, "");
     }
+  }
+
+  /** A case where this device flushed a 32-bit subnormal ({@link FloatFlushProbe}), empty when none; a failed probe assumes it flushes. */
+  private String probeFloatFlush() {
+    try {
+      String flushed = use("probing float32 subnormals", () -> FloatFlushProbe.flushes(this));
+      if (!flushed.isEmpty()) {
+        LOG.info("vkspark: Vulkan device '{}' flushes 32-bit subnormal floats ({}); kernels compute float arithmetic "
+            + "from the bits, as Java does", info.name(), flushed);
+      }
+      return flushed;
+    } catch (GpuException e) {
+      if (e.code() == Code.DEVICE_LOST || isLost()) {
+        throw e;
+      }
+      LOG.warn("vkspark: the float32 subnormal probe failed on Vulkan device '{}' ({}); computing float arithmetic "
+          + "from the bits", info.name(), e.getMessage());
+      return "the probe failed";
+    }
+  }
+
+  /** How 32-bit float arithmetic is compiled here; chosen when the device opens. */
+  public KernelPasses.Float32Mode float32Mode() {
+    return float32Mode;
+  }
+
+  /** Whether this device was opened to flush 32-bit subnormals like the H200 (tests). */
+  boolean simulatesFlush() {
+    return simulateFlush;
   }
 
   @Override

@@ -56,8 +56,8 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
   }
 
   /**
-   * Creates the pipeline; with {@code rounding} that refines, the SPIR-V's double divisions and
-   * square roots are made correctly rounded first ({@link DoubleRoundingRewrite}).
+   * Creates the pipeline from the SPIR-V after {@link KernelPasses} (with {@code rounding} null:
+   * exactly as compiled, for the probe).
    */
   static VulkanKernel create(VulkanDevice device, Program program, io.vkspark.gpu.DoubleRounding rounding) {
     byte[] spirv = program.spirvCode().orElseGet(() ->
@@ -65,11 +65,8 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
             device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
     SpirvSeal.check(program, spirv);
     spirv = SpirvSeal.forDevice(program, spirv, device.info().features());
-    spirv = ZeroDivisors.rewrite(spirv); // x / 0.0 is undefined in SPIR-V, infinity in Java
-    if (rounding != null && rounding.refines()) {
-      spirv = DoubleRoundingRewrite.refine(spirv, rounding.refineDivide(), rounding.refineSqrt(),
-          rounding.fusedFma(), program.nativePreciseDivisions());
-    }
+    spirv = KernelPasses.forDevice(program, spirv, device.info().features(), rounding, device.float32Mode(),
+        device.simulatesFlush());
     SpirvSeal.requireFeatures(program, spirv, device.info().features(), "device '" + device.info().name() + "'");
     if (program.workgroupSize() > device.info().maxWorkgroupSizeX()) {
       throw GpuException.of(Code.UNSUPPORTED, "program '" + program.name() + "' asks for workgroups of "

@@ -29,6 +29,16 @@ final class Branches {
       }
       Val v = t.force(t.stack.pop());
       Expr value;
+      if (op == Opcodes.ARETURN && t.returns == JType.S && v instanceof Val.Obj s
+          && (s.type() instanceof ObjType.Str || s.alwaysNull())) {
+        if (t.nullOut != null) { // a helper: the string and its null flag
+          t.emit(new Stmt.Assign(t.nullOut, s.isNull()));
+          t.emit(new Stmt.Return(s.type() instanceof ObjType.Str ? s.value() : Expr.zero(JType.S)));
+        } else {
+          t.emit(new Stmt.Return(StringCalls.result(t, s))); // a null string: a null result, on the device
+        }
+        return;
+      }
       if (op == Opcodes.ARETURN) {
         if (!(v instanceof Val.Obj o) || o.type().sqlType() == null) {
           throw t.refuse("returns an object that is not a box of a primitive, a date or a timestamp");

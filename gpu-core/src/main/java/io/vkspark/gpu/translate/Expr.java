@@ -22,6 +22,7 @@ sealed interface Expr {
         case F -> value instanceof Float;
         case D -> value instanceof Double;
         case Z -> value instanceof Boolean;
+        case S -> "".equals(value); // the empty string (StringPool makes the others)
       };
       if (!ok) {
         throw new IllegalArgumentException(type + " constant " + value);
@@ -147,6 +148,7 @@ sealed interface Expr {
       case F -> f(0);
       case D -> d(0);
       case Z -> FALSE;
+      case S -> new Const(JType.S, "");
     };
   }
 
@@ -158,6 +160,7 @@ sealed interface Expr {
       case F -> f(v);
       case D -> d(v);
       case Z -> bool(v != 0);
+      case S -> throw new IllegalArgumentException("string constant " + v);
     };
   }
 

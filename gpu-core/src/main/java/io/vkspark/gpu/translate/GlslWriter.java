@@ -133,6 +133,7 @@ final class GlslWriter {
       case F -> floatLiteral((Float) v);
       case D -> doubleLiteral((Double) v);
       case Z -> String.valueOf(v);
+      case S -> StringPool.EMPTY;
     };
   }
 

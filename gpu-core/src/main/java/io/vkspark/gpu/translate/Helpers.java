@@ -50,12 +50,14 @@ final class Helpers {
   static String text(String name) {
     String t = TEXT.get(name);
     t = t != null ? t : MathHelpers.TEXT.get(name);
-    return t != null ? t : DateHelpers.TEXT.get(name);
+    t = t != null ? t : DateHelpers.TEXT.get(name);
+    return t != null ? t : StringHelpers.TEXT.get(name);
   }
 
   /** The helpers {@code name} needs first. */
   static List<String> needs(String name) {
-    return NEEDS.getOrDefault(name, MathHelpers.NEEDS.getOrDefault(name, DateHelpers.NEEDS.getOrDefault(name, List.of())));
+    return NEEDS.getOrDefault(name, MathHelpers.NEEDS.getOrDefault(name, DateHelpers.NEEDS.getOrDefault(name,
+        StringHelpers.NEEDS.getOrDefault(name, List.of()))));
   }
 
   /** Helpers that another helper needs first. */

@@ -31,6 +31,9 @@ final class Instructions {
   }
 
   void step(AbstractInsnNode insn) {
+    if (StringInsns.step(t, insn)) { // strings, string builders and split arrays (StringCalls)
+      return;
+    }
     int op = insn.getOpcode();
     if (fold(op)) {
       return;

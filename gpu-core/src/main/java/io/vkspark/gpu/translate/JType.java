@@ -10,7 +10,9 @@ import org.objectweb.asm.Type;
  * value), with the GLSL type and zero of each.
  */
 enum JType {
-  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF"), Z("bool", "false");
+  I("int", "0"), J("int64_t", "0l"), F("float", "0.0f"), D("double", "0.0LF"), Z("bool", "false"),
+  /** A {@code java.lang.String} as a view of bytes ({@link StringCalls}): never on the JVM stack as a primitive. */
+  S("vk_string", StringPool.EMPTY);
 
   final String glsl;
   final String zero;
@@ -67,6 +69,9 @@ enum JType {
 
   /** The SQL type of a primitive or boxed Java type, or null when vkspark has none for it. */
   static SqlType sqlType(Type t) {
+    if (t.getSort() == Type.OBJECT && t.getInternalName().equals("java/lang/String")) {
+      return SqlType.STRING;
+    }
     Type p = t.getSort() == Type.OBJECT ? unboxed(t.getInternalName()) : t;
     if (p == null) {
       return null;

@@ -30,9 +30,12 @@ import org.objectweb.asm.tree.ClassNode;
  * and null results. A lambda erased to return {@code Object} translates with the box it returns
  * ({@link Results}). A row whose Java method throws (integer division by zero, {@code *Exact}
  * overflow, an index out of bounds, an explicit {@code throw}, unboxing a null) or returns null
- * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}.
+ * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}. Strings:
+ * {@code String}'s methods, concatenation, {@code StringBuilder}, {@code split} on one char,
+ * {@code parseInt}, Scala's {@code StringOps} ({@link StringCalls}), a row whose characters Java's
+ * semantics need handed back to {@code call()} alone.
  *
- * <p>What does not: other allocation, strings, writes into arrays, caught exceptions, calls
+ * <p>What does not: other allocation (but a {@code StringBuilder}), regular expressions, writes into arrays, caught exceptions, calls
  * outside that set, recursion, writes to fields, reads of non-final static fields,
  * {@code synchronized}, {@code java.sql.Date}, {@code invokedynamic}. The
  * {@link Translation.Refused} reason names the class, the method, the source line and the
@@ -192,7 +195,8 @@ public final class JavaTranslator {
         if (Modifier.isStatic(f.getModifiers())) {
           continue;
         }
-        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null) {
+        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null
+            || f.getType() == String.class) { // read as constants (StringInsns)
           try {
             f.setAccessible(true);
             values.add(f.getName());
@@ -242,6 +246,10 @@ public final class JavaTranslator {
       unit.enter(owner + "." + name + desc);
       MethodTranslator t = new MethodTranslator(unit, main, "vkt_main", false, erased);
       unit.addMain(t.translate());
+      if (result != SqlType.STRING && !sqlArgs.contains(SqlType.STRING) && unit.functions().contains("vk_string")) {
+        throw new Untranslatable((unit.strings.firstUse != null ? unit.strings.firstUse : source + ": uses strings")
+            + ", with no string argument or result");
+      }
       Expr value = new Expr.Call(t.returns, "vkt_main", call);
       String body = GlslWriter.statement(new Stmt.Return(result == SqlType.BOOLEAN
           ? Expr.bin(Expr.BinOp.NE, value, Expr.i(0)) : value));
@@ -260,6 +268,8 @@ public final class JavaTranslator {
           nullAware);
     } catch (Untranslatable e) {
       return new Translation.Refused(source, e.getMessage());
+    } catch (StackOverflowError e) {
+      return new Translation.Refused(source, source + ": its control flow nests too deeply to translate");
     }
   }
 }

@@ -8,7 +8,7 @@ import org.objectweb.asm.Type;
  * {@link #of} mapping from the JVM class, its SQL type in {@link JType#sqlType}, and its methods in
  * a call family of {@link LibraryCalls}.
  */
-sealed interface ObjType permits ObjType.Box, Temporal {
+sealed interface ObjType permits ObjType.Box, Temporal, ObjType.Str, ObjType.Builder, ObjType.Parts {
   /** The GLSL type of the value. */
   JType repr();
 
@@ -36,8 +36,71 @@ sealed interface ObjType permits ObjType.Box, Temporal {
     }
   }
 
+  /** A {@code java.lang.String}: a view of bytes ({@link StringCalls}). */
+  record Str() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.S;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.String";
+    }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return io.vkspark.gpu.column.SqlType.STRING;
+    }
+  }
+
+  /** A {@code java.lang.StringBuilder}: the number of one of the row's builders ({@link StringCalls}). */
+  record Builder() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.I;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.StringBuilder";
+    }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return null;
+    }
+  }
+
+  /**
+   * The {@code String[]} of {@code s.split(",")}: the string split and its separator as one view
+   * ({@link StringCalls}); only indexed or measured.
+   */
+  record Parts() implements ObjType {
+    @Override
+    public JType repr() {
+      return JType.S;
+    }
+
+    @Override
+    public String className() {
+      return "java.lang.String[]";
+    }
+
+    @Override
+    public io.vkspark.gpu.column.SqlType sqlType() {
+      return null;
+    }
+  }
+
   /** The modelled type of JVM class {@code internalName}, or null. */
   static ObjType of(String internalName) {
+    if (internalName.equals("java/lang/String")) {
+      return new Str();
+    }
+    if (internalName.equals("java/lang/StringBuilder")) {
+      return new Builder();
+    }
     Type prim = JType.unboxed(internalName);
     return prim != null ? new Box(prim) : Temporal.of(internalName);
   }
@@ -56,6 +119,9 @@ sealed interface ObjType permits ObjType.Box, Temporal {
       case TIMESTAMP -> null;
       default -> null;
     };
+    if (t == io.vkspark.gpu.column.SqlType.STRING) {
+      return new Str();
+    }
     if (t == io.vkspark.gpu.column.SqlType.DATE) {
       return Temporal.LOCAL_DATE;
     }

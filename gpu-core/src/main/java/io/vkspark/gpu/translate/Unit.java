@@ -66,6 +66,8 @@ final class Unit {
   private final Set<String> approximate = new java.util.TreeSet<>();
   private final List<Fn> functions = new ArrayList<>();
   private final List<ConstTable> tables = new ArrayList<>();
+  /** The translation's string constants and the row state its string code uses. */
+  final StringPool strings = new StringPool();
   private int nextFunction;
 
   Unit(ClassLoader loader, Object receiver) {
@@ -270,7 +272,7 @@ final class Unit {
 
   /** As {@link #functions()}, with {@code main} in place of the main function added last (null: as added). */
   String functions(Fn main) {
-    StringBuilder s = new StringBuilder();
+    StringBuilder s = new StringBuilder(strings.declarations());
     for (String h : helpers) {
       s.append(Helpers.text(h)).append('\n');
     }

@@ -39,8 +39,8 @@ final class ArgOpsKernelTest {
   @Test
   void computedArgument_equalsJavaBitForBit_forAwkwardDoubles() {
     ColumnKernel k = ColumnKernel.compile(new KernelSpec(SIG, "x").withArgOps(OPS));
-    assertTrue(k.source().contains("precise double v0 = x * vk_lit[0];"), k.source());
-    assertTrue(k.source().contains("precise double v1 = v0 + vk_lit[1];"), k.source());
+    assertTrue(k.source().contains("precise double v0 = x * packDouble2x32(uvec2(vk_lit[0], vk_lit[1]));"), k.source());
+    assertTrue(k.source().contains("precise double v1 = v0 + packDouble2x32(uvec2(vk_lit[2], vk_lit[3]));"), k.source());
     double[][] literalSets = {{1 - EPS, -1.0}, {-0.0, 0.0}, {Double.MAX_VALUE, Double.MIN_VALUE}, {0x1p-1022, -0x1p-1074},
         {Double.NaN, 1.0}, {1.1, 0.01}};
     for (double[] lits : literalSets) {
@@ -115,6 +115,71 @@ final class ArgOpsKernelTest {
     assertTrue(n.getMessage().contains("from 3 literals but 1 were given"), n.getMessage());
     assertEquals(new KernelSpec(SIG, "x"), new KernelSpec(SIG, "x").withArgOps(List.of(ArgOps.NONE, ArgOps.NONE)),
         "no computed argument is the plain spec");
+  }
+
+  /**
+   * A constant argument ({@link ArgOps#CONSTANT}) of every fixed-width type reaches the kernel bit
+   * for bit from its literal slot, with no column: extreme values, -0.0, and a bigint whose bits
+   * are a signalling NaN's; one kernel for every value; a null in the column argument still gives null.
+   */
+  @Test
+  void constantArgument_everyFixedWidthType_exactBits_noColumn() {
+    Object[][] cases = {
+        {SqlType.INT, new Object[] {Integer.MIN_VALUE, -1, 7, Integer.MAX_VALUE}},
+        {SqlType.BIGINT, new Object[] {Long.MIN_VALUE, 0x7FF0000000000001L, -1L, Long.MAX_VALUE}},
+        {SqlType.FLOAT, new Object[] {-0.0f, 2.5f, Float.MAX_VALUE, Float.NEGATIVE_INFINITY}},
+        {SqlType.DOUBLE, new Object[] {-0.0, 0.1, Double.MIN_VALUE, Double.MAX_VALUE}},
+        {SqlType.BOOLEAN, new Object[] {true, false}},
+        {SqlType.DATE, new Object[] {-719162, 0, 19723}},
+        {SqlType.TIMESTAMP, new Object[] {-62135596800000000L, 1704067200123456L}},
+        {SqlType.TINYINT, new Object[] {(byte) -128, (byte) 127}},
+        {SqlType.SMALLINT, new Object[] {(short) -32768, (short) 32767}}};
+    for (Object[] c : cases) {
+      SqlType t = (SqlType) c[0];
+      KernelSignature sig = KernelSignature.of("k_" + t.sqlName(), t, arg("x", SqlType.INT), arg("c", t));
+      ColumnKernel k = ColumnKernel.compile(new KernelSpec(sig, "c").withArgOps(List.of(ArgOps.NONE, ArgOps.CONSTANT)));
+      assertFalse(k.source().contains("VkIn1"), "no input buffer for the constant: " + k.source());
+      for (Object value : (Object[]) c[1]) {
+        try (org.apache.arrow.vector.IntVector x = new org.apache.arrow.vector.IntVector("x", GPU.allocator());
+             BatchRunner runner = GPU.runtime().runner(List.of(new KernelCall(k, new int[] {0, -1},
+                 new double[] {ArgOps.constantBits(t, value)})), List.of(SqlType.INT), 3, GPU.allocator())) {
+          x.allocateNew(3);
+          x.set(0, 1);
+          x.setNull(1);
+          x.set(2, 3);
+          x.setValueCount(3);
+          FieldVector out = runner.run(List.of(ArrowInputs.of(x, SqlType.INT)), 3).get(0);
+          Object want = t == SqlType.BOOLEAN || t == SqlType.TINYINT || t == SqlType.SMALLINT ? value
+              : t == SqlType.DATE ? value : value;
+          for (int r : new int[] {0, 2}) {
+            Object got = out.getObject(r);
+            if (t == SqlType.FLOAT) {
+              assertEquals(Float.floatToRawIntBits((Float) want), Float.floatToRawIntBits((Float) got), t + " " + value);
+            } else if (t == SqlType.DOUBLE) {
+              assertEquals(Double.doubleToRawLongBits((Double) want), Double.doubleToRawLongBits((Double) got), t + " " + value);
+            } else if (t == SqlType.DATE) {
+              assertEquals(want, ((org.apache.arrow.vector.DateDayVector) out).get(r), t + " " + value);
+            } else if (t == SqlType.TIMESTAMP) {
+              assertEquals(want, ((org.apache.arrow.vector.TimeStampVector) out).get(r), t + " " + value);
+            } else {
+              assertEquals(want, got, t + " " + value);
+            }
+          }
+          assertTrue(out.isNull(1), "a null column argument: null result");
+        }
+      }
+    }
+  }
+
+  @Test
+  void constantArgument_refusedForDecimal_andColumnMustBeMinusOne() {
+    KernelSignature sig = KernelSignature.of("kd", SqlType.DOUBLE, arg("x", SqlType.DOUBLE), arg("c", SqlType.DOUBLE));
+    ColumnKernel k = ColumnKernel.compile(new KernelSpec(sig, "x + c").withArgOps(List.of(ArgOps.NONE, ArgOps.CONSTANT)));
+    GpuException e = assertThrows(GpuException.class, () -> GPU.runtime().runner(
+        List.of(new KernelCall(k, new int[] {0, 0}, new double[] {1.0})), List.of(SqlType.DOUBLE), 2, GPU.allocator()));
+    assertTrue(e.getMessage().contains("is a constant but reads column 0"), e.getMessage());
+    assertFalse(ArgOps.constantType(SqlType.DECIMAL));
+    assertThrows(GpuException.class, () -> ArgOps.constantBits(SqlType.STRING, "x"));
   }
 
   /** The first call's results over columns x and y with literals {@code lits}. */

@@ -78,7 +78,7 @@ final class DoubleDivisionBodyTest {
   void constantDivisorsOnTheDevicesOwnChoiceAreJavasBits() {
     try (GpuRows own = new GpuRows()) {
       // what the compilers make of a literal divisor left to them, logged (a device is free to fold it)
-      System.setProperty(LiteralDivisors.PROPERTY, "native");
+      System.setProperty(io.vkspark.gpu.internal.KernelPasses.CONSTANT_DIVISORS_PROPERTY, "native");
       try {
         double[] ab = HardDoubles.pairs(50_000, 100);
         Object[] a = new Object[50_000];
@@ -91,7 +91,7 @@ final class DoubleDivisionBodyTest {
         System.out.println("[double-division] " + own.device().info().name() + ": a / 100.0lf left to the compilers: "
             + misses + " of " + a.length + " rows differ from Java");
       } finally {
-        System.clearProperty(LiteralDivisors.PROPERTY);
+        System.clearProperty(io.vkspark.gpu.internal.KernelPasses.CONSTANT_DIVISORS_PROPERTY);
       }
       assertEquals(List.of(123456789.0 / 100.0, 100.0 / 49.0), own.run(kernel("qc100", "a / 100.0lf + b / 49.0lf"),
           new Object[] {123456789.0, 0.0}, new Object[] {0.0, 100.0}));

@@ -499,9 +499,10 @@ final class VarArgsTest {
   }
 
   @Test
-  void signature_refusesVariableWidthResult_andAccessorNameClash() {
+  void signature_refusesArrayResult_andAccessorNameClash() {
+    KernelSignature.of("f", SqlType.STRING, arg("s", SqlType.STRING)); // string and binary results: StringResultsTest
     GpuException e = assertThrows(GpuException.class,
-        () -> KernelSignature.of("f", SqlType.STRING, arg("s", SqlType.STRING)));
+        () -> KernelSignature.of("f", SqlType.ARRAY_INT, arg("s", SqlType.STRING)));
     assertEquals(GpuException.Code.UNSUPPORTED, e.code());
     assertTrue(e.getMessage().contains("arguments only"), e.getMessage());
     e = assertThrows(GpuException.class,

@@ -73,16 +73,11 @@ final class GeneratedMethodsTest {
   static void open() {
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
-    Values.floatSubnormals = device.info().features().denormPreserveFloat32();
-    if (!Values.floatSubnormals) {
-      System.out.println("[generated] '" + device.info().name() + "' flushes float32 subnormals (no DenormPreserve):"
-          + " float inputs stay out of the subnormal range");
-    }
+    // float inputs include subnormals on every device: one that flushes them computes float arithmetic from the bits
   }
 
   @AfterAll
   static void close() {
-    Values.floatSubnormals = true;
     runtime.close();
     TestGpu.closeClean(device);
   }
@@ -105,7 +100,7 @@ final class GeneratedMethodsTest {
   @Test
   void generatedMethodsGiveJavasResultsOnTheGpu() throws Exception {
     long seed = seed();
-    int n = Integer.getInteger("vkspark.translate.methods", 200);
+    int n = Integer.getInteger("vkspark.translate.methods", 150); // 200 before GeneratedStringMethodsTest took its time
     int rows = Integer.getInteger("vkspark.translate.rows", 256);
     int threads = Integer.getInteger("vkspark.translate.threads", Runtime.getRuntime().availableProcessors());
     String only = System.getProperty("vkspark.translate.only");

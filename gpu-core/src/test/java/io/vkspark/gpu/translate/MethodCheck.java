@@ -293,31 +293,20 @@ final class MethodCheck {
         float e = ((Number) expected).floatValue();
         float a = (Float) actual;
         long ulps = tol == Tolerance.FLOAT_DIVISION ? 3 : tol == Tolerance.TRANSCENDENTAL ? 4 : 0;
-        return Float.floatToIntBits(e) == Float.floatToIntBits(a) || flushed(e, a)
+        return Float.floatToIntBits(e) == Float.floatToIntBits(a)
             || (!Float.isNaN(e) && !Float.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
       }
       case DOUBLE -> {
         double e = ((Number) expected).doubleValue();
         double a = (Double) actual;
         long ulps = tol == Tolerance.TRANSCENDENTAL ? TRANSCENDENTAL_ULPS : 0;
-        return Double.doubleToLongBits(e) == Double.doubleToLongBits(a) || flushed(e, a)
+        return Double.doubleToLongBits(e) == Double.doubleToLongBits(a)
             || (!Double.isNaN(e) && !Double.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
       }
       default -> {
         return expected.equals(actual);
       }
     }
-  }
-
-  /**
-   * On a device that flushes float32 subnormals (Values.floatSubnormals false: the H200), a result
-   * that is a float subnormal in Java (or such a value widened to double) and a zero of the same
-   * sign on the GPU: the device's documented difference, not the translator's.
-   */
-  static boolean flushed(double expected, double actual) {
-    double m = Math.abs(expected);
-    return !Values.floatSubnormals && m > 0 && m < Float.MIN_NORMAL && m >= Float.MIN_VALUE / 2 && actual == 0
-        && (Double.doubleToRawLongBits(expected) < 0) == (Double.doubleToRawLongBits(actual) < 0);
   }
 
   private static long ordered(double d) {

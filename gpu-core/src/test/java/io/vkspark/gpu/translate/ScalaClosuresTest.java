@@ -85,12 +85,10 @@ final class ScalaClosuresTest {
     module = Class.forName("vkscala.S$", true, loader).getField("MODULE$").get(null);
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
-    Values.floatSubnormals = device.info().features().denormPreserveFloat32();
   }
 
   @AfterAll
   static void close() throws Exception {
-    Values.floatSubnormals = true;
     if (runtime != null) {
       runtime.close();
     }

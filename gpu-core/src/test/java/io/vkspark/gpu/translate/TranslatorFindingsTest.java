@@ -198,13 +198,11 @@ final class TranslatorFindingsTest {
   static void open() {
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
-    Values.floatSubnormals = device.info().features().denormPreserveFloat32(); // see Values
     classes = new GeneratedClasses(Map.of("vkgen.F", SOURCE));
   }
 
   @AfterAll
   static void close() throws Exception {
-    Values.floatSubnormals = true;
     try {
       if (classes != null) {
         classes.close();

@@ -194,13 +194,11 @@ final class TranslatorIdiomsTest {
   static void open() {
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
-    Values.floatSubnormals = device.info().features().denormPreserveFloat32(); // see Values
     classes = new GeneratedClasses(Map.of("vkgen.I", SOURCE, "vkgen.Util", UTIL));
   }
 
   @AfterAll
   static void close() throws Exception {
-    Values.floatSubnormals = true;
     try {
       if (classes != null) {
         classes.close();

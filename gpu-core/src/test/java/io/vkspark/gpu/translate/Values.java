@@ -33,15 +33,6 @@ final class Values {
       -9.223372036854776E18, 1e300, 1e-300, 4.9e-320, 9007199254740993.0, 0.49999999999999994, 3.4028235677973366E38,
       1.401298464324817E-45, 710.0, -745.0, Math.PI, 1e15 + 0.5};
 
-  /**
-   * Whether the device keeps float32 subnormals (DenormPreserve). The H200 does not: it flushes
-   * them to zero, in inputs and results, where Java keeps them; on such a device the float inputs
-   * stay away from the subnormal range (README "Java UDFs without GLSL" says so).
-   */
-  static volatile boolean floatSubnormals = true;
-
-  private static final float FLOAT_SAFE = 1e-30f; // results of a few operations on it stay normal
-
   /** Epoch days: 1970, before it, 1582-10-15 and the day before, leap days, 0001-01-01, 9999-12-31, far years. */
   static final Object[] DAYS = {0, -1, 1, -141427, -141428, 11016, 11017, 19782, -719162, 2932896, -719468, -719469, 59,
       60, 365, 366, 10957, 10956, -25567, 2000000000, -2000000000, Integer.MAX_VALUE, Integer.MIN_VALUE};
@@ -50,12 +41,6 @@ final class Values {
       -1_000_000L, 999_999L, 253402300799999999L, 86_400_000_000L};
 
   static Object[] edges(P t) {
-    if (!floatSubnormals && (t == P.FLOAT || t == P.DOUBLE)) {
-      return java.util.Arrays.stream(t == P.FLOAT ? FLOATS : DOUBLES).filter(v -> {
-        double d = Math.abs(((Number) v).doubleValue());
-        return !nearFloatSubnormal(t, d);
-      }).toArray();
-    }
     return switch (t) {
       case BOOLEAN -> BOOLEANS;
       case BYTE -> BYTES;
@@ -93,18 +78,7 @@ final class Values {
       }
       default -> { }
     }
-    if (!floatSubnormals && (t == P.FLOAT || t == P.DOUBLE)) {
-      double d = Math.abs(((Number) v).doubleValue());
-      if (nearFloatSubnormal(t, d)) {
-        return t == P.FLOAT ? (Object) 0.5f : (Object) 0.5;
-      }
-    }
-    return v;
-  }
-
-  /** Whether |value| {@code d} is, or computes to, a float32 subnormal (doubles below 1e-46 round to 0 as floats). */
-  private static boolean nearFloatSubnormal(P t, double d) {
-    return d != 0 && d < FLOAT_SAFE && (t == P.FLOAT || d >= 1e-46);
+    return v; // subnormals included on every device
   }
 
   private static Object value0(P t, Random r, int row, int col) {

@@ -4,6 +4,7 @@ import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.reduce.DeviceExpr;
+import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 import java.util.Optional;
@@ -48,8 +49,9 @@ import scala.Tuple2;
  * {@code NOT}/{@code AND}/{@code OR}, {@code IF}/{@code CASE WHEN}, {@code coalesce}, {@code nanvl},
  * comparisons, {@code +}, {@code -}, {@code *} (integers only where they wrap, not in ANSI mode; no
  * float arithmetic: a device that flushes float32 subnormals, as the H200 does, would differ from
- * Java), negation (floats too: a sign flip) and casts (narrowing ones only in legacy mode; float to
- * double exact). So {@code sum(f(x))} of a float UDF, which Spark computes as a double sum of the
+ * Java), negation (floats too: a sign flip), casts (narrowing ones only in legacy mode, or where the
+ * value cannot overflow; float to double exact), {@code %} and {@code pmod} by a non-zero integer
+ * literal, and {@code floor} of a double (also what a grouping key is computed with, {@link #key}). So {@code sum(f(x))} of a float UDF, which Spark computes as a double sum of the
  * widened floats, is reduced on the GPU, as are {@code sum(-f(x))} and {@code max(coalesce(f(x), 0F))};
  * {@code sum(f(x) * 2F)} folds on the host. Anything else, a column of the GPU node's child
  * included (it is not on the device), is not translatable.
@@ -71,6 +73,16 @@ public final class DeviceExprs {
     } catch (GpuException ill) {
       return Optional.empty(); // a tree gpu-core refuses (should the analyzer ever leave mixed operand types)
     }
+  }
+
+  /**
+   * {@code bound}, a grouping key computed per row from the column with ordinal {@code source}
+   * alone, as a device expression over {@code keySource}; empty when not translatable. Narrowing
+   * integer casts are taken in ANSI mode too where the value cannot overflow
+   * ({@code CAST(id % 16 AS INT)}).
+   */
+  static Optional<DeviceExpr> key(Expression bound, int source, DeviceExpr.KeySource keySource) {
+    return translate(bound, o -> o == source ? keySource : null);
   }
 
   /** The device type of a Spark type, null for others. */
@@ -184,12 +196,26 @@ public final class DeviceExprs {
     }
     if (e instanceof Cast c) {
       SqlType from = type(c.child().dataType());
-      if (from == null || (from == SqlType.DOUBLE && t == SqlType.FLOAT)
-          || (!legacy(c.evalMode()) && !castNeverFails(from, t))) {
+      if (from == null || (from == SqlType.DOUBLE && t == SqlType.FLOAT)) {
         return null;
       }
       DeviceExpr x = of(c.child(), columns);
-      return x == null ? null : new DeviceExpr.Cast(x, t);
+      if (x == null || (!legacy(c.evalMode()) && !castNeverFails(from, t) && !fitsWithoutFailing(x, t))) {
+        return null;
+      }
+      return new DeviceExpr.Cast(x, t);
+    }
+    if (e instanceof org.apache.spark.sql.catalyst.expressions.Remainder r) {
+      return remainder(r.left(), r.right(), false, t, columns);
+    }
+    if (e instanceof org.apache.spark.sql.catalyst.expressions.Pmod p) {
+      return remainder(p.left(), p.right(), true, t, columns);
+    }
+    if (e instanceof org.apache.spark.sql.catalyst.expressions.Floor f) {
+      SqlType from = type(f.child().dataType());
+      DeviceExpr x = from == SqlType.DOUBLE || from == SqlType.BIGINT ? of(f.child(), columns) : null;
+      // Spark's floor of a double: (long) Math.floor(x); of a bigint: the value itself
+      return x == null ? null : from == SqlType.BIGINT ? x : new DeviceExpr.Cast(new DeviceExpr.Floor(x), SqlType.BIGINT);
     }
     return null;
   }
@@ -202,6 +228,52 @@ public final class DeviceExprs {
     return from == to || from == SqlType.BOOLEAN || to == SqlType.BOOLEAN
         || (from == SqlType.INT && to != SqlType.BOOLEAN) || (from == SqlType.BIGINT && to != SqlType.INT)
         || (from == SqlType.FLOAT && to == SqlType.DOUBLE);
+  }
+
+  /**
+   * An integral narrowing cast of {@code x} that cannot overflow, in any mode: {@code x}'s values,
+   * whatever its key source holds, fit {@code to} ({@code CAST(id % 16 AS INT)}). Only for
+   * expressions over a grouping key's source.
+   */
+  private static boolean fitsWithoutFailing(DeviceExpr x, SqlType to) {
+    if (to != SqlType.INT) {
+      return false;
+    }
+    try {
+      KeyRange r = KeyRange.of(x, KeyRange.full(source(x)));
+      return !r.floating() && (r.empty() || (r.lo() >= Integer.MIN_VALUE && r.hi() <= Integer.MAX_VALUE));
+    } catch (GpuException | IllegalArgumentException notAKey) {
+      return false; // over call results, or a node without bounds
+    }
+  }
+
+  /** The key source's type of {@code x}; throws IllegalArgumentException when it has none. */
+  private static SqlType source(DeviceExpr x) {
+    if (x instanceof DeviceExpr.KeySource k) {
+      return k.type();
+    }
+    for (DeviceExpr c : x.children()) {
+      try {
+        return source(c);
+      } catch (IllegalArgumentException none) {
+        // the next child
+      }
+    }
+    throw new IllegalArgumentException("no key source in " + x);
+  }
+
+  /**
+   * {@code left % right} (or {@code pmod}) by a non-zero integral literal: never fails nor gives
+   * null, in any mode; anything else is not translatable.
+   */
+  private static DeviceExpr remainder(Expression left, Expression right, boolean positive, SqlType t,
+                                      IntFunction<DeviceExpr> columns) {
+    if (!integral(t) || !(right instanceof Literal l) || !(l.value() instanceof Number n) || n.longValue() == 0
+        || !t.equals(type(left.dataType()))) {
+      return null;
+    }
+    DeviceExpr x = of(left, columns);
+    return x == null ? null : new DeviceExpr.Remainder(x, n.longValue(), positive);
   }
 
   private static DeviceExpr logic(boolean or, Expression l, Expression r, IntFunction<DeviceExpr> columns) {

@@ -7,53 +7,96 @@ import io.vkspark.spark.exec.VkGpuEvalExec;
 
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.reduce.DeviceExpr;
+import io.vkspark.gpu.column.reduce.GroupKey;
+import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntFunction;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
 /**
  * A fused partial aggregate that the GPU computes in the same submission as its UDFs
  * ({@link ColumnReduction}), so the per-row results never come back: decided on the driver for a
- * {@link VkGpuAggregateExec} that is ungrouped or grouped by a column of the GPU node's child of
- * type int, bigint or date (reduced per key value, {@link ColumnReduction#grouped}, while a batch's
- * keys span at most {@code slots} values; a wider batch folds on the host), and whose every
- * function is {@code COUNT(*)} or reads GPU UDF result columns (no guard, a result of int, bigint,
- * float or double) directly or through an expression the device computes exactly
- * ({@link DeviceExprs}: {@code sum(CASE WHEN isnan(x) THEN 0D ELSE x END)}, {@code count_if(isnan(x))},
- * {@code max(coalesce(x, 0))}; not over a column of the GPU node's child), with no integral
- * {@code SUM} that must fail on overflow (ANSI).
+ * {@link VkGpuAggregateExec} that is ungrouped or grouped by a key the device computes (reduced per
+ * key value, {@link ColumnReduction#grouped}, while a batch's keys span at most {@code slots} values;
+ * a wider batch folds on the host): an int, bigint or date column of the GPU node's child, or an
+ * expression of one source ({@link #keyOf}: {@code id % 16}, {@code pmod(id, 16)}, {@code + - *} by
+ * literals, casts, {@code floor}) over a column of the child or a GPU UDF's result (a UDF result
+ * only when the expression bounds it within the slots, e.g. {@code f(x) % 8}: its values are never
+ * on the host to be ranged); and whose every function is {@code COUNT(*)} or reads GPU UDF result
+ * columns (no guard, a result of int, bigint, float or double) directly or through an expression
+ * the device computes exactly ({@link DeviceExprs}: {@code sum(CASE WHEN isnan(x) THEN 0D ELSE x END)},
+ * {@code count_if(isnan(x))}, {@code max(coalesce(x, 0))}; not over a column of the GPU node's
+ * child), with no integral {@code SUM} that must fail on overflow (ANSI).
  * Anything else folds on the host ({@link PartialAggregator}). Whether it is tried, and whether an
  * executor runs it, is {@link ReducePlacement}'s decision.
  *
  * @param aggregates one per fused function, in order, reading call indices of the GPU node
- * @param keyOrdinal the grouping key's column of the GPU node's child (uploaded as a runner input
- *     whether or not a UDF reads it); -1 when ungrouped
+ * @param keyOrdinal the column of the GPU node's child the key is (or is computed from), uploaded as
+ *     a runner input whether or not a UDF reads it; -1 when ungrouped or computed from a UDF result
  * @param slots key values (plus one for null keys) a batch may span to be reduced on the GPU
+ * @param keyExpr the key computed from its source ({@link DeviceExpr.KeySource}); null when the key
+ *     is the column itself (or ungrouped)
+ * @param keyCall the GPU UDF call whose result the key is computed from; -1 for none
  */
-public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) implements Serializable {
+public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots, DeviceExpr keyExpr,
+                           int keyCall) implements Serializable {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
 
   public GpuReduction {
     aggregates = List.copyOf(aggregates);
   }
 
+  /** Ungrouped ({@code keyOrdinal} -1) or grouped by the column {@code keyOrdinal} itself. */
+  public GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) {
+    this(aggregates, keyOrdinal, slots, null, -1);
+  }
+
   public boolean grouped() {
-    return keyOrdinal >= 0;
+    return keyOrdinal >= 0 || keyCall >= 0;
   }
 
   /**
-   * The reduction as gpu-core runs it, over calls of {@code callTypes}; grouped, with the key in
-   * runner input {@code keyInput} of type {@code keyType}. The one place a {@link ColumnReduction}
-   * is built from a plan.
+   * The reduction as gpu-core runs it, over calls of {@code callTypes}; grouped, with the key's
+   * source column in runner input {@code keyInput} of type {@code keyType} (unless the key is
+   * computed from a call's result). The one place a {@link ColumnReduction} is built from a plan.
+   *
+   * @throws io.vkspark.gpu.GpuException INVALID_ARGUMENT when the runner takes the key's source as
+   *     another type than planned
    */
   ColumnReduction build(List<SqlType> callTypes, int keyInput, SqlType keyType) {
-    return grouped() ? ColumnReduction.grouped(aggregates, callTypes, keyInput, keyType, slots)
-        : ColumnReduction.of(aggregates, callTypes);
+    if (!grouped()) {
+      return ColumnReduction.of(aggregates, callTypes);
+    }
+    GroupKey key = keyCall >= 0 ? GroupKey.ofCall(keyCall, callTypes.get(keyCall), keyExpr)
+        : GroupKey.ofInput(keyInput, keyType, keyExpr == null ? new DeviceExpr.KeySource(keyType) : keyExpr);
+    return ColumnReduction.grouped(aggregates, callTypes, key, slots);
+  }
+
+  /**
+   * Whether the key's expression alone bounds its values, plus a null, within the slots (so every
+   * batch reduces on the GPU, whatever its keys: {@code id % 16} with 64 slots); false for a key
+   * that is a column.
+   */
+  boolean keyBounded() {
+    if (keyExpr == null) {
+      return false;
+    }
+    DeviceExpr.KeySource source = source(keyExpr);
+    KeyRange r = GroupKey.ofInput(0, source.type(), keyExpr).staticRange();
+    return r.values() < slots;
+  }
+
+  private static DeviceExpr.KeySource source(DeviceExpr e) {
+    if (e instanceof DeviceExpr.KeySource k) {
+      return k;
+    }
+    return e.children().stream().map(GpuReduction::source).filter(java.util.Objects::nonNull).findFirst().orElse(null);
   }
 
   /**
@@ -70,16 +113,41 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
     if (slots < 1 || slots > ColumnReduction.MAX_SLOTS) {
       return Optional.empty();
     }
-    int childColumns = Scala.list(eval.child().output()).size();
+    List<Attribute> childOutput = Scala.list(eval.child().output());
+    int childColumns = childOutput.size();
     int key = spec.keyOrdinal();
+    int keyOrdinal = -1;
+    int keyCall = -1;
+    DeviceExpr keyExpr = null;
+    int evalColumnsAll = childColumns + eval.calls().size();
     if (key >= 0) {
-      DataType kt = spec.keyType();
-      boolean integral = kt.equals(DataTypes.IntegerType) || kt.equals(DataTypes.LongType) || kt.equals(DataTypes.DateType);
-      if (key >= childColumns || !integral || spec.aggregates().size() > ColumnReduction.MAX_GROUPED_AGGREGATES) {
-        return Optional.empty(); // a key computed by a UDF or per row, of another type: folded on the host
+      if (spec.aggregates().size() > ColumnReduction.MAX_GROUPED_AGGREGATES) {
+        return Optional.empty();
+      }
+      if (key < childColumns) {
+        DataType kt = spec.keyType();
+        boolean integral = kt.equals(DataTypes.IntegerType) || kt.equals(DataTypes.LongType) || kt.equals(DataTypes.DateType);
+        if (!integral) {
+          return Optional.empty();
+        }
+        keyOrdinal = key;
+      } else if (key < evalColumnsAll) {
+        return Optional.empty(); // a UDF result as it is: its range is unknown on the host (folded there)
+      } else {
+        Optional<KeyPlan> k = keyOf(spec.computed().get(key - evalColumnsAll), childOutput, eval.calls());
+        if (k.isEmpty()) {
+          return Optional.empty();
+        }
+        keyOrdinal = k.get().ordinal();
+        keyCall = k.get().call();
+        keyExpr = k.get().expr();
       }
     }
     List<GpuUdfCall> calls = eval.calls();
+    if (calls.stream().anyMatch(c -> c.kernel().rowStatus())) {
+      // string or binary results, or rows a kernel hands to call(): the host folds the node's rows
+      return Optional.empty();
+    }
     List<SqlType> callTypes = calls.stream().map(GpuUdfCall::resultType).toList();
     int evalColumns = childColumns + calls.size();
     // a column of the GPU node's output: a UDF result is on the device, a column of its child is not
@@ -122,19 +190,69 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       }
       out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
     }
-    GpuReduction planned = new GpuReduction(out, key, key >= 0 ? slots : 0);
+    GpuReduction planned = new GpuReduction(out, keyOrdinal, key >= 0 ? slots : 0, keyExpr, keyCall);
+    if (keyCall >= 0 && !planned.keyBounded()) {
+      return Optional.empty(); // a UDF result's key: only a bounded one is ever admitted
+    }
     try {
       // compiled once per JVM: the executors' shaders are known to compile (a grouped one's source
       // does not depend on which runner input holds the key)
       ColumnReduction compiled = ColumnReduction.of(out, callTypes);
       if (key >= 0) {
-        planned.build(callTypes, 0, SparkTypes.of(spec.keyType()).orElseThrow());
+        SqlType sourceType = keyExpr != null ? source(keyExpr).type() : SparkTypes.of(spec.keyType()).orElseThrow();
+        planned.build(callTypes, 0, sourceType);
       }
       return Optional.of(new Planned(planned, compiled));
     } catch (io.vkspark.gpu.GpuException e) {
       LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
       return Optional.empty();
     }
+  }
+
+  /**
+   * A grouping key computed from one source: a column of the GPU node's child ({@code ordinal}) or
+   * a GPU UDF's result ({@code call}), as {@code expr} over it.
+   */
+  record KeyPlan(int ordinal, int call, DeviceExpr expr) {}
+
+  /**
+   * {@code bound} (a key computed per row, bound to the GPU node's output: its child's columns,
+   * then the calls' results) as a key the device computes: it reads exactly one column, of a type a
+   * key is computed from, and translates ({@link DeviceExprs#key}); empty otherwise.
+   */
+  static Optional<KeyPlan> keyOf(org.apache.spark.sql.catalyst.expressions.Expression bound, List<Attribute> childOutput,
+                                 List<GpuUdfCall> calls) {
+    java.util.Set<Integer> read = new java.util.TreeSet<>();
+    bound.foreach(x -> {
+      if (x instanceof org.apache.spark.sql.catalyst.expressions.BoundReference b) {
+        read.add(b.ordinal());
+      }
+      return scala.runtime.BoxedUnit.UNIT;
+    });
+    if (read.size() != 1) {
+      return Optional.empty();
+    }
+    int o = read.iterator().next();
+    int childColumns = childOutput.size();
+    SqlType type;
+    if (o < childColumns) {
+      type = DeviceExprs.type(childOutput.get(o).dataType());
+      if (type == null && childOutput.get(o).dataType().equals(DataTypes.DateType)) {
+        return Optional.empty(); // a date only as the key itself
+      }
+    } else {
+      GpuUdfCall call = calls.get(o - childColumns);
+      type = call.guard() != null ? null : call.resultType();
+    }
+    if (type == null || type == SqlType.BOOLEAN) {
+      return Optional.empty();
+    }
+    DeviceExpr.KeySource source = new DeviceExpr.KeySource(type);
+    Optional<DeviceExpr> expr = DeviceExprs.key(bound, o, source);
+    if (expr.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(o < childColumns ? new KeyPlan(o, -1, expr.get()) : new KeyPlan(-1, o - childColumns, expr.get()));
   }
 
   /**

@@ -62,9 +62,11 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
    * The placement of the aggregate {@code spec} fused over {@code eval}, or empty when {@code mode}
    * keeps Spark's partial aggregate: {@link Mode#ALWAYS} fuses whatever qualifies, reducing on the
    * GPU where {@link GpuReduction#plan} accepts it; {@link Mode#GPU_REDUCED} only what the driver
-   * can promise reduces on the GPU. Ungrouped only, for the promise: whether a grouped one reduces
-   * depends on how many key values each batch spans, which the planner cannot know, and a
-   * high-cardinality key would replace Spark's generated hash aggregate with the host fold.
+   * can promise reduces on the GPU: ungrouped, or grouped by a key whose expression bounds it within
+   * the slots ({@code id % 16}, {@code pmod(f(x), 8)}: {@link GpuReduction#keyBounded}). Not by a
+   * column: whether it reduces depends on how many key values each batch spans, which the planner
+   * cannot know, and a high-cardinality key would replace Spark's generated hash aggregate with the
+   * host fold.
    */
   static Optional<ReducePlacement> fusing(SparkSession session, Mode mode, VkGpuAggregateExec.Spec spec,
                                           VkGpuEvalExec eval) {
@@ -75,15 +77,20 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     if (!onGpu(session)) {
       return always ? Optional.of(host(Settings.FUSE_AGGREGATES_ON_GPU.key() + " is false")) : Optional.empty();
     }
-    String doubt = doubt(session, spec, eval);
+    String doubt = doubt(session, eval);
     if (!always && doubt != null) {
       return Optional.empty();
     }
     // as the node read it when it ran: an invalid keySlots fails a fused aggregate that may reduce on the GPU
-    int slots = always ? keySlots(session) : ColumnReduction.DEFAULT_SLOTS;
+    int slots = always || spec.keyOrdinal() >= 0 ? keySlots(session) : ColumnReduction.DEFAULT_SLOTS;
     Optional<GpuReduction.Planned> planned = GpuReduction.plan(spec, eval, slots);
     if (planned.isEmpty()) {
       return always ? Optional.of(host("not every part reduces on the GPU")) : Optional.empty();
+    }
+    GpuReduction reduction = planned.get().reduction();
+    if (doubt == null && reduction.grouped() && !reduction.keyBounded()) {
+      doubt = "grouped by a key its expression does not bound within the key slots: a batch whose keys span more"
+          + " folds on the host";
     }
     if (doubt == null && session.sparkContext().isLocal()) {
       doubt = localDeviceLacks(planned.get().compiled());
@@ -94,16 +101,13 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
       }
       keySlots(session);
     }
-    return Optional.of(new ReducePlacement(planned.get().reduction(), doubt));
+    return Optional.of(new ReducePlacement(reduction, doubt));
   }
 
   /** What the driver knows stops a batch from reducing on the GPU, before planning the reduction. */
-  private static String doubt(SparkSession session, VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval) {
-    if (spec.keyOrdinal() >= 0) {
-      return "grouped: a batch whose keys span more than the key slots folds on the host";
-    }
-    if (eval.verifySettings(VkConf.of(session)).on()) { // set, or a translated Java UDF's default sample
-      return "verify is on: the rows come back to be re-checked";
+  private static String doubt(SparkSession session, VkGpuEvalExec eval) {
+    if (eval.verifySettings(VkConf.of(session)).needsRows()) { // sample (a translated UDF's default) checks beside the reduction
+      return "verify=strict is on: the rows come back to be re-checked";
     }
     if (eval.calls().isEmpty() || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
       return "a call of the GPU node runs on the CPU";
@@ -140,16 +144,22 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     return reduction == null ? 0 : reduction.slots();
   }
 
+  /** Grouped, by a column of the GPU node's child or by a key computed from one or from a UDF's result. */
+  @Override
+  public boolean grouped() {
+    return reduction != null && reduction.grouped();
+  }
+
   /**
-   * The executor's check, once per task: the reduction runs only when verify is off (verify needs
-   * the rows), every call of the node runs on this executor's GPU, a grouped key's type can be
+   * The executor's check, once per task: the reduction runs only when verify is not strict (strict
+   * needs every row back; sample checks its rows beside the reduction), every call of the node runs on this executor's GPU, a grouped key's type can be
    * reduced by, and the device has the reduction's features; otherwise every batch of the task
    * folds on the host, with the same results.
    */
   @Override
   public Optional<ColumnReduction> onExecutor(Executor executor) {
     if (reduction == null || executor.verifying() || !executor.allOnGpu()
-        || (grouped() && !ColumnReduction.groupable(executor.keyType()))) {
+        || (grouped() && reduction.keyExpr() == null && !ColumnReduction.groupable(executor.keyType()))) {
       return Optional.empty();
     }
     Optional<String> why;

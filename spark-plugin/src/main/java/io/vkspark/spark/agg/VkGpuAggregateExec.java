@@ -31,7 +31,7 @@ import org.apache.spark.sql.types.DataType;
  * {@code VkGpuAggregate}.
  *
  * <p>Where it can ({@link GpuReduction}: ungrouped or grouped by an int, bigint or date column of
- * the GPU node's child, every function {@code COUNT(*)} or over GPU UDF result columns, as they are
+ * the GPU node's child or a key the device computes from one column or UDF result, every function {@code COUNT(*)} or over GPU UDF result columns, as they are
  * or through an expression the GPU computes exactly ({@link DeviceExprs}), no ANSI integral sum;
  * {@code spark.vkspark.fuseAggregates.onGpu}, default true; decided once, when the node is planned,
  * as its {@link ReducePlacement}), the aggregates are computed on the GPU in the same submission as
@@ -164,7 +164,21 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   @Override
   public String simpleString(int maxFields) {
     return nodeName() + " (partial) [keys=[" + spec.keyText() + "], functions=["
-        + spec.aggregates().stream().map(FusedAggregate::text).collect(Collectors.joining(", ")) + "]]";
+        + spec.aggregates().stream().map(FusedAggregate::text).collect(Collectors.joining(", ")) + "]] " + where();
+  }
+
+  /**
+   * Where the node computes the aggregates, as EXPLAIN shows it: reduced on the GPU (per key, the key
+   * computed on the device where it is an expression), or folded on the host and why.
+   */
+  String where() {
+    if (!placement.onGpu()) {
+      return "folded on the host: " + placement.doubt();
+    }
+    GpuReduction r = placement.reduction();
+    String how = !r.grouped() ? "reduced on the GPU" : r.keyExpr() == null ? "reduced per key on the GPU"
+        : "reduced per key on the GPU, the key computed on the device";
+    return how + (placement.doubt() == null ? "" : " where it can (" + placement.doubt() + ")");
   }
 
   @Override

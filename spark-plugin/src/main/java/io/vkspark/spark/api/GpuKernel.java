@@ -27,7 +27,8 @@ import java.util.stream.Collectors;
  * timestamps {@code int64_t} microseconds since the epoch; {@code tinyint} and {@code smallint} are
  * {@code int}, a result narrowed as Java's {@code (byte)}/{@code (short)}; a {@code decimal(p, s)}
  * with p &le; 18 is the {@code int64_t} unscaled value, with constants {@code x_scale} and
- * {@code result_scale}) and, for double kernels, vkspark's
+ * {@code result_scale}; a {@code string} or {@code binary} argument is a {@code vk_string} with the
+ * {@code vk_str_*} helpers, and such a result is written with {@code vk_out_*}) and, for double kernels, vkspark's
  * double-precision {@code exp}, {@code log}, {@code pow}, trigonometric functions, {@code erf} and
  * {@code vk_norm_cdf}.
  */
@@ -43,7 +44,8 @@ public final class GpuKernel implements Serializable {
 
   /**
    * Starts a kernel returning {@code sqlType} (int, bigint, tinyint, smallint, float, double,
-   * boolean, date, timestamp, decimal(p, s) with p &le; 18).
+   * boolean, date, timestamp, decimal(p, s) with p &le; 18, string, binary: a string or binary body
+   * returns a {@code vk_string}, see docs/GLSL-SEMANTICS.md "Strings").
    */
   public static Builder returns(String sqlType) {
     return new Builder(SqlType.parse(sqlType), io.vkspark.gpu.column.DecimalSpec.parse(sqlType).orElse(null));

@@ -44,6 +44,9 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   private CachedType[] types;
   private int[] nullCounts;
   private long[] dataBytes;
+  /** Least and greatest non-null value of each int32/int64 column (min > max: none), found when built. */
+  private long[] mins;
+  private long[] maxs;
   private transient long[] validity;
   private transient long[] values;
   private transient long[] data;
@@ -64,7 +67,38 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
     this.types = types;
     this.nullCounts = nullCounts;
     this.dataBytes = dataBytes;
+    this.mins = new long[types.length];
+    this.maxs = new long[types.length];
+    java.util.Arrays.fill(mins, 0);
+    java.util.Arrays.fill(maxs, -1); // unknown until bound(): "no value", never read before
     allocate();
+  }
+
+  /**
+   * Finds the range of each int32/int64 column's non-null values (once, when the batch is built), so
+   * a grouping key over the column is bounded without reading it again ({@link CachedColumn#hasBounds}).
+   */
+  void bound() {
+    for (int c = 0; c < types.length; c++) {
+      if (types[c] != CachedType.INT32 && types[c] != CachedType.INT64) {
+        continue;
+      }
+      long min = Long.MAX_VALUE;
+      long max = Long.MIN_VALUE;
+      boolean wide = types[c] == CachedType.INT64;
+      long v = valuesAddress(c);
+      long valid = validityAddress(c);
+      for (int r = 0; r < rows; r++) {
+        if (nullCounts[c] > 0 && (Platform.getByte(null, valid + (r >>> 3)) & (1 << (r & 7))) == 0) {
+          continue;
+        }
+        long x = wide ? Platform.getLong(null, v + 8L * r) : Platform.getInt(null, v + 4L * r);
+        min = Math.min(min, x);
+        max = Math.max(max, x);
+      }
+      mins[c] = min <= max ? min : 0;
+      maxs[c] = min <= max ? max : -1;
+    }
   }
 
   private void allocate() {
@@ -119,7 +153,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
 
   @Override
   public long estimatedSize() {
-    return bytes + 64L + 40L * types.length;
+    return bytes + 64L + 56L * types.length; // the header: type, null count, text bytes and bounds per column
   }
 
   /** This JVM's id of the batch, never reused. */
@@ -153,6 +187,15 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
 
   long dataBytes(int c) {
     return dataBytes[c];
+  }
+
+  /** Least non-null value of int32/int64 column {@code c} (greater than {@link #max}: none, or not an integer column). */
+  long min(int c) {
+    return mins[c];
+  }
+
+  long max(int c) {
+    return maxs[c];
   }
 
   /** Columns {@code select} (indexes into the cached columns) as a batch viewing this batch's memory. */
@@ -269,6 +312,8 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
         ints.put(types[c].ordinal());
         ints.put(nullCounts[c]);
         longs.put(dataBytes[c]);
+        longs.put(mins[c]);
+        longs.put(maxs[c]);
       }
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
@@ -281,10 +326,14 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
     types = new CachedType[n];
     nullCounts = new int[n];
     dataBytes = new long[n];
+    mins = new long[n];
+    maxs = new long[n];
     for (int c = 0; c < n; c++) {
       types[c] = CachedType.values()[ints.get()];
       nullCounts[c] = ints.get();
       dataBytes[c] = longs.get();
+      mins[c] = longs.get();
+      maxs[c] = longs.get();
     }
     allocate();
   }

@@ -209,6 +209,7 @@ public final class BatchBuilder implements AutoCloseable {
       dataUsed[c] = 0;
     }
     rows = 0;
+    out.bound();
     return out;
   }
 

@@ -54,6 +54,24 @@ public final class CachedColumn extends ColumnVector {
     return batch.numRows();
   }
 
+  /**
+   * Whether the range of the column's non-null values is known ({@link #min}, {@link #max}): an int,
+   * bigint, date or timestamp column, whose bounds were found when the batch was cached.
+   */
+  public boolean hasBounds() {
+    return cachedType == CachedType.INT32 || cachedType == CachedType.INT64;
+  }
+
+  /** The least non-null value (greater than {@link #max} when every value is null); with {@link #hasBounds}. */
+  public long min() {
+    return batch.min(column);
+  }
+
+  /** The greatest non-null value; with {@link #hasBounds}. */
+  public long max() {
+    return batch.max(column);
+  }
+
   /** Native address of the validity bitmap (bit set = not null), whole 64-bit words. */
   public long validityAddress() {
     return validity;

@@ -56,10 +56,12 @@ public final class Settings {
           + "`batchRows / 2` rows or `batchBytes / 2` bytes or more are never copied"));
 
   public static final Choice<PlacementMode> PLACEMENT = new Choice<>(info("placement", SESSION, "adaptive", null,
-      "`adaptive`: on each executor, the first batches of a UDF (per set of calls and batch size) are "
-          + "timed on the GPU and with `call()` (a GLSL-only UDF: its SPIR-V on the CPU Vulkan device, "
-          + "when the executor has one besides its GPU), and later batches go to the faster path, "
-          + "re-timed now and then (metrics `adaptiveGpuRows`, `adaptiveCpuRows`, `adaptiveSwitches`); "
+      "`adaptive`: on each executor, the first batches of a UDF (per set of calls and batch size) run "
+          + "on the GPU, each with a bounded slice of its rows (at most 2,048, then at most 5% of the "
+          + "batch's GPU time) also timed with `call()` (a GLSL-only UDF: its SPIR-V on the CPU Vulkan "
+          + "device, when the executor has one besides its GPU), and later batches go to the faster path, "
+          + "re-timed now and then, less often while the GPU is 10x faster (metrics `adaptiveGpuRows`, "
+          + "`adaptiveCpuRows`, `adaptiveSwitches`, `cpuRowsAdaptiveTrial`, `cpuRowsAdaptiveChoice`); "
           + "`gpu`: every batch of a call planned for the GPU runs there. Results never depend on it"),
       List.of(new Option<>("adaptive", PlacementMode.ADAPTIVE, "time both paths, use the faster"),
           new Option<>("gpu", PlacementMode.GPU, "always the GPU")), Map.of());
@@ -76,8 +78,10 @@ public final class Settings {
   public static final Flag FUSE_AGGREGATES = new Flag(info("fuseAggregates", SESSION, null, "unset",
       "fold `SUM`, `COUNT`, `MIN`, `MAX` and `AVG` over GPU UDF results (ungrouped, or one "
           + "int/bigint/date key) into Spark's partial aggregation buffers straight from the GPU node's "
-          + "columns (`VkGpuAggregate`, see docs/GLSL-SEMANTICS.md). Unset: fuse exactly the ungrouped "
-          + "aggregates the GPU reduces in the UDFs' own submission (see `.onGpu`; on an H200 faster "
+          + "columns (`VkGpuAggregate`, see docs/GLSL-SEMANTICS.md). Unset: fuse exactly the aggregates "
+          + "the GPU reduces in the UDFs' own submission, ungrouped or grouped by a key whose expression "
+          + "bounds it within `.onGpu.keySlots` (`id % 16`, `pmod(f(x), 8)`: computed on the device) "
+          + "(see `.onGpu`; on an H200 faster "
           + "than Spark's partial aggregate, and only the partials come back); `true`: fuse whatever "
           + "qualifies, grouped ones too (reduced per key on the GPU while a batch's keys fit "
           + "`.onGpu.keySlots`), folding on the host where the GPU cannot reduce; `false`: never fuse"));
@@ -86,7 +90,9 @@ public final class Settings {
       "for fused aggregates: compute a fused aggregate whose functions read GPU UDF results "
           + "directly or through exact expressions such as `CASE WHEN isnan(x) THEN 0D ELSE x END` (or "
           + "are `COUNT(*)`), ungrouped or grouped by an int/bigint/date column of the GPU node's "
-          + "input, on the GPU, in the UDFs' own submission, so only partials come back (per workgroup, "
+          + "input or a key the device computes from one column or UDF result (`%` and `pmod` by "
+          + "literals, `+ - *` by literals, casts, `floor`), on the GPU, in the UDFs' own submission, so "
+          + "only partials come back (per workgroup, "
           + "or per key); integer sums, counts, `MIN`/`MAX` exact, double sums within summation order "
           + "(at most `n * 2^-53 * sum(abs(x))`); not under `verify`, nor for an int/bigint `SUM` under "
           + "ANSI; `false` folds on the host, so with `fuseAggregates` unset nothing is fused "
@@ -118,10 +124,11 @@ public final class Settings {
 
   public static final Flag TRANSLATE = new Flag(info("translate", SESSION, "true", null,
       "translate plain Java UDFs (`UDF1` .. `UDF22`, classes or serializable lambdas, registered "
-          + "with `spark.udf().register` or `functions.udf`) from their `call()` bytecode into GPU "
+          + "with `spark.udf().register` or `functions.udf`) and Scala closures (`udf(...)`, "
+          + "`spark.udf.register`) from their bytecode into GPU "
           + "kernels; they run as GPU UDFs (verified with `verify=sample` unless `verify` is set), and "
           + "one that does not translate stays in Spark's plan with the reason in EXPLAIN; `false` "
-          + "leaves plain Java UDFs to Spark"));
+          + "leaves plain Java UDFs and Scala closures to Spark"));
 
   public static final Names GLSL = new Names(info("glsl", STATIC, "", "empty",
       "comma-separated GLSL files on the driver whose functions become GLSL-only GPU UDFs of "
@@ -178,6 +185,12 @@ public final class Settings {
       "fraction of each batch's rows that verify checks, at least one row per batch"),
       "the fraction of rows to check, e.g. 0.001 (at least one row per batch is checked)");
 
+  public static final Fraction VERIFY_BUDGET = new Fraction(info("verify.budget", SESSION, "0.02", null,
+      "with `verify=sample`: most of a batch's GPU time that re-checking its sample with `call()` may "
+          + "take (at least one row a batch is checked; the check runs beside the GPU's work, so a fused "
+          + "aggregate still reduces on the GPU); `1` checks the whole sample"),
+      "the share of a batch's GPU time verify may take, e.g. 0.02");
+
   public static final Flag CACHE_COLUMNAR_OUTPUT = new Flag(info("cache.columnarOutput", SESSION, "true", null,
       "with vkspark's table cache "
           + "(`spark.sql.cache.serializer=io.vkspark.spark.cache.VkCacheSerializer`): scans read cached "
@@ -195,12 +208,18 @@ public final class Settings {
           + "a fraction of the device's memory; past it the least recently used columns leave the "
           + "device (their host copies stay) and are written again on their next use"), "8g");
 
+  public static final Flag FAST_MATH = new Flag(info("fastMath", SESSION, "false", null,
+      "`true` lets the GPU compile GPU UDFs' float arithmetic its own way: fuse `a * b + c` into one "
+          + "fused multiply-add (one rounding where Java rounds twice) and, on a device that flushes 32-bit "
+          + "subnormal floats (NVIDIA), flush them; faster, but results may differ from `call()` and Spark "
+          + "in the last bit ([docs/GLSL-SEMANTICS.md](docs/GLSL-SEMANTICS.md))"));
+
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
       FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
-      VERIFY, VERIFY_SAMPLE_RATE, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY);
+      VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY, FAST_MATH);
 
   /** The declaration of {@code key}, or null when vkspark has no such setting. */
   public static Setting<?> of(String key) {

@@ -12,8 +12,10 @@ import java.io.Serializable;
  *     (fail the query at the first one)
  * @param sampleRate fraction of each batch's rows checked ({@code spark.vkspark.verify.sampleRate},
  *     default 0.001); at least one row per batch when verifying
+ * @param budget under {@code sample}, the most of a batch's GPU time its check may take
+ *     ({@code spark.vkspark.verify.budget}, default 0.02; 1: the whole sample)
  */
-public record VerifySettings(Mode mode, double sampleRate) implements Serializable {
+public record VerifySettings(Mode mode, double sampleRate, double budget) implements Serializable {
   /** What verification does. */
   public enum Mode {
     OFF,
@@ -23,6 +25,24 @@ public record VerifySettings(Mode mode, double sampleRate) implements Serializab
 
   static final VerifySettings OFF = new VerifySettings(Mode.OFF, VkConf.DEFAULT_VERIFY_SAMPLE_RATE);
 
+  /** With the default budget. */
+  public VerifySettings(Mode mode, double sampleRate) {
+    this(mode, sampleRate, Settings.VERIFY_BUDGET.defaultValue());
+  }
+
+  /** This mode with the same rate and budget. */
+  public VerifySettings withMode(Mode m) {
+    return new VerifySettings(m, sampleRate, budget);
+  }
+
+  /**
+   * Whether every checked row must come back from the GPU as it is computed: {@code strict} fails
+   * the query at the first mismatch, so a fused aggregate folds on the host; {@code sample} checks a
+   * sample beside the GPU's work, and the aggregate still reduces on the GPU.
+   */
+  public boolean needsRows() {
+    return mode == Mode.STRICT;
+  }
   public VerifySettings {
     java.util.Objects.requireNonNull(mode, "mode");
   }

@@ -60,12 +60,15 @@ import java.util.function.Function;
  * @param placement {@code adaptive} (the default): each executor times batches of GPU calls on the
  *     GPU and on the CPU and sends later ones to the faster; {@code gpu}: always the GPU
  *     ({@code spark.vkspark.placement})
+ * @param fastMath the device's own floating-point arithmetic in GPU UDF kernels: contraction of
+ *     {@code a * b + c} into fused multiply-adds, and a device's flushing of 32-bit subnormals
+ *     ({@code spark.vkspark.fastMath}, default false: Java's bits)
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement)
+                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath)
     implements Serializable {
 
   /** Keys, as {@link Settings} declares them (kept here for callers). */
@@ -162,12 +165,14 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Settings.DEVICE_MEMORY_LIMIT.get(lookup),
         kernelTimeout(lookup, server),
         Settings.METRICS_LEVEL.get(lookup),
-        new VerifySettings(Settings.VERIFY.get(lookup), Settings.VERIFY_SAMPLE_RATE.get(lookup)),
+        new VerifySettings(Settings.VERIFY.get(lookup), Settings.VERIFY_SAMPLE_RATE.get(lookup),
+            Settings.VERIFY_BUDGET.get(lookup)),
         Settings.COALESCE.get(lookup),
         Settings.DEFINE_ENABLED.get(lookup),
         Settings.COMPILE_TIMEOUT.get(lookup),
         Settings.BATCH_BYTES.get(lookup),
-        Settings.PLACEMENT.get(lookup));
+        Settings.PLACEMENT.get(lookup),
+        Settings.FAST_MATH.get(lookup));
   }
 
   /**

@@ -10,10 +10,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Where the GPU calls of a batch run under {@code spark.vkspark.placement=adaptive}: the executor
  * measures instead of guessing. Per {@link Shape} (the node's GPU calls and a power-of-two bucket of
- * the batch's rows), the first {@link #TRIALS} batches run on each path (GPU, and {@code call()} or
- * a GLSL-only UDF's SPIR-V on the CPU Vulkan device), timed per row in the task that ran them, under
- * the executor's real concurrency; later batches go to the faster path. Every {@link #RECHECK_BATCHES}
- * batches, or after {@link #RECHECK_NANOS}, the other path is timed once more.
+ * the batch's rows), the first {@link #TRIALS} batches run on the GPU, each with a bounded slice of
+ * its rows also timed with {@code call()} (or a GLSL-only UDF's SPIR-V on the CPU Vulkan device),
+ * per row, in the task that ran them, under the executor's real concurrency; later batches go to
+ * the faster path. A slice is at most {@link #TRIAL_ROWS} rows, and once both paths are timed, only
+ * as many as cost {@link #TRIAL_BUDGET} of the batch's GPU time, so a UDF that costs 400 ns a row on
+ * the CPU never holds a task for a whole batch (issue 33: whole-batch trials made every other query
+ * of a sweep 5 to 10 times slower). Every {@link #RECHECK_BATCHES} batches, or after
+ * {@link #RECHECK_NANOS}, the other path is timed once more: a slice while the GPU has the
+ * batches, a whole GPU batch while the CPU has them. While the GPU measures
+ * {@link #BACKOFF_GAP} times faster or more, each re-check that confirms it doubles the interval
+ * (up to {@link #MAX_BACKOFF} times).
  *
  * <p>One instance per JVM ({@link #shared()}), shared by the executor's concurrent tasks: each shape's
  * state is guarded by its own lock, and the only cost per batch is two {@code System.nanoTime} calls.
@@ -29,9 +36,9 @@ public final class AdaptivePlacement {
 
   /** Timed batches per path before a shape's first decision. */
   static final int TRIALS = 3;
-  /** Batches on the chosen path after which the other path is timed once more. */
+  /** Batches on the chosen path after which the other path is timed once more (before any back-off). */
   static final int RECHECK_BATCHES = 64;
-  /** Time after which the other path is timed once more, whatever the batch count (10 s). */
+  /** Time after which the other path is timed once more, whatever the batch count (10 s, before any back-off). */
   static final long RECHECK_NANOS = 10_000_000_000L;
   /** How much faster the CPU must be to take batches from the GPU (and the GPU to take them back). */
   static final double MARGIN = 0.9;
@@ -39,6 +46,16 @@ public final class AdaptivePlacement {
   static final int WINDOW = 5;
   /** Shapes one JVM remembers; past it, every shape is forgotten and timed again. */
   static final int MAX_SHAPES = 4096;
+  /** Most rows of a batch timed with {@code call()} in a trial or re-check (the first trials take this many). */
+  static final int TRIAL_ROWS = 2048;
+  /** Fewest rows a slice times (fewer when the batch has fewer): below it, the clock's noise decides. */
+  static final int MIN_TRIAL_ROWS = 128;
+  /** A slice's share of its batch's GPU time, once both paths are timed. */
+  static final double TRIAL_BUDGET = 0.05;
+  /** How many times faster the GPU must measure for its re-checks to back off. */
+  static final double BACKOFF_GAP = 10;
+  /** Most times the re-check interval doubles (64 batches and 10 s become 4,096 batches and 640 s). */
+  static final int MAX_BACKOFF = 6;
 
   private static final AdaptivePlacement SHARED = new AdaptivePlacement(System::nanoTime);
 
@@ -62,8 +79,30 @@ public final class AdaptivePlacement {
     }
   }
 
-  /** The path for one batch, and whether it is timed to re-check the other path. */
-  public record Choice(Path path, boolean recheck) {}
+  /**
+   * The path for one batch, whether it is timed to re-check the other path, and how many of its
+   * first rows to time with {@code call()} as well (0 for none; only on the GPU path, which computes
+   * every row of the batch, those too).
+   */
+  public record Choice(Path path, boolean recheck, int slice) {
+    public Choice(Path path, boolean recheck) {
+      this(path, recheck, 0);
+    }
+  }
+
+  /**
+   * Rows of a batch of {@code rows} to time with {@code call()}: {@link #TRIAL_ROWS} while a path is
+   * untimed (NaN), else as many as cost {@link #TRIAL_BUDGET} of the batch's GPU time at the
+   * estimates, within {@link #MIN_TRIAL_ROWS}..{@link #TRIAL_ROWS}; never more than the batch.
+   */
+  static int sliceRows(double gpuNanosPerRow, double cpuNanosPerRow, int rows) {
+    long k = TRIAL_ROWS;
+    if (!Double.isNaN(gpuNanosPerRow) && !Double.isNaN(cpuNanosPerRow) && cpuNanosPerRow > 0) {
+      k = Math.max(MIN_TRIAL_ROWS, Math.min(TRIAL_ROWS,
+          (long) Math.ceil(TRIAL_BUDGET * Math.max(0, gpuNanosPerRow) * rows / cpuNanosPerRow)));
+    }
+    return (int) Math.min(k, Math.max(0, rows));
+  }
 
   /**
    * What one timed batch changed: whether the shape's batches now go to the other path (a switch),
@@ -88,9 +127,14 @@ public final class AdaptivePlacement {
     return SHARED;
   }
 
-  /** The path the next batch of {@code shape} takes. */
+  /** The path the next batch of {@code shape} takes (a batch of the bucket's rows). */
   public Choice choose(Shape shape) {
-    return state(shape).choose(clock.getAsLong());
+    return choose(shape, shape.rowsBucket());
+  }
+
+  /** The path the next batch of {@code shape}, of {@code rows} rows, takes. */
+  public Choice choose(Shape shape, int rows) {
+    return state(shape).choose(clock.getAsLong(), rows);
   }
 
   /**
@@ -108,6 +152,12 @@ public final class AdaptivePlacement {
       LOG.info("vkspark: {}", o.reason());
     }
     return o;
+  }
+
+  /** Times {@code shape}'s re-check interval has doubled (0 before any decision), for tests. */
+  int backoff(Shape shape) {
+    State s = shapes.get(shape);
+    return s == null ? 0 : s.backoff();
   }
 
   /** The path {@code shape}'s batches go to now (GPU before any decision). */
@@ -152,8 +202,7 @@ public final class AdaptivePlacement {
 
   /** One shape's timings and decision; every method holds its lock. */
   private static final class State {
-    /** Per path: batches handed out to be timed in the trials, batches timed, and the estimate (ns per row). */
-    private final int[] assigned = new int[2];
+    /** Per path: batches (or slices) timed. */
     private final int[] timed = new int[2];
     /** Per path: its last {@link #WINDOW} timings (ns per row), oldest overwritten first. */
     private final double[][] window = new double[2][WINDOW];
@@ -164,27 +213,28 @@ public final class AdaptivePlacement {
     private int sinceOther;
     private long otherAt;
     private boolean recheckOut;
+    /** Times the re-check interval has doubled ({@link #BACKOFF_GAP}). */
+    private int backoff;
 
-    synchronized Choice choose(long now) {
+    synchronized Choice choose(long now, int rows) {
       if (!decided) {
-        // trials: alternate, GPU first, until each path has had its batches handed out
-        Path p = assigned[0] <= assigned[1] ? Path.GPU : Path.CPU;
-        if (assigned[p.ordinal()] < TRIALS) {
-          assigned[p.ordinal()]++;
-          return new Choice(p, false);
-        }
-        // trials handed out, not all timed yet (a task may have ended first): time the path that lacks batches
-        return new Choice(timed[0] <= timed[1] ? Path.GPU : Path.CPU, false);
+        // trials: every batch on the GPU (timed), with a slice timed with call() until the CPU has its timings
+        return new Choice(Path.GPU, false, timed[Path.CPU.ordinal()] < TRIALS ? slice(rows) : 0);
       }
-      if (recheckOut && sinceOther >= 2 * RECHECK_BATCHES) {
+      if (recheckOut && sinceOther >= 2 * (RECHECK_BATCHES << backoff)) {
         recheckOut = false; // the task that took the re-check ended before timing it
       }
-      if (!recheckOut && (sinceOther >= RECHECK_BATCHES || now - otherAt >= RECHECK_NANOS)) {
+      if (!recheckOut && (sinceOther >= (RECHECK_BATCHES << backoff) || now - otherAt >= (RECHECK_NANOS << backoff))) {
         recheckOut = true;
-        return new Choice(other(current), true);
+        // the GPU keeps the batch and a slice is timed with call(); or a whole batch is timed on the GPU
+        return current == Path.GPU ? new Choice(Path.GPU, true, slice(rows)) : new Choice(Path.GPU, true, 0);
       }
       sinceOther++;
-      return new Choice(current, false);
+      return new Choice(current, false, 0);
+    }
+
+    private int slice(int rows) {
+      return sliceRows(perRow(Path.GPU), perRow(Path.CPU), rows);
     }
 
     synchronized Outcome record(Path path, double nanosPerRow, long now, String name, Shape shape) {
@@ -208,15 +258,29 @@ public final class AdaptivePlacement {
       }
       Path faster = perRow(other(current)) < MARGIN * perRow(current) ? other(current) : current;
       if (faster == current) {
+        boolean wide = current == Path.GPU && perRow(Path.CPU) >= BACKOFF_GAP * perRow(Path.GPU);
+        if (path != current && wide) {
+          backoff = Math.min(MAX_BACKOFF, backoff + 1); // a re-check confirmed a wide gap: look again later
+        } else if (!wide) {
+          backoff = 0;
+        }
         return Outcome.NONE;
       }
       current = faster;
       sinceOther = 0;
       otherAt = now;
       recheckOut = false;
+      backoff = 0;
+      Placement.Cause cause = faster == Path.CPU ? Placement.Cause.ADAPTIVE_CHOICE : null;
       return new Outcome(true, String.format(Locale.ROOT,
-          "%s/%d rows: %s %.3f us/row vs %s %.3f us/row, batches go to the %s", name, shape.rowsBucket(),
-          faster, perRow(faster) / 1000, other(faster), perRow(other(faster)) / 1000, faster));
+          "%s/%d rows: %s %.3f us/row vs %s %.3f us/row, batches go to the %s%s", name, shape.rowsBucket(),
+          faster, perRow(faster) / 1000, other(faster), perRow(other(faster)) / 1000, faster,
+          cause == null ? "" : " (cause " + cause + ", counted in " + VkMetric.cpuRows(cause).key() + ")"));
+    }
+
+    /** The re-check interval's doublings, for tests. */
+    synchronized int backoff() {
+      return backoff;
     }
 
     synchronized String summary(Shape shape) {

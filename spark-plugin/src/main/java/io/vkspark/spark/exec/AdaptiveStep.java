@@ -69,6 +69,11 @@ final class AdaptiveStep {
       return choice.path();
     }
 
+    /** Rows of the batch's first child batch to time with {@code call()} as well (0 for none). */
+    int slice() {
+      return choice.slice();
+    }
+
     /** Adds time spent in the child's {@code hasNext()}/{@code next()} while gathering. */
     void childTime(long nanos) {
       childNanos += nanos;
@@ -88,7 +93,18 @@ final class AdaptiveStep {
    * @param reducing a fused aggregate's batch (its GPU path reduces on the device)
    */
   Batch begin(boolean reducing, int childRows) {
-    return new Batch(placement.choose(Shape.of(key, reducing, childRows)), reducing, childRows);
+    return new Batch(placement.choose(Shape.of(key, reducing, childRows), childRows), reducing, childRows);
+  }
+
+  /**
+   * Reports {@code b}'s slice, {@code rows} rows timed with {@code call()} in {@code nanos}, as a
+   * CPU timing of its shape; the slice's time is no part of the batch's GPU time.
+   */
+  void sliced(Batch b, int rows, long nanos) {
+    b.childNanos += nanos;
+    if (rows > 0 && placement.record(Shape.of(key, b.reducing, b.shapeRows), names, Path.CPU, rows, nanos).switched()) {
+      metrics.add(VkMetric.ADAPTIVE_SWITCHES, 1);
+    }
   }
 
   private Batch open;
@@ -108,6 +124,28 @@ final class AdaptiveStep {
     open = null;
     if (b != null) {
       end(b);
+    }
+  }
+
+  /**
+   * Ends the timing {@code t} (nothing when null) of a batch that took {@code route} (null: none
+   * completed): timed when the route is its path's ({@code call()} by adaptive choice for the CPU;
+   * the reduction, or for a plain node the GPU, for the GPU), at the aggregate's next request for a
+   * fused aggregate (its fold or merge is part of the cost); otherwise only counted.
+   */
+  void ended(Batch t, BatchRoute route, boolean reducing) {
+    if (t == null) {
+      return;
+    }
+    boolean onPath = t.path() == Path.CPU ? route instanceof BatchRoute.Cpu c && c.cause() == Placement.Cause.ADAPTIVE_CHOICE
+        : reducing ? route instanceof BatchRoute.GpuReduce || route instanceof BatchRoute.GpuAppend
+        : route instanceof BatchRoute.Gpu;
+    if (!onPath) {
+      untimed(t);
+    } else if (reducing) {
+      endAtNext(t);
+    } else {
+      end(t);
     }
   }
 

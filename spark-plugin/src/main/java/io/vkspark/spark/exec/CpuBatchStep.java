@@ -28,6 +28,8 @@ final class CpuBatchStep implements AutoCloseable {
   private final CpuCallProjection[] projections;
   /** GLSL-only calls on the CPU: their SPIR-V on the CPU Vulkan device (null until the first such batch). */
   private CpuVulkanTask cpuVulkan;
+  /** Per call: its GPU results with the rows its kernel handed back (null until the first such batch). */
+  private final HandedBackRows[] handedBack;
 
   CpuBatchStep(List<GpuUdfCall> calls, VkConf conf, BufferAllocator allocator, NodeMetrics metrics) {
     this.calls = calls;
@@ -37,6 +39,7 @@ final class CpuBatchStep implements AutoCloseable {
     this.vectors = new FieldVector[calls.size()];
     this.strict = new boolean[calls.size()];
     this.projections = new CpuCallProjection[calls.size()];
+    this.handedBack = new HandedBackRows[calls.size()];
     for (int i = 0; i < calls.size(); i++) {
       strict[i] = calls.get(i).nullStrict();
     }
@@ -72,8 +75,35 @@ final class CpuBatchStep implements AutoCloseable {
     return ResultColumn.of(v);
   }
 
+  /**
+   * Call {@code i}'s GPU results {@code gpu} with {@code rows} (ascending; null in {@code gpu}), which
+   * its kernel handed back, computed by {@code call()} over {@code in}. A GLSL-only call has no
+   * {@code call()}: those rows stay null (docs/GLSL-SEMANTICS.md, "Strings"). Valid until the next batch.
+   */
+  ColumnVector withHandedBack(int i, FieldVector gpu, int[] rows, ColumnarBatch in) {
+    GpuUdfCall c = calls.get(i);
+    metrics.add(VkMetric.HANDED_BACK_ROWS, rows.length);
+    if (c.glslOnly()) {
+      return ResultColumn.of(gpu); // no call(): the rows stay null (docs/GLSL-SEMANTICS.md, "Strings")
+    }
+    metrics.add(VkMetric.CPU_ROWS, rows.length);
+    metrics.add(VkMetric.cpuRows(Placement.Cause.HANDED_BACK), rows.length);
+    if (projections[i] == null) {
+      projections[i] = CpuCallProjection.of(c, strict[i]);
+    }
+    if (handedBack[i] == null) {
+      handedBack[i] = new HandedBackRows(allocator);
+    }
+    return ResultColumn.of(handedBack[i].merge(gpu, c.resultType(), rows, projections[i], in));
+  }
+
   @Override
   public void close() {
+    for (HandedBackRows h : handedBack) {
+      if (h != null) {
+        h.close();
+      }
+    }
     try {
       if (cpuVulkan != null) {
         cpuVulkan.close();

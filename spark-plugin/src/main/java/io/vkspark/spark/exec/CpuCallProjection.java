@@ -59,7 +59,9 @@ final class CpuCallProjection {
     p.target(new SpecificInternalRow(Scala.seq(List.of(dt))));
     TaskContext task = TaskContext.get();
     p.initialize(task == null ? 0 : task.partitionId());
-    return new CpuCallProjection(p, c.resultType(), c.argOrdinals(), strict);
+    // the columns whose nulls give a null result (a constant argument, -1, is never null)
+    return new CpuCallProjection(p, c.resultType(), java.util.Arrays.stream(c.argOrdinals()).filter(o -> o >= 0).toArray(),
+        strict);
   }
 
   /** The call over {@code rows} rows of {@code in} into {@code out}, allocated for {@code rows} values. */
@@ -171,6 +173,19 @@ final class CpuCallProjection {
           }
         }
       }
+      case STRING, BINARY -> {
+        org.apache.arrow.vector.BaseVariableWidthVector v = (org.apache.arrow.vector.BaseVariableWidthVector) out;
+        for (int r = 0; r < rows; r++) {
+          InternalRow x = eval(in, r, checkNulls);
+          if (x == null) {
+            v.setNull(r);
+          } else {
+            byte[] b = type == SqlType.STRING ? x.getUTF8String(0).getBytes() : x.getBinary(0);
+            v.setSafe(r, b, 0, b.length);
+          }
+        }
+      }
+      case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(type.sqlName() + " is not a result type");
       case DECIMAL -> {
         DecimalVector v = (DecimalVector) out;
         for (int r = 0; r < rows; r++) {
@@ -182,6 +197,38 @@ final class CpuCallProjection {
           }
         }
       }
+    }
+  }
+
+  /**
+   * The projection's row for row {@code r} of {@code in} alone (a row a kernel handed back; its
+   * arguments are not null), or null where the result is null. Valid until the next evaluation.
+   */
+  InternalRow row(ColumnarBatch in, int r) {
+    return eval(in, r, false);
+  }
+
+  /** Sets row {@code r} of the fixed-width {@code out} to {@code x}'s value (null when {@code x} is null). */
+  void set(FieldVector out, int r, InternalRow x) {
+    if (x == null) {
+      out.setNull(r);
+      return;
+    }
+    switch (type) {
+      case DOUBLE -> ((Float8Vector) out).set(r, x.getDouble(0));
+      case FLOAT -> ((Float4Vector) out).set(r, x.getFloat(0));
+      case INT -> ((IntVector) out).set(r, x.getInt(0));
+      case DATE -> ((DateDayVector) out).set(r, x.getInt(0));
+      case BIGINT -> ((BigIntVector) out).set(r, x.getLong(0));
+      case TIMESTAMP -> ((TimeStampVector) out).set(r, x.getLong(0));
+      case BOOLEAN -> ((BitVector) out).set(r, x.getBoolean(0) ? 1 : 0);
+      case TINYINT -> ((TinyIntVector) out).set(r, x.getByte(0));
+      case SMALLINT -> ((SmallIntVector) out).set(r, x.getShort(0));
+      case DECIMAL -> {
+        DecimalVector v = (DecimalVector) out;
+        v.set(r, x.getDecimal(0, v.getPrecision(), v.getScale()).toUnscaledLong());
+      }
+      default -> throw new IllegalStateException(type.sqlName() + " is not a fixed-width result");
     }
   }
 

@@ -42,6 +42,10 @@ public final class CpuVulkanTask implements AutoCloseable {
     int[] cols = new int[c.argOrdinals().length];
     for (int a = 0; a < cols.length; a++) {
       int o = c.argOrdinals()[a];
+      if (o < 0) {
+        cols[a] = -1; // a constant argument: its literal slot, no column
+        continue;
+      }
       if (!ordinals.contains(o)) {
         ordinals.add(o);
       }

@@ -15,7 +15,9 @@ import org.apache.spark.sql.catalyst.expressions.Subtract;
 import org.apache.spark.sql.types.DataTypes;
 
 /**
- * A GPU UDF argument that the kernel computes from one column of the node's child: {@code r + 0.01},
+ * A GPU UDF argument that the kernel computes itself: a constant ({@link #constant}: a literal,
+ * {@code CAST(2.5 AS FLOAT)}, {@code lit(3)}, any foldable expression, of a fixed-width type but
+ * decimal), which reads no column at all, or one computed from one column of the node's child: {@code r + 0.01},
  * {@code 1.1 * v}, {@code (v * 1.1) + 0.01}, over DOUBLE, with non-null literals. The planner then
  * reads the column itself (a cached column straight from its device copy) instead of putting the
  * expression into a CPU projection below the node; the kernel's shape ({@link ArgOps}) is part of
@@ -26,11 +28,37 @@ import org.apache.spark.sql.types.DataTypes;
  * column value is a null argument, as in Spark. Division, float and integer arithmetic are not
  * taken (see docs/GLSL-SEMANTICS.md).
  *
- * @param column the child column the argument reads
- * @param ops the steps after the column
- * @param literals the value of each step's literal
+ * <p>A constant's value reaches the kernel in its literal slot ({@link ArgOps#constantBits}), so no
+ * projection sits under the node for it (issue 33: {@code saxpy(x, y, CAST(2.5 AS FLOAT))} read rows
+ * turned back into columns), and a sweep over constants runs one kernel. A null constant is not
+ * one: a strict call over it is null for every row ({@code InsertGpuEval} plans it as a null
+ * literal), a translated UDF's {@code call()} sees it through the projection as before. Decimals stay
+ * in the projection: their device form follows the column's precision, which the runner's upload owns.
+ *
+ * @param column the child column the argument reads (null for a constant)
+ * @param ops the steps after the column, or {@link ArgOps#CONSTANT}
+ * @param literals the value of each step's literal, or the constant's bits
  */
 public record DeviceArg(Attribute column, ArgOps ops, double[] literals) {
+  /**
+   * {@code arg} as a constant of the kernel's argument type {@code type}: foldable, deterministic,
+   * not null, of a type with a device constant. Empty otherwise.
+   */
+  public static Optional<DeviceArg> constant(Expression arg, io.vkspark.gpu.column.SqlType type) {
+    if (!arg.foldable() || !arg.deterministic() || !ArgOps.constantType(type)
+        || !io.vkspark.spark.api.SparkTypes.of(arg.dataType()).equals(Optional.of(type))) {
+      return Optional.empty();
+    }
+    Object v = arg.eval(null);
+    return v == null ? Optional.empty()
+        : Optional.of(new DeviceArg(null, ArgOps.CONSTANT, new double[] {ArgOps.constantBits(type, v)}));
+  }
+
+  /** Whether {@code arg} is a null constant (foldable, deterministic, null). */
+  public static boolean nullConstant(Expression arg) {
+    return arg.foldable() && arg.deterministic() && arg.eval(null) == null;
+  }
+
   /** {@code arg} as a computed argument over one column, empty when it is a column or not of that form. */
   public static Optional<DeviceArg> of(Expression arg) {
     List<ArgOps.Step> steps = new ArrayList<>();
@@ -89,7 +117,10 @@ public record DeviceArg(Attribute column, ArgOps ops, double[] literals) {
     for (int i = 0; i < args.size(); i++) {
       ArgOps want = ops.get(i);
       Expression arg = args.get(i);
-      if (!want.isEmpty()) {
+      if (want.constant()) {
+        out.add(constant(arg, io.vkspark.spark.api.SparkTypes.of(arg.dataType()).orElseThrow()).orElseThrow(() -> new IllegalStateException(
+            "argument " + arg + " is no constant of its kernel's type")).literals()[0]);
+      } else if (!want.isEmpty()) {
         DeviceArg a = of(arg).filter(d -> sameOps(d.ops(), want)).orElseThrow(() -> new IllegalStateException(
             "argument " + arg + " is not of the shape " + want + " its kernel computes"));
         for (double v : a.literals()) {

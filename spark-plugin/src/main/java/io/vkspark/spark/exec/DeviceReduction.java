@@ -34,7 +34,7 @@ public interface DeviceReduction extends Serializable {
   /**
    * What a task found on its executor.
    *
-   * @param verifying verify is on: the rows must come back to be re-checked
+   * @param verifying verify is strict: the rows must come back to be re-checked (sample checks beside the reduction)
    * @param allOnGpu every call of the node runs on this executor's GPU
    * @param resultTypes the calls' result types, in order
    * @param keyInput the runner input holding the key (-1 when ungrouped)

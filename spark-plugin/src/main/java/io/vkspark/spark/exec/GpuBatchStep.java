@@ -54,6 +54,8 @@ final class GpuBatchStep implements AutoCloseable {
   private boolean loopLimitLogged;
   /** {@link #neverRecomputes()}, found once. */
   private Boolean neverRecomputes;
+  /** Rows per cause each runner had handed to call() when last counted ({@link #handedBack}). */
+  private final java.util.Map<BatchRunner, long[]> causesSeen = new java.util.IdentityHashMap<>();
 
   /**
    * @param placed the node's calls as placed on this executor (those on the GPU run here)
@@ -71,7 +73,7 @@ final class GpuBatchStep implements AutoCloseable {
       if (c.onGpu()) {
         calls.add(c);
         for (int o : c.argOrdinals()) {
-          if (!columns.contains(o)) {
+          if (o >= 0 && !columns.contains(o)) { // -1: a constant argument reads no column
             columns.add(o);
           }
         }
@@ -127,10 +129,10 @@ final class GpuBatchStep implements AutoCloseable {
     return rowRunner;
   }
 
-  /** One GPU run of a runner over a batch's input columns (its result, or null to recompute on the CPU). */
+  /** One GPU run of a runner over a batch's input columns: its outcome (a GpuException it throws is turned into one). */
   @FunctionalInterface
   interface GpuRun<T> {
-    T run(BatchRunner runner, List<InputColumn> inputs);
+    GpuOutcome<T> run(BatchRunner runner, List<InputColumn> inputs);
   }
 
   /**
@@ -138,9 +140,11 @@ final class GpuBatchStep implements AutoCloseable {
    * holding the GPU permit, with what every GPU batch shares: the permit's wait, the buffer sets
    * recorded, the batch's statistics and the task's peak device memory go to the metrics, and the
    * runner's buffer set is released before the permit (the next task may take it), also when
-   * {@code run} throws. The metrics are added only when {@code run} returns.
+   * {@code run} throws. A {@link GpuException} that {@code call()} can answer becomes the outcome
+   * ({@link #onGpuFailure}); any other fails the task. The metrics are added only when an outcome
+   * comes back.
    */
-  <T> T underLease(ColumnarBatch in, int rows, Supplier<BatchRunner> which, GpuRun<T> run) {
+  <T> GpuOutcome<T> underLease(ColumnarBatch in, int rows, Supplier<BatchRunner> which, GpuRun<T> run) {
     List<InputColumn> inputs = inputs(in, rows);
     try (GpuLease lease = gpu.lease()) {
       metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
@@ -151,7 +155,12 @@ final class GpuBatchStep implements AutoCloseable {
         long hits = r.residentHits();
         long uploads = r.residentUploads();
         long copyNs = r.residentCopyNs();
-        T out = run.run(r, inputs);
+        GpuOutcome<T> out;
+        try {
+          out = run.run(r, inputs);
+        } catch (GpuException e) {
+          out = onGpuFailure(e); // recomputed on the CPU once the permit is released
+        }
         metrics.add(VkMetric.BUFFER_SETS_RECORDED, gpu.runtime().bufferSetsCreated() - before);
         metrics.add(VkMetric.DEVICE_CACHE_HITS, r.residentHits() - hits);
         metrics.add(VkMetric.DEVICE_CACHE_UPLOADS, r.residentUploads() - uploads);
@@ -168,6 +177,11 @@ final class GpuBatchStep implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** The GPU calls over {@code in} on the GPU, their results read back (a reducing task uses its plain runner). */
+  GpuOutcome<List<org.apache.arrow.vector.FieldVector>> evaluate(ColumnarBatch in, int rows) {
+    return underLease(in, rows, this::rowsRunner, (r, inputs) -> new GpuOutcome.Done<>(r.run(inputs, rows)));
   }
 
   /**
@@ -229,17 +243,22 @@ final class GpuBatchStep implements AutoCloseable {
   }
 
   /**
-   * What a failed dispatch means for this task. LOOP_LIMIT: the device cut loops short and the
+   * What a failed dispatch means for this task. OVERFLOW (a decimal result under ANSI): the batch is
+   * recomputed with call() for Spark's own error. LOOP_LIMIT: the device cut loops short and the
    * batch's GPU results were discarded; with fallback on, the batch's GPU calls are recomputed with
-   * call() (true), otherwise the task fails with the error. CANCELLED: the task was killed; Spark's
-   * own TaskKilledException is thrown. DEVICE_LOST: the executor opens its device again for later
-   * tasks, and this one fails.
+   * call(), otherwise the task fails with the error. RECOMPUTE: a translated UDF's row threw or
+   * returned null; call() gives the rows' exceptions or nulls. CANCELLED: the task was killed;
+   * Spark's own TaskKilledException is thrown. DEVICE_LOST: the executor opens its device again for
+   * later tasks, and this one fails.
    */
-  boolean onGpuFailure(GpuException e) {
+  private <T> GpuOutcome<T> onGpuFailure(GpuException e) {
     switch (e.code()) {
+      case OVERFLOW -> {
+        return new GpuOutcome.Overflow<>(e);
+      }
       case LOOP_LIMIT -> {
         if (!conf.fallback()) {
-          return false;
+          throw e;
         }
         if (!loopLimitLogged) {
           loopLimitLogged = true;
@@ -247,27 +266,42 @@ final class GpuBatchStep implements AutoCloseable {
           LOG.warn("vkspark: {}", p.describe(String.join(", ", calls.stream().map(GpuUdfCall::name).toList())));
         }
         metrics.add(VkMetric.LOOP_LIMIT_BATCHES, 1);
-        return true;
+        return new GpuOutcome.Recompute<>(Placement.Cause.LOOP_LIMIT, e.what());
       }
       case RECOMPUTE -> { // semantics, not a fallback: call() gives the rows' exceptions or nulls
         metrics.add(VkMetric.RECOMPUTED_BATCHES, 1);
-        return true;
+        return new GpuOutcome.Recompute<>(Placement.Cause.RECOMPUTE, e.what());
       }
       case CANCELLED -> {
         TaskContext task = TaskContext.get();
         if (task != null) {
           task.killTaskIfInterrupted();
         }
-        return false;
+        throw e;
       }
       case DEVICE_LOST -> {
         ExecutorDevice.deviceLost(gpu, e);
-        return false;
+        throw e;
       }
-      default -> {
-        return false;
-      }
+      default -> throw e;
     }
+  }
+
+  /**
+   * The rows of GPU call {@code g}'s last batch from {@link #rowsRunner} that its kernel handed to
+   * {@code call()} (ascending), with the runner's new rows per cause added to the metrics.
+   */
+  int[] handedBack(int g) {
+    BatchRunner r = rowsRunner();
+    long[] causes = r.cpuRowCauses();
+    long[] seen = causesSeen.computeIfAbsent(r, k -> new long[causes.length]);
+    VkMetric[] metric = {VkMetric.HANDED_BACK_BY_BODY, VkMetric.HANDED_BACK_NON_ASCII, VkMetric.HANDED_BACK_MALFORMED,
+        VkMetric.HANDED_BACK_OVERFLOW}; // CpuCause order
+    for (int k = 0; k < causes.length; k++) {
+      metrics.add(metric[k], causes[k] - seen[k]);
+      seen[k] = causes[k];
+    }
+    return r.cpuRows(g);
   }
 
   /** Column {@code ordinal}'s type as a runner input: the declared argument type of a call that reads it, or the key's. */
@@ -318,7 +352,7 @@ final class GpuBatchStep implements AutoCloseable {
     for (GpuUdfCall c : calls) {
       int[] cols = new int[c.argOrdinals().length];
       for (int a = 0; a < cols.length; a++) {
-        cols[a] = columns.indexOf(c.argOrdinals()[a]);
+        cols[a] = c.argOrdinals()[a] < 0 ? -1 : columns.indexOf(c.argOrdinals()[a]);
       }
       out.add(new KernelCall(c.kernel(), cols, c.literals()));
     }

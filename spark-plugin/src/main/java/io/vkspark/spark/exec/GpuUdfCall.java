@@ -25,7 +25,8 @@ import scala.runtime.AbstractPartialFunction;
  * @param boundCpu the call bound to the child's columns, for the CPU path
  * @param argOrdinals the child column each argument reads: the argument itself, or the column an
  *     argument computed on the device reads ({@link DeviceArg}: {@code r + 0.01} reads {@code r}, and
- *     the kernel's {@link io.vkspark.gpu.column.ArgOps} say how; the literals come from {@code expr})
+ *     the kernel's {@link io.vkspark.gpu.column.ArgOps} say how; the literals come from {@code expr});
+ *     -1 for a constant argument, which the kernel reads from its literal slot
  * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
  *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
  *     runs only where it is true, and the result elsewhere is never read (see {@code CallSites})
@@ -99,10 +100,38 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    */
   public String describe(java.util.List<Attribute> input) {
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
-    return name + "(" + Scala.list(expr.children()).stream().map(Expression::toString).collect(Collectors.joining(", "))
+    return name + "(" + Scala.list(expr.children()).stream().map(GpuUdfCall::shown).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
-        + (onGpu() && translated() ? " (translated from Java)" : "")
+        + (onGpu() && ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t ? " (translated from " + t.language() + ")" : "")
+        + (kernel.fastMath() ? " (fastMath: a * b + c may be one fused multiply-add, float32 subnormals may be flushed)" : "")
         + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
+  }
+
+  /** Characters of a string or binary literal that plans show; the rest is counted, not copied. */
+  static final int SHOWN_LITERAL = 64;
+
+  /**
+   * {@code e} as plans show it, with each string or binary literal longer than
+   * {@link #SHOWN_LITERAL} cut short: Spark keeps every query's plan text for its UI, so a 140 MB
+   * literal rendered in full stayed on the heap once per query and the node (issue 33).
+   */
+  static String shown(Expression e) {
+    return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
+      @Override
+      public boolean isDefinedAt(Expression x) {
+        return x instanceof org.apache.spark.sql.catalyst.expressions.Literal l && l.value() != null
+            && (l.value() instanceof org.apache.spark.unsafe.types.UTF8String s ? s.numBytes() > SHOWN_LITERAL
+            : l.value() instanceof byte[] b && b.length > SHOWN_LITERAL);
+      }
+
+      @Override
+      public Expression apply(Expression x) {
+        Object v = ((org.apache.spark.sql.catalyst.expressions.Literal) x).value();
+        String text = v instanceof byte[] b ? b.length + " bytes" : ((org.apache.spark.unsafe.types.UTF8String) v)
+            .substring(0, SHOWN_LITERAL).toString() + "... (" + ((org.apache.spark.unsafe.types.UTF8String) v).numBytes() + " bytes)";
+        return org.apache.spark.sql.catalyst.expressions.Literal.create(text, org.apache.spark.sql.types.DataTypes.StringType);
+      }
+    }).toString();
   }
 
   /** Plans print their arguments with {@code toString}: the readable form, never an array's identity. */

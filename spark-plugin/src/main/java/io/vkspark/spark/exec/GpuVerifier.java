@@ -32,6 +32,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class GpuVerifier {
   private static final Logger LOG = LoggerFactory.getLogger(GpuVerifier.class);
+  /** What {@link #compare} returns for a row it could not check (a GLSL-only call() without a CPU Vulkan device). */
+  private static final String SKIPPED = "skipped";
+  private static final java.util.concurrent.atomic.AtomicBoolean WARNED_SKIP = new java.util.concurrent.atomic.AtomicBoolean();
 
   private final VerifySettings settings;
   private final NodeMetrics metrics;
@@ -50,10 +53,56 @@ public final class GpuVerifier {
     return settings.on();
   }
 
-  /** Checks the sample of batch {@code in}; {@code results[i]} holds call {@code i}'s values. */
-  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results) {
-    long b = batch++;
+  /** Whether every GPU row must come back to be checked ({@code strict}): a fused aggregate then folds on the host. */
+  boolean needsRows() {
+    return settings.needsRows();
+  }
+
+  /**
+   * Rows of a batch of {@code rows} whose GPU run took {@code gpuNanos} to check: the sample rate's
+   * share, and under {@code sample} no more than {@code verify.budget} of that time at this task's
+   * measured cost of {@code call()} per row; at least one.
+   */
+  int sampleRows(int rows, long gpuNanos) {
     int n = settings.sampleSize(rows);
+    if (n == 0 || settings.needsRows() || settings.budget() >= 1 || Double.isNaN(nanosPerRow)) {
+      return n;
+    }
+    return (int) Math.max(1, Math.min(n, (long) (settings.budget() * gpuNanos / Math.max(1, nanosPerRow))));
+  }
+
+  /** Checks a sample of batch {@code in}, whose GPU run took {@code gpuNanos}; {@code results[i]} holds call {@code i}'s values. */
+  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, long gpuNanos) {
+    check(in, rows, calls, results, sampleRows(rows, gpuNanos));
+  }
+
+  /**
+   * Checks a fused aggregate's batch {@code in} that the GPU reduced in {@code gpuNanos} (its rows
+   * never came back): its first sampled rows run again on the GPU with their results read back
+   * (one small dispatch on {@code gpu}'s plain runner) and are compared with {@code call()}, so the
+   * aggregate keeps reducing on the GPU under {@code verify=sample}.
+   */
+  void checkReduced(GpuBatchStep gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
+    int n = Math.min(in.numRows(), sampleRows(in.numRows(), gpuNanos));
+    if (n == 0) {
+      return;
+    }
+    ColumnarBatch sample = ChildBatches.prefix(in, n);
+    if (gpu.evaluate(sample, n) instanceof GpuOutcome.Done<List<org.apache.arrow.vector.FieldVector>> d) {
+      ColumnVector[] results = new ColumnVector[calls.size()];
+      for (int i = 0, v = 0; i < calls.size(); i++) {
+        results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.value().get(v++)) : null;
+      }
+      check(sample, n, calls, results, n);
+    } // a recompute or overflow of the sample: the reduction's own run decided the batch
+  }
+
+  /** This task's cost of checking one row with {@code call()} (ns, a moving average; NaN before the first check). */
+  private double nanosPerRow = Double.NaN;
+
+  /** Checks {@code n} rows of batch {@code in} (all of them when {@code n == rows}). */
+  private void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, int n) {
+    long b = batch++;
     if (n == 0) {
       return;
     }
@@ -61,6 +110,7 @@ public final class GpuVerifier {
     SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + b);
     long checked = 0;
     long mismatches = 0;
+    long skipped = 0;
     for (int s = 0; s < n; s++) {
       int r = n == rows ? s : random.nextInt(rows);
       InternalRow row = in.getRow(r);
@@ -69,24 +119,33 @@ public final class GpuVerifier {
         if (!c.onGpu() || !c.evaluatedFor(row)) {
           continue;
         }
-        checked++;
         String problem = compare(c, row, results[i], r);
+        if (problem == SKIPPED) {
+          skipped++;
+          continue;
+        }
+        checked++;
         if (problem != null) {
           mismatches++;
           report(c, row, problem);
         }
       }
     }
-    metrics.add(VkMetric.VERIFY_TIME, System.nanoTime() - t0);
+    long spent = System.nanoTime() - t0;
+    nanosPerRow = Double.isNaN(nanosPerRow) ? (double) spent / n : 0.7 * nanosPerRow + 0.3 * spent / n;
+    metrics.add(VkMetric.VERIFY_TIME, spent);
     metrics.add(VkMetric.VERIFY_ROWS, checked);
     metrics.add(VkMetric.VERIFY_MISMATCHES, mismatches);
+    if (skipped > 0) {
+      metrics.add(VkMetric.VERIFY_SKIPPED_ROWS, skipped);
+    }
   }
 
   /** Null when the GPU value agrees with call(); otherwise "GPU gave X, call() gave Y". */
   private String compare(GpuUdfCall c, InternalRow row, ColumnVector gpu, int r) {
     boolean nullArg = false;
     for (int a : c.argOrdinals()) {
-      nullArg |= row.isNullAt(a);
+      nullArg |= a >= 0 && row.isNullAt(a);
     }
     Object gpuValue = gpu.isNullAt(r) ? null : value(gpu, c.resultType(), r);
     Object cpuValue;
@@ -96,7 +155,18 @@ public final class GpuVerifier {
       try {
         // A GLSL-only call() runs on the CPU Vulkan device here: on the GPU it would check the GPU against itself.
         cpuValue = c.glslOnly() ? CpuVulkan.onCpuDevice(() -> c.boundCpu().eval(row)) : c.boundCpu().eval(row);
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // Spark's UDF error (SparkException) is checked, thrown from Scala
+        if (c.glslOnly() && CpuVulkan.isMissing(e)) {
+          if (WARNED_SKIP.compareAndSet(false, true)) {
+            LOG.warn("vkspark verify: GPU rows of GLSL-only UDFs (here '{}') are not checked: their call() runs their "
+                + "SPIR-V on a CPU Vulkan device and this JVM has none (counted in verifySkippedRows). Fix: {}.",
+                c.name(), "install Mesa's lavapipe (mesa-vulkan-drivers, libvulkan1) on every executor");
+          }
+          return SKIPPED;
+        }
+        if (!(e instanceof RuntimeException)) {
+          throw e; // as before: only a RuntimeException of call() is a mismatch
+        }
         return "GPU gave " + gpuValue + ", call() threw " + e;
       }
     }
@@ -106,6 +176,7 @@ public final class GpuVerifier {
     boolean agree = switch (c.resultType()) {
       case FLOAT -> tolerance(c).agrees((Float) cpuValue, (Float) gpuValue, true);
       case DOUBLE -> tolerance(c).agrees((Double) cpuValue, (Double) gpuValue, false);
+      case BINARY -> java.util.Arrays.equals((byte[]) cpuValue, (byte[]) gpuValue);
       default -> cpuValue.equals(gpuValue) || exactWithin(c, cpuValue, gpuValue);
     };
     String tolerance = c.resultType() == SqlType.FLOAT || c.resultType() == SqlType.DOUBLE || tolerance(c).absolute() > 0
@@ -138,7 +209,9 @@ public final class GpuVerifier {
         org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
         yield v.getDecimal(r, d.precision(), d.scale());
       }
-      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // string, binary, arrays: arguments only
+      case STRING -> v.getUTF8String(r).clone(); // call() gives a UTF8String: compared byte for byte
+      case BINARY -> v.getBinary(r);
+      default -> throw new IllegalStateException(t.sqlName() + " is not a result type"); // arrays: arguments only
     };
   }
 

@@ -71,7 +71,39 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
         "keep call() to arithmetic, Math calls, branches, loops and static helpers of its class, or implement "
             + "io.vkspark.spark.api.GpuUdf with a GLSL body"),
     LOOP_LIMIT(true, "the device's loop limit cut its loops short in a batch, which is recomputed with call() (%s)",
-        "keep the UDF's loops short");
+        "keep the UDF's loops short"),
+    // ---- per batch: why one batch's GPU calls ran with call() (BatchRouter; each has a cpuRows* metric) ----
+    /** A bounded slice of a batch timed with {@code call()} for adaptive placement; the GPU computes the batch too. */
+    ADAPTIVE_TRIAL(true, "adaptive placement timed a slice of the batch with call() (%s)",
+        "set " + VkConf.PLACEMENT + "=gpu to time nothing on the CPU"),
+    /** Adaptive placement measured {@code call()} faster for batches of this shape. */
+    ADAPTIVE_CHOICE(true, "adaptive placement measured call() faster for batches of this size (%s)",
+        "set " + VkConf.PLACEMENT + "=gpu to keep every batch on the GPU"),
+    /** A translated UDF whose {@code call()} may return a value for a null argument met one. */
+    NULL_ARGUMENTS(true, "a translated UDF whose call() may return a value for a null argument met a null argument",
+        "return null for a null argument in call(), or filter the nulls out before the call"),
+    /** A row's arguments are wider than one GPU batch may stage. */
+    WIDE_ROW(true, "a row holds %s bytes of arguments of GPU UDF(s) %s, more than the %s bytes one GPU batch may stage",
+        "keep the values below that, or raise " + VkConf.BATCH_BYTES + " if it is below that"),
+    /** A translated UDF's row threw or returned null on the GPU: {@code call()} gives Spark's exception or null. */
+    RECOMPUTE(true, "a row threw or returned null in the translated kernel, so call() recomputes its batch (%s)",
+        "none needed: the results are Spark's; keep exceptions and nulls rare for speed"),
+    /** The GPU run failed in a way {@code call()} can answer (a decimal overflow under ANSI). */
+    GPU_FAILURE(true, "the GPU run of the batch failed (%s), so call() recomputes it",
+        "see the error; " + VkConf.FALLBACK + "=false makes the failure the task's"),
+    /**
+     * Single rows the kernel handed to {@code call()} (a string it computes only as ASCII was not, a
+     * string result that is not well-formed UTF-8, or the body's {@code vk_to_cpu()}); the rest of
+     * the batch keeps the GPU's results.
+     */
+    HANDED_BACK(true, "the kernel handed single rows to call() (a string it computes exactly only as ASCII was not, "
+        + "or its body asked: %s)", "none needed: the results are Spark's; the handedBack* metrics say why per row"),
+    /**
+     * A grouped batch's keys span more values than the reduction's slots: its UDFs still run on the
+     * GPU, its rows are read back and folded on the host. No row runs with {@code call()}.
+     */
+    KEYS_TOO_WIDE(true, "a batch's grouping keys span more than %s values, so its rows are folded on the host",
+        "raise spark.vkspark.fuseAggregates.onGpu.keySlots");
 
     private final boolean inNode;
     private final String text;
@@ -81,6 +113,11 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
       this.inNode = inNode;
       this.text = text;
       this.fix = fix;
+    }
+
+    /** What the user can change, as the error's and the log's {@code Fix:} says it. */
+    public String fix() {
+      return fix;
     }
 
     /** Whether the GPU node runs the call on the CPU (true) or Spark's operator keeps it (false). */
@@ -130,6 +167,11 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   /** Whether Spark's own operator keeps the call (no GPU node computes it). */
   public boolean leftToSpark() {
     return cause != null && !cause.inNode();
+  }
+
+  /** Why a batch runs on the CPU, worded as EXPLAIN and the logs word a call's reason. */
+  static String reason(Cause cause, Object... details) {
+    return cpu(cause, DecidedBy.EXECUTOR, details).reason();
   }
 
   /** Why it runs on the CPU, e.g. {@code "it is inside Sort, which vkspark does not plan on the GPU"}; empty on the GPU. */

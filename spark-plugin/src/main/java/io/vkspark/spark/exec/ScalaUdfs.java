@@ -27,7 +27,8 @@ import scala.Option;
 /**
  * GPU UDFs as Spark plans hold them. A Java UDF registered with {@code spark.udf().register}
  * reaches the plan as a {@link ScalaUDF} whose function is a Scala closure capturing the Java UDF;
- * {@link #of(ScalaUDF)} finds it through the closure's serialized form, as spark-rapids does. The
+ * {@link #of(ScalaUDF)} finds it through the closure's serialized form, as spark-rapids does. A
+ * user's own Scala closure is the function itself ({@link ScalaClosures}). The
  * SQL functions of {@code spark.vkspark.functions} are built here as the same ScalaUDF calls.
  */
 public final class ScalaUdfs {
@@ -43,7 +44,8 @@ public final class ScalaUdfs {
   /**
    * The GPU UDF behind a Scala function, if it is one (see the class comment): a captured
    * {@link GpuUdf} as it is, or, while {@code spark.vkspark.translate} is on, a captured plain Java
-   * UDF whose {@code call()} translates ({@link TranslatedUdf}).
+   * UDF whose {@code call()} translates, or a user's Scala closure that translates
+   * ({@link ScalaClosures}), as a {@link TranslatedUdf}.
    */
   public static Optional<GpuUdf> of(Object function) {
     if (function instanceof GpuUdf g) {
@@ -51,6 +53,9 @@ public final class ScalaUdfs {
     }
     if (function instanceof CountedFunction c) {
       return of(c.inner());
+    }
+    if (function instanceof NullSkipping n) {
+      return of(n.inner());
     }
     List<Object> captured = captured(function);
     for (Object o : captured) {
@@ -64,12 +69,21 @@ public final class ScalaUdfs {
             ? Optional.of(new TranslatedUdf(o, t)) : Optional.empty();
       }
     }
+    if (translateOn()) {
+      Optional<ScalaClosures.Closure> closure = ScalaClosures.of(function);
+      if (closure.isPresent()) {
+        ScalaClosures.Translated t = ScalaClosures.translate(closure.get());
+        return t.translation() instanceof Translation.Translated ok
+            ? Optional.of(TranslatedUdf.scala(function, ok, t.primitives())) : Optional.empty();
+      }
+    }
     return Optional.empty();
   }
 
   /**
-   * Why the plain Java UDF behind {@code function} does not translate, while
-   * {@code spark.vkspark.translate} is on; empty for a GPU UDF, a translated one, or anything else.
+   * Why the plain Java UDF behind {@code function}, or the user's Scala closure {@code function} is,
+   * does not translate, while {@code spark.vkspark.translate} is on; empty for a GPU UDF, a
+   * translated one, or anything else.
    */
   public static Optional<Translation.Refused> refusal(Object function) {
     if (function instanceof GpuUdf) {
@@ -77,6 +91,9 @@ public final class ScalaUdfs {
     }
     if (function instanceof CountedFunction c) {
       return refusal(c.inner());
+    }
+    if (function instanceof NullSkipping n) {
+      return refusal(n.inner());
     }
     List<Object> captured = captured(function);
     if (captured.stream().anyMatch(o -> o instanceof GpuUdf) || !translateOn()) {
@@ -87,11 +104,12 @@ public final class ScalaUdfs {
         return translate(o) instanceof Translation.Refused r ? Optional.of(r) : Optional.empty();
       }
     }
-    return Optional.empty();
+    return ScalaClosures.of(function).map(c -> ScalaClosures.translate(c).translation())
+        .filter(t -> t instanceof Translation.Refused).map(t -> (Translation.Refused) t);
   }
 
   /** The translation of Java UDF {@code udf}; a translator failure is a refusal naming it. */
-  static Translation translate(Object udf) {
+  public static Translation translate(Object udf) {
     try {
       return JavaTranslator.translate(udf);
     } catch (RuntimeException | LinkageError e) {

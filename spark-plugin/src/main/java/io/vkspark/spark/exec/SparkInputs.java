@@ -5,6 +5,8 @@ import io.vkspark.gpu.column.Bits;
 import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.ResidentColumn;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.BoundedColumn;
+import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.spark.cache.CachedColumn;
 import java.lang.reflect.Field;
 import org.apache.arrow.vector.FieldVector;
@@ -190,10 +192,17 @@ public final class SparkInputs {
    * booleans (bit-packed) and validity each move with one bulk copy, no work per row. Its identity
    * (batch and column) lets a runner keep its values on the device ({@code spark.vkspark.cache.device}).
    */
-  private record Cached(CachedColumn c, SqlType type, int rows) implements ResidentColumn {
+  private record Cached(CachedColumn c, SqlType type, int rows) implements ResidentColumn, BoundedColumn {
     @Override
     public long residentBatch() {
       return c.batchId();
+    }
+
+    /** Found when the batch was cached: a grouping key over the column is bounded without reading it. */
+    @Override
+    public KeyRange bounds() {
+      return c.hasBounds() && (type == SqlType.INT || type == SqlType.BIGINT || type == SqlType.DATE)
+          ? KeyRange.ofLongs(c.min(), c.max()) : null;
     }
 
     @Override

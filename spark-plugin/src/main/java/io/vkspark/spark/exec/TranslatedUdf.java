@@ -4,15 +4,20 @@ import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.Tolerance;
+import io.vkspark.spark.shim.Scala;
+import java.util.List;
 import java.util.Objects;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 
 /**
- * A plain Java UDF ({@code UDF1} .. {@code UDF22}, a class or a serializable lambda) whose
- * {@code call()} translated to a GPU kernel ({@code JavaTranslator}): a GPU UDF like a hand-written
- * one, planned into the same {@code VkGpuEval} node. Its {@code call()} stays the CPU path: Spark's
- * closure around {@link #javaUdf()} computes the rows the GPU does not (fallback, rows whose
- * {@code call()} throws or returns null, null arguments of a non-strict UDF). Made by
- * {@link ScalaUdfs#of(Object)} when {@code spark.vkspark.translate} is on.
+ * A plain Java UDF ({@code UDF1} .. {@code UDF22}, a class or a serializable lambda) or a Scala
+ * closure ({@link ScalaClosures}) whose bytecode translated to a GPU kernel ({@code JavaTranslator}):
+ * a GPU UDF like a hand-written one, planned into the same {@code VkGpuEval} node. Its
+ * {@code call()} (the closure itself) stays the CPU path: Spark's function {@link #javaUdf()}
+ * computes the rows the GPU does not (fallback, rows whose method throws or returns null, null
+ * arguments of a non-strict UDF). Made by {@link ScalaUdfs#of(Object)} when
+ * {@code spark.vkspark.translate} is on.
  */
 public final class TranslatedUdf implements GpuUdf {
   private static final long serialVersionUID = 1L;
@@ -20,14 +25,57 @@ public final class TranslatedUdf implements GpuUdf {
   private final Object javaUdf;
   private final Translation.Translated translation;
   private final GpuKernel kernel;
+  /** Per argument of a Scala closure, whether its translated parameter is a primitive; null for a Java UDF. */
+  private final List<Boolean> scalaPrimitives;
 
   TranslatedUdf(Object javaUdf, Translation.Translated translation) {
+    this(javaUdf, translation, null);
+  }
+
+  private TranslatedUdf(Object javaUdf, Translation.Translated translation, List<Boolean> scalaPrimitives) {
     this.javaUdf = Objects.requireNonNull(javaUdf, "javaUdf");
     this.translation = Objects.requireNonNull(translation, "translation");
     this.kernel = GpuKernel.of(translation.spec("udf"));
+    this.scalaPrimitives = scalaPrimitives == null ? null : List.copyOf(scalaPrimitives);
   }
 
-  /** The Java UDF object whose {@code call()} was translated. */
+  /**
+   * Scala closure {@code function} translated: {@code primitives} says, per argument, whether the
+   * translated method takes a primitive (see {@link #nullAsZeroArgument}).
+   */
+  static TranslatedUdf scala(Object function, Translation.Translated translation, List<Boolean> primitives) {
+    return new TranslatedUdf(function, translation, primitives);
+  }
+
+  /** "Scala" for a Scala closure, "Java" for a Java UDF: the language EXPLAIN says it was translated from. */
+  public String language() {
+    return scalaPrimitives == null ? "Java" : "Scala";
+  }
+
+  /**
+   * For a Scala closure called as {@code u}: the first argument (from 1) that Spark may pass to it
+   * as null where the translated method takes a primitive, or 0 when there is none. Spark passes
+   * no null to a primitive parameter it knows of ({@code ScalaUDF.inputPrimitives}: it returns
+   * null for such a row without calling the closure, as the kernel does); it knows of none for a
+   * closure registered without input types (an untyped {@code udf(f, dataType)}), whose bridge
+   * unboxes a null as 0 where the kernel would return null.
+   */
+  public int nullAsZeroArgument(ScalaUDF u) {
+    if (scalaPrimitives == null) {
+      return 0;
+    }
+    List<Object> checked = Scala.list(u.inputPrimitives());
+    List<Expression> args = Scala.list(u.children());
+    for (int i = 0; i < scalaPrimitives.size() && i < args.size(); i++) {
+      boolean sparkChecks = i < checked.size() && Boolean.TRUE.equals(checked.get(i));
+      if (scalaPrimitives.get(i) && !sparkChecks && args.get(i).nullable()) {
+        return i + 1;
+      }
+    }
+    return 0;
+  }
+
+  /** The Java UDF object whose {@code call()} was translated, or the Scala closure. */
   public Object javaUdf() {
     return javaUdf;
   }

@@ -122,7 +122,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
     if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
       return conf.verify();
     }
-    return new VerifySettings(VerifySettings.Mode.SAMPLE, conf.verify().sampleRate());
+    return conf.verify().withMode(VerifySettings.Mode.SAMPLE);
   }
 
   /** What each task's iterator is made of, sent to the executors with the closure. */

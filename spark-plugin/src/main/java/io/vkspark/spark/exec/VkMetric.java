@@ -19,15 +19,36 @@ public enum VkMetric {
   NUM_OUTPUT_ROWS("numOutputRows", Kind.SUM, MetricsLevel.ESSENTIAL, "number of output rows"),
   NUM_OUTPUT_BATCHES("numOutputBatches", Kind.SUM, MetricsLevel.ESSENTIAL, "number of output batches"),
   GPU_ROWS("gpuRows", Kind.SUM, MetricsLevel.ESSENTIAL, "rows on GPU"),
-  CPU_ROWS("cpuRows", Kind.SUM, MetricsLevel.ESSENTIAL, "rows on CPU (fallback)"),
+  CPU_ROWS("cpuRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "rows on CPU (each call's rows computed with call(); the cpuRows* causes below add up to it)"),
+  CPU_ROWS_NO_DEVICE("cpuRowsNoDevice", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, calls placed on the CPU (no Vulkan device, or it lacks a feature the kernel needs)"),
+  CPU_ROWS_ADAPTIVE_TRIAL("cpuRowsAdaptiveTrial", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, slices timed with call() by adaptive placement (the GPU computes their batch too)"),
+  CPU_ROWS_ADAPTIVE_CHOICE("cpuRowsAdaptiveChoice", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches adaptive placement sent to call() (measured faster)"),
+  CPU_ROWS_NULL_ARGUMENTS("cpuRowsNullArguments", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches with a null argument of a translated UDF whose call() handles nulls"),
+  CPU_ROWS_WIDE_ROW("cpuRowsWideRow", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches with a row wider than one GPU batch may stage (spark.vkspark.batchBytes)"),
+  CPU_ROWS_LOOP_LIMIT("cpuRowsLoopLimit", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches recomputed because the device's loop limit cut a loop short"),
+  CPU_ROWS_RECOMPUTE("cpuRowsRecompute", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches recomputed because a row threw or returned null in a translated kernel"),
+  CPU_ROWS_GPU_FAILURE("cpuRowsGpuFailure", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, batches recomputed after a GPU failure call() can answer (a decimal overflow under ANSI)"),
+  CPU_ROWS_HANDED_BACK("cpuRowsHandedBack", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "of those, single rows a kernel handed to call() (handedBackRows; the rest of their batch stays on the GPU)"),
   CPU_VULKAN_ROWS("cpuVulkanRows", Kind.SUM, MetricsLevel.ESSENTIAL,
       "of those, rows of GLSL-only UDFs run on a CPU Vulkan device (lavapipe)"),
   ADAPTIVE_GPU_ROWS("adaptiveGpuRows", Kind.SUM, MetricsLevel.ESSENTIAL,
-      "rows adaptive placement sent to the GPU (spark.vkspark.placement)"),
+      "rows of batches adaptive placement sent to the GPU (spark.vkspark.placement)"),
   ADAPTIVE_CPU_ROWS("adaptiveCpuRows", Kind.SUM, MetricsLevel.ESSENTIAL,
-      "rows adaptive placement sent to the CPU (also in rows on CPU)"),
+      "rows of batches adaptive placement sent to call() (per call in cpuRowsAdaptiveChoice)"),
   ADAPTIVE_SWITCHES("adaptiveSwitches", Kind.SUM, MetricsLevel.ESSENTIAL,
       "times adaptive placement moved a batch shape to the other path (reason logged at INFO)"),
+  KEYS_TOO_WIDE_BATCHES("keysTooWideBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "fused aggregate batches whose keys spanned more than the slots: UDFs on GPU, rows folded on the host"),
   LOOP_LIMIT_BATCHES("loopLimitBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
       "batches recomputed on CPU (GPU loop limit reached)"),
   RECOMPUTED_BATCHES("recomputedBatches", Kind.SUM, MetricsLevel.ESSENTIAL,
@@ -47,6 +68,8 @@ public enum VkMetric {
   VERIFY_ROWS("verifyRows", Kind.SUM, MetricsLevel.ESSENTIAL, "GPU rows re-checked on CPU (spark.vkspark.verify)"),
   VERIFY_MISMATCHES("verifyMismatches", Kind.SUM, MetricsLevel.ESSENTIAL, "re-checked rows where GPU and CPU differ"),
   VERIFY_TIME("verifyTime", Kind.NS_TIMING, MetricsLevel.ESSENTIAL, "time re-checking rows on CPU"),
+  VERIFY_SKIPPED_ROWS("verifySkippedRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "GPU rows of GLSL-only UDFs verify could not re-check: no CPU Vulkan device (Mesa's lavapipe) runs their call()"),
   INPUT_BATCHES("inputBatches", Kind.SUM, MetricsLevel.DEBUG,
       "child batches read (small ones coalesce into one GPU batch, spark.vkspark.coalesce)"),
   STAGED_BYTES("stagedBytes", Kind.SIZE, MetricsLevel.DEBUG,
@@ -59,7 +82,44 @@ public enum VkMetric {
   MOVED_SLOTS("movedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers reallocated larger"),
   APPENDED_SLOTS("appendedSlots", Kind.SUM, MetricsLevel.DEBUG, "output buffers newly allocated"),
   BUFFER_SETS_RECORDED("bufferSetsRecorded", Kind.SUM, MetricsLevel.DEBUG,
-      "GPU buffer sets and command buffers recorded (0 when warm)");
+      "GPU buffer sets and command buffers recorded (0 when warm)"),
+  HANDED_BACK_ROWS("handedBackRows", Kind.SUM, MetricsLevel.ESSENTIAL,
+      "GPU rows their kernel handed to call() (the rest of the batch stays on the GPU)"),
+  HANDED_BACK_BY_BODY("handedBackByBody", Kind.SUM, MetricsLevel.DEBUG, "rows handed to call(): the body called vk_to_cpu()"),
+  HANDED_BACK_NON_ASCII("handedBackNonAscii", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string the body needs as ASCII is not"),
+  HANDED_BACK_MALFORMED("handedBackMalformedUtf8", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result that is not well-formed UTF-8"),
+  HANDED_BACK_OVERFLOW("handedBackOverflow", Kind.SUM, MetricsLevel.DEBUG,
+      "rows handed to call(): a string result longer than 128 MiB, or written otherwise than measured");
+
+  /**
+   * The {@code cpuRows*} metric of {@code cause}: every row a call computes with {@code call()} in
+   * the node is counted in {@link #CPU_ROWS} by the CPU step and here, by the route that sent it,
+   * so the causes add up to it (a test asserts the sum).
+   */
+  public static VkMetric cpuRows(Placement.Cause cause) {
+    return switch (cause) {
+      case NO_DEVICE_WHEN_PLANNING, NO_PLUGIN, NO_DEVICE_ON_EXECUTOR, FEATURE_MISSING -> CPU_ROWS_NO_DEVICE;
+      case ADAPTIVE_TRIAL -> CPU_ROWS_ADAPTIVE_TRIAL;
+      case ADAPTIVE_CHOICE -> CPU_ROWS_ADAPTIVE_CHOICE;
+      case NULL_ARGUMENTS -> CPU_ROWS_NULL_ARGUMENTS;
+      case WIDE_ROW -> CPU_ROWS_WIDE_ROW;
+      case LOOP_LIMIT -> CPU_ROWS_LOOP_LIMIT;
+      case RECOMPUTE -> CPU_ROWS_RECOMPUTE;
+      case GPU_FAILURE -> CPU_ROWS_GPU_FAILURE;
+      case HANDED_BACK -> CPU_ROWS_HANDED_BACK;
+      case KEYS_TOO_WIDE, RESULT_TYPE_DIFFERS, ARGUMENT_TYPE_DIFFERS, LAMBDA, CONDITIONAL, UNPLANNED_OPERATOR, DISABLED,
+          NOT_TRANSLATED -> throw new IllegalArgumentException(cause + " puts no row of the node on the CPU");
+    };
+  }
+
+  /** The {@code cpuRows*} causes, whose sum is {@link #CPU_ROWS}. */
+  public static List<VkMetric> cpuRowCauses() {
+    return List.of(CPU_ROWS_NO_DEVICE, CPU_ROWS_ADAPTIVE_TRIAL, CPU_ROWS_ADAPTIVE_CHOICE, CPU_ROWS_NULL_ARGUMENTS,
+        CPU_ROWS_WIDE_ROW, CPU_ROWS_LOOP_LIMIT, CPU_ROWS_RECOMPUTE, CPU_ROWS_GPU_FAILURE,
+        CPU_ROWS_HANDED_BACK);
+  }
 
   /** How Spark aggregates a metric over tasks and prints it (the matching {@code SQLMetrics.create*}). */
   public enum Kind {

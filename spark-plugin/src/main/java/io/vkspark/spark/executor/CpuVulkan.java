@@ -67,13 +67,48 @@ public final class CpuVulkan {
         LOG.warn("vkspark: no CPU Vulkan device for GLSL-only GPU UDFs: {}", e.getMessage());
       }
     }
+    String why = cpuOnly() ? "verify mode checks its GPU rows against its SPIR-V run on a CPU Vulkan device"
+        : "its call() runs its SPIR-V on a CPU Vulkan device where the GPU does not run it";
     throw new GpuException(Code.NO_DEVICE, "vkspark: GPU UDF '" + udf + "' is defined in GLSL only (no Java call()), so "
-        + "without a usable GPU it runs its SPIR-V on a CPU Vulkan device, and this JVM has none: "
+        + why + ", and this JVM has no CPU Vulkan device (Mesa's lavapipe; the GPU is not the missing piece): "
         + unavailable.what() + " Fix: " + FIX + ".", unavailable);
   }
 
+  /**
+   * Whether {@code e} (or a cause) is the error of {@link #device} finding no CPU Vulkan device:
+   * verify mode then leaves GLSL-only rows unchecked rather than failing a query that runs without it.
+   */
+  public static boolean isMissing(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof GpuException g && g.code() == Code.NO_DEVICE && unavailable() != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static synchronized GpuException unavailable() {
+    return unavailable;
+  }
+
+  /** Set by {@link #hideForTests}: the JVM's CPU Vulkan devices are not listed. */
+  private static volatile boolean hidden;
+
+  /**
+   * For tests: {@code true} hides every CPU Vulkan device from this class, as on a GPU host without
+   * Mesa's lavapipe (the NVIDIA H200); {@code false} shows them again. Closes the CPU device first.
+   */
+  public static void hideForTests(boolean on) {
+    shutdown();
+    synchronized (CpuVulkan.class) {
+      hidden = on;
+      hasCpuDevice = null;
+    }
+  }
+
   private static List<DeviceInfo> devices() {
-    return io.vkspark.gpu.GpuDevice.list();
+    List<DeviceInfo> all = io.vkspark.gpu.GpuDevice.list();
+    return hidden ? all.stream().filter(d -> d.type() != DeviceType.CPU).toList() : all;
   }
 
   public static String executorId() {

@@ -241,7 +241,9 @@ final class GlslRows {
       case BOOLEAN -> ((BitVector) v).get(0) != 0;
       case DATE -> LocalDate.ofEpochDay(((DateDayVector) v).get(0));
       case TIMESTAMP -> org.apache.spark.sql.catalyst.util.DateTimeUtils.microsToInstant(((TimeStampVector) v).get(0));
-      case STRING, BINARY, ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(t + " is not a result type");
+      case STRING -> new String(((org.apache.arrow.vector.VarCharVector) v).get(0), java.nio.charset.StandardCharsets.UTF_8);
+      case BINARY -> ((org.apache.arrow.vector.VarBinaryVector) v).get(0);
+      case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(t + " is not a result type");
     };
   }
 }

@@ -46,7 +46,8 @@ public final class CompiledKernels {
    * settings' shader cache, within {@code spark.vkspark.compileTimeout}, interruptibly.
    */
   public static ColumnKernel compile(KernelSpec spec, io.vkspark.spark.conf.VkConf conf) {
-    return JVM.get(spec, conf.shaderCachePath(), conf.compileTimeout());
+    // fastMath: the same SPIR-V, loaded without NoContraction (ColumnKernel.withFastMath)
+    return JVM.get(spec, conf.shaderCachePath(), conf.compileTimeout()).withFastMath(conf.fastMath());
   }
 
   /** The kernel of {@code spec}, compiled once while it stays among the last {@code max} used. */

@@ -77,8 +77,9 @@ public final class GpuPlanner {
 
   /**
    * Why a translated UDF's kernel does not fit call {@code u}: the SQL types of the call's
-   * arguments must be the kernel's argument types (Spark does not cast a Java UDF's arguments) and
-   * the type it is registered with its result type.
+   * arguments must be the kernel's argument types (Spark does not cast a Java UDF's arguments), the
+   * type it is registered with its result type, and a Scala closure's primitive parameters must
+   * never see a null ({@link TranslatedUdf#nullAsZeroArgument}).
    */
   static Optional<String> misfit(ScalaUDF u, TranslatedUdf t) {
     List<Expression> args = Scala.list(u.children());
@@ -99,6 +100,13 @@ public final class GpuPlanner {
     if (!u.dataType().equals(result)) {
       return Optional.of("it is registered as returning " + u.dataType().sql() + " but " + t.translation().source()
           + " returns " + t.translation().result().sqlName());
+    }
+    int nullAsZero = t.nullAsZeroArgument(u);
+    if (nullAsZero > 0) {
+      return Optional.of("argument " + nullAsZero + " may be null and Spark passes it to " + t.translation().source()
+          + ", which reads a null " + t.translation().args().get(nullAsZero - 1).sqlName() + " as 0 (a closure registered "
+          + "without input types: with udf(f) or spark.udf.register(name, f) Spark returns null for a null argument "
+          + "itself)");
     }
     return Optional.empty();
   }

@@ -7,6 +7,7 @@ import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.exec.TranslatedUdf;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.Placement;
@@ -108,7 +109,9 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
 
   private Extracted extract(List<Expression> exprs, List<Attribute> keep, SparkPlan child, GpuPlanner planner) {
     Map<Expression, GpuPlanner.Decision> decisions = new LinkedHashMap<>();
-    boolean changed = false;
+    List<Expression> nulled = nullCalls(exprs, decisions, planner);
+    boolean changed = !nulled.equals(exprs);
+    exprs = nulled;
     while (true) {
       Map<Expression, CallSites.Site> sites = sites(exprs);
       Map<Expression, Expression> guards = CallSites.guards(exprs);
@@ -171,7 +174,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         for (Map.Entry<Expression, ScalaUDF> entry : ready.entrySet()) {
           Scala.list(entry.getValue().children()).stream().filter(a -> a instanceof Attribute)
               .forEach(a -> used.add(((Attribute) a).exprId()));
-          deviceArgs.get(entry.getKey()).forEach(a -> a.ifPresent(d -> used.add(d.column().exprId())));
+          deviceArgs.get(entry.getKey()).forEach(a -> a.filter(d -> d.column() != null).ifPresent(d -> used.add(d.column().exprId())));
           addReferences(guards.get(entry.getKey()), used);
         }
         List<NamedExpression> list = new ArrayList<>();
@@ -191,7 +194,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         for (int i = 0; i < args.size(); i++) {
           Expression arg = args.get(i);
           if (computed.get(i).isPresent()) { // the call() path evaluates the expression itself, over the column
-            ordinals[i] = indexOf(childOutput, computed.get(i).get().column());
+            Attribute column = computed.get(i).get().column();
+            ordinals[i] = column == null ? -1 : indexOf(childOutput, column); // a constant reads no column
             bound.add(bind(arg, childOutput));
             continue;
           }
@@ -215,6 +219,33 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       child = new VkGpuEvalExec(Scala.seq(calls), child);
       exprs = rewritten;
     }
+  }
+
+  /**
+   * {@code exprs} with each null-strict GPU UDF call that has a null constant argument replaced by a
+   * null literal: it is null for every row, as vkspark's strict calls are (a translated UDF whose
+   * {@code call()} may answer a null keeps its call, and sees the null).
+   */
+  private List<Expression> nullCalls(List<Expression> exprs, Map<Expression, GpuPlanner.Decision> decisions,
+                                     GpuPlanner planner) {
+    Map<Expression, CallSites.Site> sites = sites(exprs);
+    List<Expression> out = new ArrayList<>();
+    for (Expression e : exprs) {
+      out.add(e.transformUp(new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
+        @Override
+        public boolean isDefinedAt(Expression x) {
+          return x instanceof ScalaUDF u && Scala.list(u.children()).stream().anyMatch(DeviceArg::nullConstant)
+              && !(ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf t && !t.strict())
+              && extractable(u, sites, decisions, planner);
+        }
+
+        @Override
+        public Expression apply(Expression x) {
+          return org.apache.spark.sql.catalyst.expressions.Literal.create(null, x.dataType());
+        }
+      }));
+    }
+    return out;
   }
 
   /**
@@ -247,9 +278,9 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     List<Expression> args = Scala.list(u.children());
     List<Optional<DeviceArg>> out = new ArrayList<>();
     for (int i = 0; i < args.size(); i++) {
-      boolean kernelTakesDouble = d != null && d.kernel() != null
-          && d.kernel().signature().args().get(i).type() == SqlType.DOUBLE;
-      out.add(kernelTakesDouble ? DeviceArg.of(args.get(i))
+      SqlType type = d != null && d.kernel() != null ? d.kernel().signature().args().get(i).type() : null;
+      Optional<DeviceArg> constant = type == null ? Optional.empty() : DeviceArg.constant(args.get(i), type);
+      out.add(constant.isPresent() ? constant : type == SqlType.DOUBLE ? DeviceArg.of(args.get(i))
           .filter(a -> childOutput.stream().anyMatch(c -> c.exprId().equals(a.column().exprId()))) : Optional.empty());
     }
     return out;

@@ -33,7 +33,7 @@ final class VkConfTest {
     VkConf d = VkConf.from(k -> null);
     assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
         d.kernelTimeout(), d.metricsLevel(), d.verify(), d.coalesce(), d.define(), d.compileTimeout(), d.batchBytes(),
-        d.placement())
+        d.placement(), false)
         .shaderCachePath());
   }
 
@@ -275,7 +275,8 @@ final class VkConfTest {
     assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
         VerifySettings.OFF, true, true, java.time.Duration.ofSeconds(60), 128L << 20,
-        io.vkspark.spark.conf.PlacementMode.ADAPTIVE), d, "the defaults as before");
+        io.vkspark.spark.conf.PlacementMode.ADAPTIVE, false), d, "the defaults as before");
+    assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
   }
 
   // ---- the README's configuration table ----

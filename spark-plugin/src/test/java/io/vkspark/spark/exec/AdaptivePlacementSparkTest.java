@@ -63,6 +63,37 @@ final class AdaptivePlacementSparkTest {
         .selectExpr("id", "gpu_hypot(a, b) AS h");
   }
 
+  /**
+   * Issue 33: every row run with {@code call()} has a cause, and the causes add up to
+   * {@code cpuRows}, over the representative queries under adaptive placement with the GPU made to
+   * look slow (trial slices, and batches chosen for the CPU where a shape has more): a fused SUM/MIN/MAX/COUNT of a UDF,
+   * a cached DataFrame, and dictionary-encoded Parquet (j has 2,000 values in 20,000 rows).
+   * {@code TestSpark.metrics} asserts the sum for every node it reads, in every Spark test.
+   */
+  @Test
+  void cpuRowCauses_addUpToCpuRows_overRepresentativeQueries() {
+    AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
+    spark().conf().set(VkConf.COALESCE, "true");
+    Dataset<Row> cached = TestSpark.table().selectExpr("id", "a", "b").cache();
+    try {
+      List<Supplier<Dataset<Row>>> queries = List.of(
+          () -> TestSpark.table().selectExpr("sum(gpu_hypot(a, b))", "min(gpu_hypot(a, b))", "max(gpu_hypot(b, a))",
+              "count(gpu_hypot(a, b))"),
+          () -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"),
+          () -> TestSpark.table().selectExpr("id", "int_poly(i, j) AS p", "int_poly(j, j) AS q"));
+      Map<String, Long> total = new java.util.TreeMap<>();
+      for (Supplier<Dataset<Row>> q : queries) {
+        assertVksparkEqualsCpu(q, df -> gpuNodes(df).forEach(n -> metrics(n).forEach((k, v) -> total.merge(k, v, Long::sum))));
+      }
+      long causes = VkMetric.cpuRowCauses().stream().mapToLong(c -> total.getOrDefault(c.key(), 0L)).sum();
+      assertTrue(total.get("cpuRows") > 0, total.toString());
+      assertEquals(total.get("cpuRows"), causes, total.toString());
+      assertTrue(total.get("cpuRowsAdaptiveTrial") > 0, total.toString());
+    } finally {
+      cached.unpersist();
+    }
+  }
+
   @Test
   void adaptive_timesBothPaths_andMatchesCall() {
     List<Map<String, Long>> ran = new ArrayList<>();
@@ -70,11 +101,15 @@ final class AdaptivePlacementSparkTest {
     Map<String, Long> m = ran.get(0);
     String timings = AdaptivePlacement.shared().summary();
     System.out.println("[adaptive] lavapipe vs call(), measured: " + timings.strip() + "; metrics " + m);
+    // the trials: batches on the GPU, each with a slice (at most the batch) timed with call()
     long trials = (long) AdaptivePlacement.TRIALS * BATCH;
-    assertTrue(m.get("adaptiveGpuRows") >= trials && m.get("adaptiveCpuRows") >= trials, m + "\n" + timings);
+    assertTrue(m.get("adaptiveGpuRows") >= trials, m + "\n" + timings);
+    assertTrue(m.get("cpuRowsAdaptiveTrial") >= (long) AdaptivePlacement.TRIALS * AdaptivePlacement.MIN_TRIAL_ROWS
+        && m.get("cpuRowsAdaptiveTrial") <= m.get("adaptiveGpuRows"), m + "\n" + timings);
     assertEquals((long) ROWS, m.get("adaptiveGpuRows") + m.get("adaptiveCpuRows"), m.toString());
     assertEquals(m.get("adaptiveGpuRows"), m.get("gpuRows"), m.toString());
-    assertEquals(m.get("adaptiveCpuRows"), m.get("cpuRows"), m.toString());
+    assertEquals(m.get("adaptiveCpuRows"), m.get("cpuRowsAdaptiveChoice"), m.toString());
+    assertEquals(m.get("cpuRowsAdaptiveTrial") + m.get("cpuRowsAdaptiveChoice"), m.get("cpuRows"), m.toString());
     assertTrue(explain(hypot()).contains("gpu_hypot(") && explain(hypot()).contains(ADAPTIVE), explain(hypot()));
   }
 
@@ -89,6 +124,7 @@ final class AdaptivePlacementSparkTest {
     // at most each shape's trials (and the batches of the other task before they were timed) on the GPU
     assertTrue(m.get("adaptiveCpuRows") > m.get("adaptiveGpuRows"), m.toString());
     assertEquals((long) ROWS, m.get("adaptiveGpuRows") + m.get("adaptiveCpuRows"), m.toString());
+    assertEquals(m.get("adaptiveCpuRows"), m.get("cpuRowsAdaptiveChoice"), m.toString());
     assertTrue(AdaptivePlacement.shared().summary().contains("on CPU"), AdaptivePlacement.shared().summary());
   }
 

@@ -32,7 +32,15 @@ final class PlacementTest {
       Map.entry(Cause.UNPLANNED_OPERATOR, new Object[] {"Sort"}),
       Map.entry(Cause.DISABLED, new Object[] {}),
       Map.entry(Cause.NOT_TRANSLATED, new Object[] {"com.acme.F.call line 3: new java.lang.StringBuilder (allocation)"}),
-      Map.entry(Cause.LOOP_LIMIT, new Object[] {"cut short"}));
+      Map.entry(Cause.LOOP_LIMIT, new Object[] {"cut short"}),
+      Map.entry(Cause.ADAPTIVE_TRIAL, new Object[] {"2048 rows"}),
+      Map.entry(Cause.ADAPTIVE_CHOICE, new Object[] {"CPU 0.3 us/row"}),
+      Map.entry(Cause.NULL_ARGUMENTS, new Object[] {}),
+      Map.entry(Cause.WIDE_ROW, new Object[] {140000001L, "slen", 134217728L}),
+      Map.entry(Cause.RECOMPUTE, new Object[] {"row 7 threw"}),
+      Map.entry(Cause.GPU_FAILURE, new Object[] {"decimal overflow"}),
+      Map.entry(Cause.HANDED_BACK, new Object[] {"3 rows not ASCII"}),
+      Map.entry(Cause.KEYS_TOO_WIDE, new Object[] {64}));
 
   private static final VkConf STRICT = VkConf.from(k -> k.equals(VkConf.FALLBACK) ? "false" : null);
   private static final VkConf LENIENT = VkConf.from(k -> null);

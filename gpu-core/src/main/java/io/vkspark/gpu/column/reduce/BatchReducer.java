@@ -1,5 +1,6 @@
 package io.vkspark.gpu.column.reduce;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.column.BatchMeter;
 import io.vkspark.gpu.column.Bits;
@@ -45,6 +46,10 @@ public final class BatchReducer implements AutoCloseable {
   private ArrowBuf keyParams;
   /** Grouped: batches whose key range did not fit the slots (left to the caller). */
   private long wideBatches;
+  /** Grouped: batches whose key range the key's expression bounded alone. */
+  private long staticRanges;
+  /** Grouped: batches whose key range came from their source column's known bounds ({@link BoundedColumn}). */
+  private long boundedRanges;
 
   /**
    * @param meter the runner's meter of the batch, which counts the bytes this moves
@@ -66,12 +71,18 @@ public final class BatchReducer implements AutoCloseable {
   }
 
   /**
-   * Grouped: finds the key's range over {@code rows} rows (and keeps a host copy of its validity);
-   * whether its values, plus a slot for null keys, fit the slots. A batch that does not fit is
-   * left to the caller.
+   * Grouped: bounds the key's range over {@code rows} rows: from its expression alone where that
+   * bounds it within the slots ({@link GroupKey#staticRange}: no value is read), else from the
+   * source's known bounds ({@link BoundedColumn}: a cached column's) or its values, read on the host; keeps a host copy of the source's validity. Whether
+   * the range, plus a slot for null keys, fits the slots; a batch that does not fit is left to the
+   * caller.
+   *
+   * @param inputs the batch's input columns; the key is computed from one of them, or from a call's
+   *     result (whose nulls are known only once the batch is staged, so a slot is kept for them)
    */
-  public boolean admit(InputColumn key, int rows) {
-    if (!keyRange(key, rows)) {
+  public boolean admit(List<InputColumn> inputs, int rows) {
+    int column = reduction.keyColumn();
+    if (!keyRange(column >= 0 ? inputs.get(column) : null, rows)) {
       wideBatches++;
       return false;
     }
@@ -83,54 +94,102 @@ public final class BatchReducer implements AutoCloseable {
     return wideBatches;
   }
 
+  /** Grouped batches whose key range came from the key's expression alone (no value read on the host). */
+  public long staticRanges() {
+    return staticRanges;
+  }
+
+  /** Grouped batches whose key range came from their source's known bounds (no value read on the host). */
+  public long boundedRanges() {
+    return boundedRanges;
+  }
+
   /** Finds the key's range (sets keyBase, keyNullSlot, keyNulls and the host copy of the key validity); whether it fits. */
-  private boolean keyRange(InputColumn key, int rows) {
-    long vbytes = SqlType.BOOLEAN.bytesFor(rows);
-    if (keyValidHost == null || keyValidHost.capacity() < vbytes) {
-      if (keyValidHost != null) {
-        keyValidHost.close();
+  private boolean keyRange(InputColumn source, int rows) {
+    GroupKey key = reduction.key();
+    boolean nulls = true; // a call's result: its nulls are known once staged
+    long valid = 0;
+    if (source != null) {
+      long vbytes = SqlType.BOOLEAN.bytesFor(rows);
+      if (keyValidHost == null || keyValidHost.capacity() < vbytes) {
+        if (keyValidHost != null) {
+          keyValidHost.close();
+        }
+        keyValidHost = allocator.buffer(Math.max(vbytes, 64));
       }
-      keyValidHost = allocator.buffer(Math.max(vbytes, 64));
+      valid = keyValidHost.memoryAddress();
+      RawMemory.memSet(valid, 0xff, vbytes);
+      nulls = false;
+      if (source.hasNulls() && rows > 0) {
+        source.andValidity(valid, rows);
+        nulls = Bits.nullCount(valid, vbytes, rows) > 0;
+      }
     }
-    long valid = keyValidHost.memoryAddress();
-    RawMemory.memSet(valid, 0xff, vbytes);
-    boolean nulls = false;
-    if (key.hasNulls() && rows > 0) {
-      key.andValidity(valid, rows);
-      nulls = Bits.nullCount(valid, vbytes, rows) > 0;
+    int slots = reduction.slots();
+    int nullSlots = nulls ? 1 : 0;
+    KeyRange range = key.staticRange();
+    if (range.values() > slots - nullSlots) {
+      if (source == null) {
+        return false; // a call's results are on the device only
+      }
+      KeyRange known = source instanceof BoundedColumn b ? b.bounds() : null;
+      if (known != null) {
+        boundedRanges++;
+      }
+      range = key.range(known != null ? known : sourceRange(source, rows, nulls, valid));
+    } else {
+      staticRanges++;
     }
-    boolean wide = reduction.keyType() == SqlType.BIGINT;
-    int width = wide ? 8 : 4;
+    long values = range.values();
+    if (values > slots - nullSlots) {
+      return false;
+    }
+    keyBase = values > 0 ? range.lo() : 0;
+    keyNullSlot = (int) values;
+    keyNulls = nulls;
+    return true;
+  }
+
+  /** The range of the source's non-null values over {@code rows} rows (validity at {@code valid} when {@code nulls}), read on the host. */
+  private KeyRange sourceRange(InputColumn source, int rows, boolean nulls, long valid) {
+    SqlType t = reduction.keyType();
+    int width = t.byteWidth();
     ArrowBuf s = scratch.apply((long) rows * width);
     long at = s.memoryAddress();
     if (rows > 0) {
-      key.copyValues(0, rows, at);
+      source.copyValues(0, rows, at);
     }
+    boolean floating = t == SqlType.FLOAT || t == SqlType.DOUBLE;
     long min = Long.MAX_VALUE;
     long max = Long.MIN_VALUE;
+    double dmin = Double.POSITIVE_INFINITY;
+    double dmax = Double.NEGATIVE_INFINITY;
+    boolean any = false;
+    boolean nan = false;
     for (int r = 0; r < rows; r++) {
       if (nulls && (RawMemory.memGetLong(valid + 8L * (r >>> 6)) & (1L << (r & 63))) == 0) {
         continue;
       }
-      long v = wide ? RawMemory.memGetLong(at + 8L * r) : RawMemory.memGetInt(at + 4L * r);
-      min = Math.min(min, v);
-      max = Math.max(max, v);
-    }
-    long values = 0;
-    if (min <= max) {
-      long span = max - min; // may overflow for bigints far apart: then the range is too wide
-      if (span < 0 || span >= reduction.slots()) {
-        return false;
+      if (floating) {
+        double v = t == SqlType.DOUBLE ? Double.longBitsToDouble(RawMemory.memGetLong(at + 8L * r))
+            : Float.intBitsToFloat(RawMemory.memGetInt(at + 4L * r));
+        if (Double.isNaN(v)) {
+          nan = true;
+        } else {
+          any = true;
+          dmin = Math.min(dmin, v);
+          dmax = Math.max(dmax, v);
+        }
+      } else {
+        long v = width == 8 ? RawMemory.memGetLong(at + 8L * r) : RawMemory.memGetInt(at + 4L * r);
+        min = Math.min(min, v);
+        max = Math.max(max, v);
       }
-      values = span + 1;
     }
-    if (values + (nulls ? 1 : 0) > reduction.slots()) {
-      return false;
+    if (floating) {
+      return any ? KeyRange.ofDoubles(dmin, dmax, nan) : KeyRange.ofDoubles(1, 0, nan);
     }
-    keyBase = min <= max ? min : 0;
-    keyNullSlot = (int) values;
-    keyNulls = nulls;
-    return true;
+    return min <= max ? KeyRange.ofLongs(min, max) : KeyRange.ofLongs(0, -1);
   }
 
   /**
@@ -162,7 +221,7 @@ public final class BatchReducer implements AutoCloseable {
       }
     }
     if (reduction.grouped()) {
-      writeKeyParams(b, from, n);
+      writeKeyParams(b, from, n, validity);
     }
     return mask;
   }
@@ -172,7 +231,7 @@ public final class BatchReducer implements AutoCloseable {
    * group counts and their total) and, when the batch has null keys, the key validity of the
    * {@code n} rows being dispatched.
    */
-  private void writeKeyParams(ReductionBuffers b, int from, int n) {
+  private void writeKeyParams(ReductionBuffers b, int from, int n, IntToLongFunction validity) {
     if (keyParams == null) {
       keyParams = allocator.buffer(ReductionPasses.KEY_PARAMS_BYTES);
     }
@@ -192,7 +251,9 @@ public final class BatchReducer implements AutoCloseable {
     if (keyNulls) {
       long bytes = SqlType.BOOLEAN.bytesFor(n);
       ArrowBuf s = scratch.apply(bytes);
-      Bits.copy(keyValidHost.memoryAddress(), from, s.memoryAddress(), 0, n);
+      int call = reduction.key().call();
+      // an input's validity as admit() copied it; a call's result validity as the runner computed it
+      Bits.copy(call >= 0 ? validity.applyAsLong(call) : keyValidHost.memoryAddress(), from, s.memoryAddress(), 0, n);
       b.keyValid.write(0, s.memoryAddress(), bytes);
       meter.uploaded(bytes);
     }
@@ -209,6 +270,7 @@ public final class BatchReducer implements AutoCloseable {
       if (reducedByKey == null) {
         reducedByKey = fold.emptySlots();
       }
+      checkRows(s.memoryAddress(), used, n);
       fold.foldKeyed(s.memoryAddress(), used, reducedByKey);
       return;
     }
@@ -221,6 +283,23 @@ public final class BatchReducer implements AutoCloseable {
       reduced = fold.empty();
     }
     fold.fold(s.memoryAddress(), groups, reduced);
+  }
+
+  /**
+   * Checks that the hidden COUNT(*) (the last partial of each slot) counted every dispatched row: a
+   * key outside the bounded range would be left out by the shader, never counted in a wrong group.
+   */
+  private void checkRows(long address, int used, int n) {
+    int perSlot = (int) (reduction.passes().keyedResultBytes(1) / HostFold.PARTIAL_BYTES);
+    long counted = 0;
+    for (int s = 0; s < used; s++) {
+      counted += RawMemory.memGetInt(address + ((long) s * perSlot + perSlot - 1) * HostFold.PARTIAL_BYTES + 8) & 0xffffffffL;
+    }
+    if (counted != n) {
+      throw GpuException.of(GpuException.Code.UNSUPPORTED, "the GPU reduction by key " + reduction.key() + " counted "
+          + counted + " of " + n + " rows: a key fell outside the range vkspark bounded for the batch.",
+          "set spark.vkspark.fuseAggregates.onGpu=false, and report the key expression.");
+    }
   }
 
   /** The staged batch's values over its {@code rows} rows (empty values when nothing was dispatched). */

@@ -120,22 +120,20 @@ import java.util.concurrent.ConcurrentHashMap;
 
   private final List<Aggregate> aggregates;
   private final List<SqlType> callTypes;
-  /** The grouping key: the runner's input column it is (-1: ungrouped), its type and the slots per batch. */
-  private final int keyColumn;
-  private final SqlType keyType;
+  /** The grouping key (null: ungrouped) and the slots per batch. */
+  private final GroupKey key;
   private final int slots;
   private final ReductionPasses passes;
   private final HostFold fold;
 
-  private ColumnReduction(List<Aggregate> aggregates, List<Aggregate> all, List<SqlType> callTypes, int keyColumn,
-                          SqlType keyType, int slots) {
+  private ColumnReduction(List<Aggregate> aggregates, List<Aggregate> all, List<SqlType> callTypes, GroupKey key,
+                          int slots) {
     this.aggregates = aggregates;
     this.callTypes = callTypes;
-    this.keyColumn = keyColumn;
-    this.keyType = keyType;
+    this.key = key;
     this.slots = slots;
-    this.passes = keyColumn < 0 ? ReductionPasses.ungrouped(all, callTypes, aggregates.toString())
-        : ReductionPasses.grouped(all, callTypes, keyType, slots, aggregates.toString());
+    this.passes = key == null ? ReductionPasses.ungrouped(all, callTypes, aggregates.toString())
+        : ReductionPasses.grouped(all, callTypes, key, slots, aggregates.toString());
     this.fold = new HostFold(aggregates, all, callTypes, slots);
   }
 
@@ -151,7 +149,7 @@ import java.util.concurrent.ConcurrentHashMap;
     List<SqlType> types = List.copyOf(callTypes);
     validate(aggs, types);
     String key = aggs + "|" + types;
-    return CACHE.computeIfAbsent(key, k -> new ColumnReduction(aggs, aggs, types, -1, null, 0));
+    return CACHE.computeIfAbsent(key, k -> new ColumnReduction(aggs, aggs, types, null, 0));
   }
 
   /**
@@ -171,12 +169,33 @@ import java.util.concurrent.ConcurrentHashMap;
    */
   public static ColumnReduction grouped(List<Aggregate> aggregates, List<SqlType> callTypes, int keyColumn,
                                         SqlType keyType, int slots) {
-    List<Aggregate> aggs = List.copyOf(aggregates);
-    List<SqlType> types = List.copyOf(callTypes);
-    validate(aggs, types);
     if (!groupable(keyType) || keyColumn < 0) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction keyed by input column " + keyColumn + " of type "
           + (keyType == null ? "null" : keyType.sqlName()) + ".", "group by an int, bigint or date input column of the runner.");
+    }
+    return grouped(aggregates, callTypes, GroupKey.column(keyColumn, keyType), slots);
+  }
+
+  /**
+   * The reduction of {@code aggregates} per value of a key the device computes ({@link GroupKey}: an
+   * input column, or an expression such as {@code id % 16} over one, or over a call's result),
+   * otherwise as {@link #grouped(List, List, int, SqlType, int)}: a key over an input column is
+   * uploaded whether or not a call reads it; per batch the runner bounds the key's range, from the
+   * expression alone where it bounds it ({@link GroupKey#staticRange}), else from the source's
+   * values on the host.
+   *
+   * @throws GpuException INVALID_ARGUMENT as {@link #grouped(List, List, int, SqlType, int)}, and for a
+   *     key that {@link GroupKey} does not compute or whose call does not exist or has another type
+   */
+  public static ColumnReduction grouped(List<Aggregate> aggregates, List<SqlType> callTypes, GroupKey key, int slots) {
+    List<Aggregate> aggs = List.copyOf(aggregates);
+    List<SqlType> types = List.copyOf(callTypes);
+    validate(aggs, types);
+    java.util.Objects.requireNonNull(key, "key");
+    key.check();
+    if (key.call() >= 0 && (key.call() >= types.size() || types.get(key.call()) != key.sourceType())) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction keyed by call " + key.call() + " of type "
+          + key.sourceType().sqlName() + " over calls of types " + types + ".", "key by a call of the runner, with its result type.");
     }
     if (slots < 1 || slots > MAX_SLOTS) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction with " + slots + " key slots.",
@@ -186,11 +205,11 @@ import java.util.concurrent.ConcurrentHashMap;
       throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction of " + aggs.size() + " aggregates; at most "
           + MAX_GROUPED_AGGREGATES + " are supported.", "fold this many aggregates on the host.");
     }
-    String key = aggs + "|" + types + "|key " + keyColumn + " " + keyType + " " + slots;
-    return CACHE.computeIfAbsent(key, k -> {
+    String cacheKey = aggs + "|" + types + "|key " + key + " " + key.sourceType() + " " + slots;
+    return CACHE.computeIfAbsent(cacheKey, k -> {
       List<Aggregate> all = new ArrayList<>(aggs);
       all.add(new Aggregate(Function.COUNT, -1)); // each key's rows, so a key whose values are all null still has a group
-      return new ColumnReduction(aggs, List.copyOf(all), types, keyColumn, keyType, slots);
+      return new ColumnReduction(aggs, List.copyOf(all), types, key, slots);
     });
   }
 
@@ -236,17 +255,22 @@ import java.util.concurrent.ConcurrentHashMap;
 
   /** Whether this reduction is grouped by a key ({@link #grouped}). */
   public boolean grouped() {
-    return keyColumn >= 0;
+    return key != null;
   }
 
-  /** The runner's input column holding the key; -1 when ungrouped. */
+  /** The grouping key; null when ungrouped. */
+  public GroupKey key() {
+    return key;
+  }
+
+  /** The runner's input column the key is computed from; -1 when ungrouped or computed from a call's result. */
   public int keyColumn() {
-    return keyColumn;
+    return key == null ? -1 : key.input();
   }
 
-  /** The key's type; null when ungrouped. */
+  /** The type of the key's source (the input column as the runner takes it, or the call's result); null when ungrouped. */
   public SqlType keyType() {
-    return keyType;
+    return key == null ? null : key.sourceType();
   }
 
   /** Key slots per batch (distinct key values, plus one for null keys); 0 when ungrouped. */
@@ -282,6 +306,6 @@ import java.util.concurrent.ConcurrentHashMap;
 
   @Override
   public String toString() {
-    return "ColumnReduction" + aggregates + (grouped() ? " by input " + keyColumn + " (" + slots + " slots)" : "");
+    return "ColumnReduction" + aggregates + (grouped() ? " by " + key + " (" + slots + " slots)" : "");
   }
 }

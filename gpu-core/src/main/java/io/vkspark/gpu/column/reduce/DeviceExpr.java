@@ -16,7 +16,8 @@ import java.util.TreeSet;
  * semantics exactly, nulls included (three-valued {@code AND}/{@code OR}, {@code isnan(null)} is
  * false, comparisons order NaN above everything and equal to itself, {@code -0.0 = 0.0}); integer
  * arithmetic wraps. Only operations whose GPU result is bit-exact on every device are offered: no
- * division, remainder or transcendental, and no 32-bit float {@code +}, {@code -}, {@code *} or
+ * division, no remainder but by a non-zero integer literal ({@link Remainder}, computed on unsigned
+ * magnitudes), no transcendental, and no 32-bit float {@code +}, {@code -}, {@code *} or
  * double-to-float cast: those match Java only where the device keeps float32 subnormals and rounds
  * to nearest, and the H200 flushes them (no {@code shaderDenormPreserveFloat32}; see
  * docs/GLSL-SEMANTICS.md, "Expressions computed in the reduction"). Floats take part as values
@@ -361,6 +362,87 @@ public sealed interface DeviceExpr extends Serializable {
             "cast between int, bigint, float, double and boolean on the device (not double to float).");
       }
       return to;
+    }
+  }
+
+  /**
+   * The value a grouped reduction's key is computed from ({@link GroupKey}): a runner input column
+   * or a call's result, of an int, bigint, float, double or date (a date as its epoch day, only as
+   * the key itself); null where that value is.
+   */
+  record KeySource(SqlType type) implements DeviceExpr {
+    public KeySource {
+      Objects.requireNonNull(type, "type");
+      if (!(TYPES.contains(type) || type == SqlType.DATE) || type == SqlType.BOOLEAN) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a grouping key computed from a " + type.sqlName() + " value.",
+            "group by int, bigint, float, double or date values (or expressions over them) on the device.");
+      }
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of();
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return type;
+    }
+  }
+
+  /**
+   * {@code child % divisor} with Java's (and Spark's) semantics, the sign of the dividend
+   * ({@code MIN % -1 = 0}), or with {@code positive} Spark's {@code pmod(child, divisor)}
+   * ({@code r = child % divisor; r < 0 ? (r + divisor) % divisor : r}, wrapping as Spark's does);
+   * an int or bigint child, a non-zero literal divisor of the child's type (so it never fails, in
+   * any mode, and is exact on every device: it is computed on unsigned magnitudes, where GLSL
+   * leaves a signed {@code %} of negative operands undefined); null for null.
+   */
+  record Remainder(DeviceExpr child, long divisor, boolean positive) implements DeviceExpr {
+    public Remainder {
+      Objects.requireNonNull(child, "child");
+      if (divisor == 0) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a remainder by the literal 0.",
+            "leave a division by zero to Spark (null or an error, as its mode says).");
+      }
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      SqlType t = child.type(callTypes);
+      if (t != SqlType.INT && t != SqlType.BIGINT) {
+        throw wrong(this, "an int or bigint", t);
+      }
+      if (t == SqlType.INT && (divisor < Integer.MIN_VALUE || divisor > Integer.MAX_VALUE)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, this + " divides an int by " + divisor + ", not an int.",
+            "cast operands to one type first, as Spark's analyzer does.");
+      }
+      return t;
+    }
+  }
+
+  /**
+   * {@code floor(child)} of a double, as a double (exact: an integral value, NaN and infinities
+   * as they are); Spark's {@code floor} of a double is {@code CAST(Floor(x) AS BIGINT)}. Null for null.
+   */
+  record Floor(DeviceExpr child) implements DeviceExpr {
+    public Floor {
+      Objects.requireNonNull(child, "child");
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of(child);
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return same(this, SqlType.DOUBLE, callTypes, child);
     }
   }
 

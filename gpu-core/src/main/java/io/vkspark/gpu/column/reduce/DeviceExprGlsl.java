@@ -5,14 +5,17 @@ import io.vkspark.gpu.column.reduce.DeviceExpr.Call;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Cast;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Coalesce;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Compare;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Floor;
 import io.vkspark.gpu.column.reduce.DeviceExpr.If;
 import io.vkspark.gpu.column.reduce.DeviceExpr.IsNaN;
 import io.vkspark.gpu.column.reduce.DeviceExpr.IsNull;
+import io.vkspark.gpu.column.reduce.DeviceExpr.KeySource;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Literal;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Logic;
 import io.vkspark.gpu.column.reduce.DeviceExpr.NaNvl;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Negate;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Not;
+import io.vkspark.gpu.column.reduce.DeviceExpr.Remainder;
 import io.vkspark.gpu.column.SqlType;
 import java.util.List;
 
@@ -39,8 +42,25 @@ final class DeviceExprGlsl {
           + " ? int64_t(0x7fffffffffffffffUL) : x <= " + doubleBits(-0x1p63) + " ? int64_t(0x8000000000000000UL)"
           + " : int64_t(x); }");
 
+  /**
+   * Java's {@code %} and Spark's {@code pmod} of integers by a non-zero divisor, on unsigned
+   * magnitudes (GLSL leaves {@code %} of negative operands undefined; unsigned {@code %} is
+   * defined); need 64-bit integers only.
+   */
+  static final List<String> INTEGER_HELPERS = List.of(
+      "int64_t vk_rem64(int64_t x, int64_t c) { uint64_t ax = x < int64_t(0) ? uint64_t(0) - uint64_t(x) : uint64_t(x);"
+          + " uint64_t ac = c < int64_t(0) ? uint64_t(0) - uint64_t(c) : uint64_t(c); int64_t r = int64_t(ax % ac);"
+          + " return x < int64_t(0) ? -r : r; }",
+      "int vk_rem32(int x, int c) { uint ax = x < 0 ? 0u - uint(x) : uint(x); uint ac = c < 0 ? 0u - uint(c) : uint(c);"
+          + " int r = int(ax % ac); return x < 0 ? -r : r; }",
+      "int64_t vk_pmod64(int64_t x, int64_t c) { int64_t r = vk_rem64(x, c); return r < int64_t(0) ? vk_rem64(r + c, c) : r; }",
+      "int vk_pmod32(int x, int c) { int r = vk_rem32(x, c); return r < 0 ? vk_rem32(r + c, c) : r; }");
+
   private final List<SqlType> callTypes;
   private final List<String> out;
+  /** A grouped key's source value and null flag ({@link KeySource}); null where no key is read. */
+  private String keyValue;
+  private String keyNull;
   private final String indent;
   private int next;
 
@@ -52,6 +72,13 @@ final class DeviceExprGlsl {
     this.out = out;
     this.indent = indent;
     this.next = first;
+  }
+
+  /** Reads {@link KeySource} as {@code value}, null where {@code isNull} holds (GLSL expressions over {@code vk_row}). */
+  DeviceExprGlsl keySource(String value, String isNull) {
+    this.keyValue = value;
+    this.keyNull = isNull;
+    return this;
   }
 
   /** The next free node number. */
@@ -68,6 +95,22 @@ final class DeviceExprGlsl {
       int i = c.call();
       z = "((vk_nulls >> " + i + "u) & 1u) != 0u && ((vk_n" + i + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) == 0u";
       v = "vk_v" + i + "[vk_row]";
+    } else if (e instanceof KeySource k) {
+      if (keyValue == null) {
+        throw new IllegalArgumentException("a key source outside a grouped key: " + e);
+      }
+      z = keyNull;
+      v = keyValue;
+    } else if (e instanceof Remainder m) {
+      int a = emit(m.child());
+      boolean wide = t == SqlType.BIGINT;
+      String c = wide ? literal(SqlType.BIGINT, m.divisor()) : literal(SqlType.INT, (int) m.divisor());
+      z = "vk_z" + a;
+      v = (m.positive() ? "vk_pmod" : "vk_rem") + (wide ? "64" : "32") + "(vk_e" + a + ", " + c + ")";
+    } else if (e instanceof Floor f) {
+      int a = emit(f.child());
+      z = "vk_z" + a;
+      v = "floor(vk_e" + a + ")";
     } else if (e instanceof Literal l) {
       z = l.value() == null ? "true" : "false";
       v = literal(l.type(), l.value());

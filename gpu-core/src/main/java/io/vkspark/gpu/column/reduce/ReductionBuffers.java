@@ -65,7 +65,7 @@ public final class ReductionBuffers {
       keyParams = track.apply(device.createBuffer(ReductionPasses.KEY_PARAMS_BYTES, BufferRole.PARAMS));
       keyValid = track.apply(device.createBuffer(SqlType.BOOLEAN.bytesFor(capacity), BufferRole.INPUT));
       in.add(keyParams);
-      in.add(inputs[r.keyColumn()]);
+      in.add(r.keyColumn() >= 0 ? inputs[r.keyColumn()] : outputs[r.key().call()]); // the key's source
       in.add(keyValid);
     }
     for (int c : p.reads()) {

@@ -47,7 +47,7 @@ public final class ReductionPasses {
   private final List<SqlType> callTypes;
   /** The calls read, in binding order (each: its result, then its validity). */
   private final int[] reads;
-  /** The key's type (null when ungrouped) and its slots per batch. */
+  /** The type of the key's source buffer (null when ungrouped) and the key's slots per batch. */
   private final SqlType keyType;
   private final int slots;
   private final String source;
@@ -86,9 +86,9 @@ public final class ReductionPasses {
   }
 
   /** The two passes of a grouped reduction computing {@code all} (the aggregates and the hidden COUNT(*)). */
-  static ReductionPasses grouped(List<Aggregate> all, List<SqlType> types, SqlType keyType, int slots, String what) {
-    return new ReductionPasses(all, types, keyType, slots, what,
-        GroupedShader.firstPass(all, types, ReductionGlsl.reads(all), keyType, slots),
+  static ReductionPasses grouped(List<Aggregate> all, List<SqlType> types, GroupKey key, int slots, String what) {
+    return new ReductionPasses(all, types, key.sourceType(), slots, what,
+        GroupedShader.firstPass(all, types, ReductionGlsl.reads(all), key, slots),
         GroupedShader.secondPass(all, types, slots));
   }
 

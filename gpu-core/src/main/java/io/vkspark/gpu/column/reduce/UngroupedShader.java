@@ -44,6 +44,9 @@ final class UngroupedShader {
     if (exprFloating) {
       l.addAll(DeviceExprGlsl.HELPERS);
     }
+    if (aggs.stream().anyMatch(a -> a.argument() != null && GroupKey.remainder(a.argument()))) {
+      l.addAll(DeviceExprGlsl.INTEGER_HELPERS);
+    }
     l.add("void main() {");
     l.add("  uint vk_lid = gl_LocalInvocationID.x;");
     l.add("  uint vk_gid = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;");

@@ -1,0 +1,102 @@
+package io.vkspark.spark.tools;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link UdfCheck} over a jar built here from fixture classes, Java ({@link CheckedUdfs}) and Scala
+ * ({@code CheckedClosures}): every UDF class and lambda listed with its verdict and reason, exact
+ * lines, and the count.
+ */
+final class UdfCheckTest {
+  private static Path jar;
+
+  /** The fixture classes the jar holds (read from the test class path: a folder under Maven, a jar in the kit). */
+  private static final List<String> CLASSES = List.of("io/vkspark/spark/scalaudfs/CheckedClosures$.class",
+      "io/vkspark/spark/scalaudfs/CheckedClosures.class", "io/vkspark/spark/tools/CheckedUdfs.class",
+      "io/vkspark/spark/tools/CheckedUdfs$Affine.class", "io/vkspark/spark/tools/CheckedUdfs$Scaled.class",
+      "io/vkspark/spark/tools/CheckedUdfs$Seeded.class", "io/vkspark/spark/tools/CheckedUdfs$Tripled.class");
+
+  @BeforeAll
+  static void buildJar() throws IOException {
+    jar = Files.createTempDirectory("vkspark-udfcheck").resolve("app.jar");
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
+      for (String name : CLASSES) {
+        out.putNextEntry(new JarEntry(name));
+        try (InputStream in = UdfCheckTest.class.getClassLoader().getResourceAsStream(name)) {
+          assertNotNull(in, name);
+          in.transferTo(out);
+        }
+        out.closeEntry();
+      }
+    }
+  }
+
+  private static final String S = "io.vkspark.spark.scalaudfs.CheckedClosures$.";
+  private static final String J = "io.vkspark.spark.tools.CheckedUdfs";
+  private static final String KNOWN_WHEN_RUN = ", known only when the job runs (the translator reads its fields when the query is planned)";
+  private static final List<String> EXPECTED = List.of(
+      "translates: " + S + "$anonfun$affine$1 (CheckedClosures.scala:5, Scala Function1 closure)",
+      "translates: " + S + "$anonfun$chargedPrice$1$adapted (CheckedClosures.scala:7, Scala Function3 closure)",
+      "does not translate: " + S + "$anonfun$seeded$1 (CheckedClosures.scala:8, Scala Function1 closure): " + S
+          + "$anonfun$seeded$1 line 8: allocates an object (new java.util.Random) [new java/util/Random]",
+      "not checked: " + S + "$anonfun$feeOf$1 (CheckedClosures.scala:9, Scala Function1 closure): captures a "
+          + "io.vkspark.spark.scalaudfs.Fee" + KNOWN_WHEN_RUN,
+      "translates: " + J + ".lambda$poly$2d303860$1 (CheckedUdfs.java:56, UDF1 lambda)",
+      "translates: " + J + ".lambda$scaled$d42d619d$1 (CheckedUdfs.java:61, UDF1 lambda)",
+      "does not translate: " + J + ".lambda$seeded$d52635ce$1 (CheckedUdfs.java:66, UDF1 lambda): " + J
+          + ".lambda$seeded$d52635ce$1 line 66: allocates an object (new java.util.Random) [new java/util/Random]",
+      "not checked: " + J + ".lambda$plusBase$ca051e94$1 (CheckedUdfs.java:71, UDF1 lambda): is a method of the " + J
+          + " it captures" + KNOWN_WHEN_RUN,
+      "translates: " + J + "$Affine (CheckedUdfs.java:15, UDF1 class)",
+      "not checked: " + J + "$Scaled (CheckedUdfs.java:37, UDF1 class): it has no constructor without arguments "
+          + "(the translator reads the fields of the object the job makes)",
+      "does not translate: " + J + "$Seeded (CheckedUdfs.java:23, UDF1 class): " + J
+          + "$Seeded.call line 23: allocates an object (new java.util.Random) [new java/util/Random]",
+      "GPU UDF: " + J + "$Tripled (CheckedUdfs.java:45, UDF1 class): has its own GPU kernel",
+      "5 of 11 UDFs translate; 3 not checked; 1 GPU UDF with its own kernel");
+
+  @Test
+  void report_listsEveryUdfClassAndLambda_withItsVerdict_andTheCount() throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    UdfCheck.report(UdfCheck.check(List.of(jar), UdfCheckTest.class.getClassLoader()),
+        new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    assertEquals(EXPECTED, bytes.toString(StandardCharsets.UTF_8).lines().toList());
+  }
+
+  @Test
+  void commandLine_printsTheReport_andAMissingJarIsAClearError() throws Exception {
+    Run ok = java(jar.toString());
+    assertEquals(0, ok.code(), ok.output());
+    assertEquals(EXPECTED, ok.output().lines().filter(l -> !l.startsWith("WARNING")).toList());
+    Run missing = java(jar.resolveSibling("no-such.jar").toString());
+    assertEquals(2, missing.code(), missing.output());
+    assertEquals(jar.resolveSibling("no-such.jar") + ": no such readable file. Fix: pass the path of the application's jar.",
+        missing.output().strip());
+  }
+
+  private record Run(int code, String output) {}
+
+  /** {@code java -cp <this test's class path> UdfCheck args}, as a user runs it (Spark's jars on the class path). */
+  private static Run java(String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), UdfCheck.class.getName()));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    return new Run(p.waitFor(), out);
+  }
+}
