@@ -13,6 +13,7 @@ import io.vkspark.spark.cache.ReadCacheColumns;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.conf.Settings;
 
 import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
@@ -89,7 +90,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
       java.util.Map<String, String> origins = new java.util.LinkedHashMap<>();
       for (GpuUdf udf : ConfiguredUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
         inject(ext, udf, udf.getClass().getName());
-        origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
+        origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + Settings.FUNCTIONS.key());
       }
       for (ConfiguredUdfs.JavaFunction f : ConfiguredUdfs.javaFunctions(conf, Thread.currentThread().getContextClassLoader())) {
         Object function = io.vkspark.spark.shim.SparkShim.javaUdfFunction(f.udf(), f.arity()); // one per function, as above
@@ -97,7 +98,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
             new ExpressionInfo(f.udf().getClass().getName(), null, f.name(), "Java UDF " + f.name(), "", "", "", "", "",
                 "", "scala_udf"),
             Scala.functionBuilder(children -> ScalaUdfs.javaCall(f.name(), function, f.arity(), f.result(), children))));
-        origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + VkConf.FUNCTIONS);
+        origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + Settings.FUNCTIONS.key());
       }
       for (GlslUdf udf : GlslDefinitions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
         inject(ext, udf, GlslUdf.class.getName());

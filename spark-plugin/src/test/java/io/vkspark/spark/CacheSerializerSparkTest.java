@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.vkspark.spark.cache.CacheMemory;
 import io.vkspark.spark.cache.CachedColumn;
 import io.vkspark.spark.cache.VkCacheSerializer;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -184,7 +185,7 @@ final class CacheSerializerSparkTest {
 
   /**
    * The GPU node reads the cache's column batches in place (one bulk copy per buffer into GPU
-   * memory, no RowToColumnar), and with {@link VkCacheSerializer#COLUMNAR_OUTPUT} off it reads the
+   * memory, no RowToColumnar), and with {@link Settings#CACHE_COLUMNAR_OUTPUT} off it reads the
    * cache's rows; both run every row on the GPU and agree with the UDFs' call().
    */
   @Test
@@ -204,14 +205,14 @@ final class CacheSerializerSparkTest {
           "the GPU node reads the cache's column batches: " + plan(ran));
       assertGpuEqualsCpu(q);
 
-      s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
+      s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), "false");
       try {
         Dataset<Row> rows = q.get();
         rows.collectAsList();
         assertTrue(plan(rows).contains("RowToColumnar"), "the cache hands out rows: " + plan(rows));
         assertGpuEqualsCpu(q);
       } finally {
-        s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+        s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
       }
       assertNoValidationErrors();
     } finally {
@@ -344,7 +345,7 @@ final class CacheSerializerSparkTest {
         s.conf().unset("spark.sql.adaptive.enabled");
       }
 
-      s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
+      s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), "false");
       try {
         Dataset<Row> rows = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
         rows.collectAsList();
@@ -352,7 +353,7 @@ final class CacheSerializerSparkTest {
         assertFalse(generatedCode(rows).contains(CACHED_COLUMN_CAST), "rows, not columns");
         assertRowsEqual(q.collectAsList(), rows.collectAsList());
       } finally {
-        s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+        s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
       }
     } finally {
       cached.unpersist(true);
@@ -386,7 +387,7 @@ final class CacheSerializerSparkTest {
       queries.add("SELECT " + all + " FROM %s");
       queries.add("SELECT count(tn), min(tn), max(tn), count(nd), sum(nd), min(nd) FROM %s");
       for (String columnar : List.of("true", "false")) {
-        s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, columnar);
+        s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), columnar);
         try {
           for (String q : queries) {
             Dataset<Row> got = s.sql(String.format(q, "vk_cached"));
@@ -398,7 +399,7 @@ final class CacheSerializerSparkTest {
             }
           }
         } finally {
-          s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+          s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
         }
       }
     } finally {

@@ -2,6 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.FallbackTest.assertAnalysisError;
 import static io.vkspark.spark.TestSpark.*;
@@ -45,20 +46,20 @@ final class DefineAdminSparkTest {
   @Test
   void defineSwitchOff_isAnAnalysisErrorNamingTheSetting_andASessionSetCannotFlipIt() {
     SparkSession spark = spark();
-    withServer(VkConf.DEFINE_ENABLED, "false", () -> {
+    withServer(Settings.DEFINE_ENABLED.key(), "false", () -> {
       assertAnalysisError(assertThrows(Exception.class,
               () -> spark.sql("SELECT vkspark_define('int off_f(int x) { return x; }')")),
           "VKSPARK_GPU_UDF_UNSUPPORTED", "0A000", "vkspark_define is turned off", "spark.vkspark.define.enabled",
           "Fix:", "started with spark.vkspark.define.enabled=true");
       spark.sql("SET spark.vkspark.define.enabled=true");
       try {
-        assertEquals("true", spark.conf().get(VkConf.DEFINE_ENABLED), "the SET itself is accepted");
+        assertEquals("true", spark.conf().get(Settings.DEFINE_ENABLED.key()), "the SET itself is accepted");
         assertAnalysisError(assertThrows(Exception.class,
                 () -> spark.sql("SELECT vkspark_define('int off_f(int x) { return x; }')")),
             "VKSPARK_GPU_UDF_UNSUPPORTED", "0A000", "spark.vkspark.define.enabled", "changes nothing: it is static", "Fix:");
         assertThrows(Exception.class, () -> spark.sql("SELECT off_f(1)"), "nothing was defined");
       } finally {
-        spark.conf().unset(VkConf.DEFINE_ENABLED);
+        spark.conf().unset(Settings.DEFINE_ENABLED.key());
       }
     });
     assertEquals("int on_f(int x)",
@@ -69,36 +70,36 @@ final class DefineAdminSparkTest {
   void kernelTimeout_aboveTheStaticMax_isRefused_belowItApplies_unsetIsClamped() {
     SparkSession spark = spark();
     String query = "SELECT id, glsl_file_mix(i, j) FROM parquet.`" + parquet() + "`";
-    withServer(VkConf.KERNEL_TIMEOUT_MAX, "2s", () -> {
+    withServer(Settings.KERNEL_TIMEOUT_MAX.key(), "2s", () -> {
       assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "the 60s default, within the max");
       for (String tooLong : List.of("10min", "0")) {
-        spark.conf().set(VkConf.KERNEL_TIMEOUT, tooLong);
+        spark.conf().set(Settings.KERNEL_TIMEOUT.key(), tooLong);
         try {
           Exception e = assertThrows(Exception.class, () -> spark.sql(query).collectAsList(), tooLong);
           assertTrue(messages(e).contains("spark.vkspark.kernelTimeout is '" + tooLong + "'"), () -> messages(e));
           assertTrue(messages(e).contains("above spark.vkspark.kernelTimeout.max (2s)"), () -> messages(e));
           assertTrue(messages(e).contains("Fix: set spark.vkspark.kernelTimeout to 2s or less"), () -> messages(e));
         } finally {
-          spark.conf().unset(VkConf.KERNEL_TIMEOUT);
+          spark.conf().unset(Settings.KERNEL_TIMEOUT.key());
         }
       }
-      spark.conf().set(VkConf.KERNEL_TIMEOUT, "1500ms");
+      spark.conf().set(Settings.KERNEL_TIMEOUT.key(), "1500ms");
       try {
         assertEquals(Duration.ofMillis(1500), VkConf.of(spark).kernelTimeout());
         Dataset<Row> df = spark.sql(query);
         assertEquals(20_000, df.collectAsList().size());
         assertAllRowsOnGpu(df);
       } finally {
-        spark.conf().unset(VkConf.KERNEL_TIMEOUT);
+        spark.conf().unset(Settings.KERNEL_TIMEOUT.key());
       }
-      spark.conf().set(VkConf.KERNEL_TIMEOUT_MAX, "10min");
+      spark.conf().set(Settings.KERNEL_TIMEOUT_MAX.key(), "10min");
       try {
         assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "a session cannot raise the max");
       } finally {
-        spark.conf().unset(VkConf.KERNEL_TIMEOUT_MAX);
+        spark.conf().unset(Settings.KERNEL_TIMEOUT_MAX.key());
       }
     });
-    assertEquals(VkConf.DEFAULT_KERNEL_TIMEOUT, VkConf.of(spark).kernelTimeout());
+    assertEquals(Settings.KERNEL_TIMEOUT.defaultValue(), VkConf.of(spark).kernelTimeout());
   }
 
   @Test
@@ -116,7 +117,7 @@ final class DefineAdminSparkTest {
   void slowDefinition_failsWithinTheCompileBudget() {
     String slow = "int slow_f(int x) { return " + chain(6_000) + "; }"; // 24 KB, several seconds of shaderc
     assertTrue(slow.length() < GlslDefinitions.MAX_DEFINE_CHARS);
-    withServer(VkConf.COMPILE_TIMEOUT, "300ms", () -> {
+    withServer(Settings.COMPILE_TIMEOUT.key(), "300ms", () -> {
       long t0 = System.nanoTime();
       Exception e = assertThrows(Exception.class,
           () -> spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", slow)));
@@ -132,7 +133,7 @@ final class DefineAdminSparkTest {
   @Test
   void interruptedDefinition_returnsPromptly_withoutABudget() throws Exception {
     String slow = "int slow_g(int x) { return " + chain(7_000) + "; }";
-    withServer(VkConf.COMPILE_TIMEOUT, "0", () -> {
+    withServer(Settings.COMPILE_TIMEOUT.key(), "0", () -> {
       java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
       Thread statement = new Thread(() -> {
         try {

@@ -12,6 +12,7 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.spark.conf.Settings;
 import java.util.Map;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
@@ -33,21 +34,21 @@ import org.junit.jupiter.api.extension.ExtendWith;
 final class FallbackTest {
   @BeforeAll
   static void fallbackOn() {
-    spark().conf().set(VkConf.FALLBACK, "true");
+    spark().conf().set(Settings.FALLBACK.key(), "true");
   }
 
   @AfterAll
   static void fallbackOff() {
-    spark().conf().set(VkConf.FALLBACK, "false");
+    spark().conf().set(Settings.FALLBACK.key(), "false");
   }
 
   /** Runs {@code body} with fallback off, then on again. */
   private static void strict(Runnable body) {
-    spark().conf().set(VkConf.FALLBACK, "false");
+    spark().conf().set(Settings.FALLBACK.key(), "false");
     try {
       body.run();
     } finally {
-      spark().conf().set(VkConf.FALLBACK, "true");
+      spark().conf().set(Settings.FALLBACK.key(), "true");
     }
   }
 
@@ -172,7 +173,7 @@ final class FallbackTest {
 
   @Test
   void disabled_leavesThePlanToSpark() {
-    spark().conf().set(VkConf.ENABLED, "false");
+    spark().conf().set(Settings.ENABLED.key(), "false");
     try {
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b)");
       String plan = explain(df);
@@ -180,7 +181,7 @@ final class FallbackTest {
       assertTrue(plan.contains("vkspark: gpu_hypot runs on CPU because spark.vkspark.enabled is false"), plan);
       strict(() -> assertEquals(20_000, table().selectExpr("id", "gpu_hypot(a, b)").collectAsList().size()));
     } finally {
-      spark().conf().unset(VkConf.ENABLED);
+      spark().conf().unset(Settings.ENABLED.key());
     }
   }
 
@@ -298,15 +299,16 @@ final class FallbackTest {
 
   @Test
   void badConfiguration_saysWhatToWrite() {
-    GpuException e = assertThrows(GpuException.class, () -> VkConf.from(k -> k.equals(VkConf.BATCH_ROWS) ? "lots" : null));
+    GpuException e = assertThrows(GpuException.class,
+        () -> VkConf.from(k -> k.equals(Settings.BATCH_ROWS.key()) ? "lots" : null));
     assertEquals("spark.vkspark.batchRows is 'lots', not a positive whole number. Fix: set spark.vkspark.batchRows "
         + "to the number of rows per GPU batch, e.g. 1048576.", e.getMessage());
-    spark().conf().set(VkConf.BATCH_ROWS, "-5");
+    spark().conf().set(Settings.BATCH_ROWS.key(), "-5");
     try {
       Throwable t = assertThrows(Throwable.class, () -> table().selectExpr("id", "gpu_hypot(a, b)").collectAsList());
       assertTrue(messages(t).contains("spark.vkspark.batchRows is '-5'"), messages(t));
     } finally {
-      spark().conf().unset(VkConf.BATCH_ROWS);
+      spark().conf().unset(Settings.BATCH_ROWS.key());
     }
   }
 }

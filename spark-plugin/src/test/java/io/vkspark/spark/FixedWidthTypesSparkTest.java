@@ -2,7 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.shim.SparkShim;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -169,8 +169,8 @@ final class FixedWidthTypesSparkTest {
     assertTrue(extremes > 1000 && nulls > 300, "extremes " + extremes + ", nulls " + nulls);
 
     // spark.vkspark.verify=strict over every row: GpuVerifier reads tinyint, smallint and decimal results
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query("fw_mix(b, s) AS m, fw_twice(s) AS t, fw_total(p, q) AS total");
       df.collectAsList();
@@ -178,8 +178,8 @@ final class FixedWidthTypesSparkTest {
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
       assertTrue(m.get("verifyRows") >= 3 * 4000, m::toString);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 

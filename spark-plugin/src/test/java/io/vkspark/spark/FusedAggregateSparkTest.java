@@ -6,7 +6,6 @@ import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -89,9 +88,9 @@ final class FusedAggregateSparkTest {
 
   @AfterEach
   void defaults() {
-    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, Settings.FUSE_AGGREGATES.key(), "spark.sql.adaptive.enabled",
-        Settings.FUSE_AGGREGATES_ON_GPU.key(), Settings.FUSE_AGGREGATES_KEY_SLOTS.key(), "spark.sql.ansi.enabled", VkConf.COALESCE,
-        "spark.sql.inMemoryColumnarStorage.batchSize")) {
+    for (String k : List.of(Settings.VERIFY.key(), Settings.VERIFY_SAMPLE_RATE.key(), Settings.FUSE_AGGREGATES.key(),
+        "spark.sql.adaptive.enabled", Settings.FUSE_AGGREGATES_ON_GPU.key(), Settings.FUSE_AGGREGATES_KEY_SLOTS.key(),
+        "spark.sql.ansi.enabled", Settings.COALESCE.key(), "spark.sql.inMemoryColumnarStorage.batchSize")) {
       spark().conf().unset(k);
     }
   }
@@ -116,8 +115,8 @@ final class FusedAggregateSparkTest {
 
   @Test
   void ungrouped_everyFunctionOfEveryType_matchesSpark_fusedOnTheGpu_verified() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     String sql = "SELECT " + everyFunction() + " FROM (" + CALLS + " FROM fused_t)";
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
     Dataset<Row> ran = lastRun;
@@ -190,7 +189,7 @@ final class FusedAggregateSparkTest {
     spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "false");
     assertNotFused(reducible);
     spark().conf().unset(Settings.FUSE_AGGREGATES_ON_GPU.key());
-    spark().conf().set(VkConf.VERIFY, "sample"); // checks its sample beside the GPU reduction
+    spark().conf().set(Settings.VERIFY.key(), "sample"); // checks its sample beside the GPU reduction
     both = gpuAndCpu(() -> spark().sql(reducible));
     assertAggregatesEqual(both.get(1), both.get(0));
     Map<String, Long> agg = GpuEvalIterator.snapshot(fusedNodes(lastRun).get(0).metricsMap());
@@ -200,9 +199,9 @@ final class FusedAggregateSparkTest {
     assertTrue(eval.get("verifyRows") > 0 && eval.get("verifyMismatches") == 0, eval.toString());
     // the partials, and the sampled rows' results read back once more to be checked
     assertTrue(eval.get("readbackBytes") > agg.get("gpuReadbackBytes"), eval + " " + agg);
-    spark().conf().set(VkConf.VERIFY, "strict"); // needs every row back
+    spark().conf().set(Settings.VERIFY.key(), "strict"); // needs every row back
     assertNotFused(reducible);
-    spark().conf().unset(VkConf.VERIFY);
+    spark().conf().unset(Settings.VERIFY.key());
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     both = gpuAndCpu(() -> spark().sql(ansiIntSum));
@@ -425,7 +424,7 @@ final class FusedAggregateSparkTest {
   @Test
   void groupedByDateBigintAndUdfArgumentKeys_smallBatches_wideBatchesFoldOnTheHost_matchSpark() {
     spark().conf().set("spark.sql.ansi.enabled", "false");
-    spark().conf().set(VkConf.COALESCE, "false");
+    spark().conf().set(Settings.COALESCE.key(), "false");
     spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", "1000");
     spark().range(0, 20_000, 1, 4).selectExpr("id",
             "CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 1000) * 0.37 - 100 END AS a",

@@ -2,8 +2,8 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -113,8 +113,8 @@ final class GlslUdfSqlTest {
       return;
     }
     // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.
-    spark.conf().set(VkConf.VERIFY, "strict");
-    spark.conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
+    spark.conf().set(Settings.VERIFY.key(), "strict");
+    spark.conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.01");
     try {
       long before = CpuVulkan.rows();
       Dataset<Row> verified = spark.sql(query);
@@ -142,8 +142,8 @@ final class GlslUdfSqlTest {
         CpuVulkan.hideForTests(false);
       }
     } finally {
-      spark.conf().unset(VkConf.VERIFY);
-      spark.conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark.conf().unset(Settings.VERIFY.key());
+      spark.conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
 
     // No usable GPU: the same SPIR-V runs on the CPU Vulkan device, counted by cpuVulkanRows.

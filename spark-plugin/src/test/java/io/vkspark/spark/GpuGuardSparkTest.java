@@ -2,7 +2,8 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.plan.OutsideNodeCalls;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.CountedFunction;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -157,11 +158,11 @@ final class GpuGuardSparkTest {
       assertTrue(plan.contains("steps runs on CPU because it is inside a lambda"), plan);
       assertTrue(plan.contains("outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')"), plan);
       long before = rows.value();
-      long executor = OutsideNodeCalls.ROWS.sum(); // the executor's cpuRowsOutsideNode (local mode: this JVM)
+      long executor = CountedFunction.ROWS.sum(); // the executor's cpuRowsOutsideNode (local mode: this JVM)
       List<Row> got = df.collectAsList();
       assertEquals(20_000, got.size());
       assertEquals(40_000L, rows.value() - before, "two lambda calls a row, each counted once");
-      assertEquals(40_000L, OutsideNodeCalls.ROWS.sum() - executor);
+      assertEquals(40_000L, CountedFunction.ROWS.sum() - executor);
       assertAllRowsOnGpu(df); // steps(n) outside the lambda: in the node, on the GPU, not counted above
       assertVksparkEqualsCpu(() -> t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r"),
           d -> { });
@@ -176,8 +177,8 @@ final class GpuGuardSparkTest {
   /** Strict verify re-computes every GPU row with call(), but only where the guard holds. */
   @Test
   void throwingWhereTheGuardIsFalse_strictVerify_checksOnlyRowsWhereTheGuardHolds() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = select(THROWING[0]).get();
       df.collectAsList();
@@ -187,8 +188,8 @@ final class GpuGuardSparkTest {
       assertEquals(taken, verified, "every row where nonzero(y) is true, and only those");
       assertAllRowsOnGpu(df);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 }

@@ -2,7 +2,7 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuFunction;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -200,8 +200,8 @@ final class GpuUdfSqlTest {
   void metrics_areNonZero_andOutputSlotsAreReusedAfterTheFirstBatch() {
     SparkSession s = spark();
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "1000");
-    s.conf().set(VkConf.METRICS_LEVEL, "debug");
-    s.conf().set(VkConf.COALESCE, "false"); // one dispatch per 1,000-row batch (CoalesceSparkTest covers coalescing)
+    s.conf().set(Settings.METRICS_LEVEL.key(), "debug");
+    s.conf().set(Settings.COALESCE.key(), "false"); // one dispatch per 1,000-row batch (CoalesceSparkTest covers coalescing)
     try {
       Dataset<Row> df = table().selectExpr("id", "hypot_gpu(a, b) AS h");
       df.collectAsList();
@@ -219,8 +219,8 @@ final class GpuUdfSqlTest {
           "after each task's first batch, slots are reused: " + m);
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
-      s.conf().unset(VkConf.METRICS_LEVEL);
-      s.conf().unset(VkConf.COALESCE);
+      s.conf().unset(Settings.METRICS_LEVEL.key());
+      s.conf().unset(Settings.COALESCE.key());
     }
   }
 
@@ -247,12 +247,12 @@ final class GpuUdfSqlTest {
     long recorded = ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated();
     long buffers = ExecutorDevice.current().orElseThrow().device().counters().buffersCreated();
     Dataset<Row> again;
-    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
     try {
       again = table().selectExpr("id", "float_saxpy(f, g)").coalesce(1);
       again.collectAsList();
     } finally {
-      spark().conf().unset(VkConf.METRICS_LEVEL);
+      spark().conf().unset(Settings.METRICS_LEVEL.key());
     }
     assertEquals(recorded, ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated(),
         () -> "command buffers recorded by the second query; its metrics: " + metrics(gpuNodes(again).get(0)));

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.GpuDevice;
+import io.vkspark.spark.conf.Settings;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.TaskContext;
@@ -88,8 +89,9 @@ final class SparkReliabilityTest {
     assertTrue(closed.nothingLive(), "the executor's device closed with nothing alive: " + closed);
     assertEquals(0, old.validationErrors(), old.validationMessages().toString());
     // 2 MiB for everything: 1 M-row buffer sets (24 MiB) cannot exist; dispatches shrink to fit.
-    ExecutorDevice.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "",
-        VkConf.FALLBACK, "true", VkConf.VALIDATION, "true", VkConf.DEVICE_MEMORY_LIMIT, "2m")), "driver", null);
+    ExecutorDevice.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(Settings.DEVICE.key(), "",
+        Settings.FALLBACK.key(), "true", Settings.VALIDATION.key(), "true", Settings.DEVICE_MEMORY_LIMIT.key(), "2m")),
+        "driver", null);
     try {
       assertGpuEqualsCpu(() -> table().selectExpr("id", "gpu_hypot(a, b) AS h"));
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b) AS h");
@@ -110,7 +112,7 @@ final class SparkReliabilityTest {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "100");
-    s.conf().set(VkConf.COALESCE, "false"); // many small dispatches, so the shutdown comes mid-query
+    s.conf().set(Settings.COALESCE.key(), "false"); // many small dispatches, so the shutdown comes mid-query
     Thread query = new Thread(() -> {
       try {
         table().selectExpr("id", "gpu_hypot(a, b)", "int_poly(i, j)").collectAsList();
@@ -135,7 +137,7 @@ final class SparkReliabilityTest {
       assertFalse(query.isAlive());
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
-      s.conf().unset(VkConf.COALESCE);
+      s.conf().unset(Settings.COALESCE.key());
       ExecutorDevice.shutdown();
       ExecutorDevice.init(good, "driver", null);
     }

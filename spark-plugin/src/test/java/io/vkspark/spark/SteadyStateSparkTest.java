@@ -83,7 +83,7 @@ final class SteadyStateSparkTest {
     org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
-        .config(VkConf.DEVICE_MEMORY_LIMIT, String.valueOf(LIMIT))
+        .config(Settings.DEVICE_MEMORY_LIMIT.key(), String.valueOf(LIMIT))
         .getOrCreate();
     s.udf().register("steady_probe", new Probe(), DataTypes.LongType);
     table = Files.createTempDirectory("vkspark-steady").resolve("t.parquet").toString();
@@ -109,7 +109,8 @@ final class SteadyStateSparkTest {
   @AfterEach
   void defaults() {
     for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, Settings.FUSE_AGGREGATES.key(), "spark.sql.ansi.enabled")) {
+        Settings.METRICS_LEVEL.key(), Settings.COALESCE.key(), Settings.BATCH_ROWS.key(), Settings.FUSE_AGGREGATES.key(),
+        "spark.sql.ansi.enabled")) {
       s.conf().unset(k);
     }
     SAMPLES.clear();
@@ -128,8 +129,8 @@ final class SteadyStateSparkTest {
   private static void smallBatches() {
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH));
     s.conf().set("spark.sql.inMemoryColumnarStorage.batchSize", String.valueOf(BATCH));
-    s.conf().set(VkConf.COALESCE, "false");
-    s.conf().set(VkConf.METRICS_LEVEL, "debug");
+    s.conf().set(Settings.COALESCE.key(), "false");
+    s.conf().set(Settings.METRICS_LEVEL.key(), "debug");
   }
 
   private static final String PROBED = "SELECT sum(steady_probe(id)), sum(int_poly(i, j)) FROM %s";
@@ -145,8 +146,8 @@ final class SteadyStateSparkTest {
     smallBatches();
     // 16-row child batches gathered four at a time into 64-row dispatches (BatchCoalescer's staging reused).
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH / 4));
-    s.conf().set(VkConf.COALESCE, "true");
-    s.conf().set(VkConf.BATCH_ROWS, String.valueOf(BATCH));
+    s.conf().set(Settings.COALESCE.key(), "true");
+    s.conf().set(Settings.BATCH_ROWS.key(), String.valueOf(BATCH));
     steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, 4 * BATCHES);
   }
 
@@ -159,7 +160,8 @@ final class SteadyStateSparkTest {
     org.apache.spark.SparkConf conf = s.sparkContext().conf();
     VkConf good = VkConf.from(conf);
     ExecutorDevice.shutdown();
-    ExecutorDevice.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
+    ExecutorDevice.init(
+        VkConf.from(k -> k.equals(Settings.TRANSFERS.key()) ? "staged" : conf.contains(k) ? conf.get(k) : null),
         "driver", null);
     try {
       ExecutorDevice gpu = ExecutorDevice.current().orElseThrow();

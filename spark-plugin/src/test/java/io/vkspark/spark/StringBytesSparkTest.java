@@ -4,7 +4,7 @@ import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -99,8 +99,8 @@ final class StringBytesSparkTest {
 
   @Test
   void illFormedUtf8_strictVerify_findsNoMismatch() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query().get();
       List<Row> rows = df.collectAsList();
@@ -110,8 +110,8 @@ final class StringBytesSparkTest {
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
       assertDecodedLengths(rows, 2);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 

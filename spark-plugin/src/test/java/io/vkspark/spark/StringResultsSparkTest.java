@@ -7,9 +7,9 @@ import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.conf.Settings;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,7 +123,7 @@ final class StringResultsSparkTest {
 
   @Test
   void onGpu_equalSparksRows_nonAsciiRowsHandedBackAndCounted() {
-    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
     try {
       List<List<Row>> both = onAndOff(query(), TestSpark::assertOnGpuExceptHandedBackRows);
       assertRowsEqual(both.get(1), both.get(0));
@@ -135,7 +135,7 @@ final class StringResultsSparkTest {
       assertEquals(m.get("handedBackRows"), m.get("handedBackNonAscii"), m::toString);
       assertEquals(0L, m.get("handedBackMalformedUtf8") + m.get("handedBackOverflow"), m::toString);
     } finally {
-      spark().conf().unset(VkConf.METRICS_LEVEL);
+      spark().conf().unset(Settings.METRICS_LEVEL.key());
     }
   }
 
@@ -152,8 +152,8 @@ final class StringResultsSparkTest {
 
   @Test
   void strictVerify_comparesStrings_findsNoMismatch() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query().get();
       df.collectAsList();
@@ -162,8 +162,8 @@ final class StringResultsSparkTest {
       assertTrue(m.get("verifyRows") > 3 * 2500, m::toString);
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 
@@ -207,14 +207,14 @@ final class StringResultsSparkTest {
 
   @Test
   void rowTooWideToStage_runsWithCall() {
-    spark().conf().set(VkConf.BATCH_BYTES, "2k");
+    spark().conf().set(Settings.BATCH_BYTES.key(), "2k");
     try {
       withFallback(() -> assertVksparkEqualsCpu(query(), df -> {
         Map<String, Long> m = metrics(gpuNodes(df).get(0));
         assertTrue(m.get("cpuRows") > 0 && m.get("gpuRows") > 0, m::toString);
       }));
     } finally {
-      spark().conf().unset(VkConf.BATCH_BYTES);
+      spark().conf().unset(Settings.BATCH_BYTES.key());
     }
   }
 

@@ -8,6 +8,7 @@ import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.conf.Settings;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -116,8 +117,9 @@ public final class TestSpark {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     ExecutorDevice.shutdown();
-    ExecutorDevice.init(confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "no-such-gpu",
-        VkConf.FALLBACK, "true", VkConf.VALIDATION, "false", VkConf.DEVICE_MEMORY_LIMIT, "0")), "driver", null);
+    ExecutorDevice.init(confWith(s.sparkContext().conf(), java.util.Map.of(Settings.DEVICE.key(), "no-such-gpu",
+        Settings.FALLBACK.key(), "true", Settings.VALIDATION.key(), "false", Settings.DEVICE_MEMORY_LIMIT.key(), "0")),
+        "driver", null);
     try {
       assertTrue(ExecutorDevice.current().isEmpty());
       body.run();
@@ -140,11 +142,11 @@ public final class TestSpark {
   /** Runs {@code body} with {@code spark.vkspark.fallback=true} in the shared session, then sets it back to false. */
   public static void withFallback(Runnable body) {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "true");
+    s.conf().set(Settings.FALLBACK.key(), "true");
     try {
       body.run();
     } finally {
-      s.conf().set(VkConf.FALLBACK, "false");
+      s.conf().set(Settings.FALLBACK.key(), "false");
     }
   }
 
@@ -206,15 +208,15 @@ public final class TestSpark {
     List<Row> gpu = sorted(on.collectAsList());
     gpuNodes(on).forEach(TestSpark::metrics); // every node's CPU rows have their causes
     check.accept(on);
-    String was = s.conf().get(VkConf.ENABLED, "true");
-    s.conf().set(VkConf.ENABLED, "false");
+    String was = s.conf().get(Settings.ENABLED.key(), "true");
+    s.conf().set(Settings.ENABLED.key(), "false");
     try {
       Dataset<Row> off = query.get();
       assertTrue(gpuNodes(off).isEmpty(), () -> "the CPU run has no VkGpuEval node: " + explain(off));
       List<Row> cpu = sorted(off.collectAsList());
       return List.of(gpu, cpu);
     } finally {
-      s.conf().set(VkConf.ENABLED, was);
+      s.conf().set(Settings.ENABLED.key(), was);
     }
   }
 

@@ -5,7 +5,7 @@ import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -222,8 +222,8 @@ final class VarTypesSparkTest {
         "cosine(emb, cast(array(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) AS array<float>)) AS c"};
     // the constant is computed below the node, row by row: RowToColumnar's 300-row batches are coalesced
     // (arrays staged by BatchCoalescer); strict verify: every row against call() inside the GPU run too
-    String[] conf = {"spark.sql.inMemoryColumnarStorage.batchSize", "300", VkConf.METRICS_LEVEL, "debug",
-        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1"};
+    String[] conf = {"spark.sql.inMemoryColumnarStorage.batchSize", "300", Settings.METRICS_LEVEL.key(), "debug",
+        Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1"};
     for (int k = 0; k < conf.length; k += 2) {
       spark().conf().set(conf[k], conf[k + 1]);
     }

@@ -3,10 +3,10 @@ package io.vkspark.spark;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.conf.Settings;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -71,11 +71,11 @@ public final class WideRowsJob {
       for (int run = 1; run <= 2; run++) {
         report(spark, "wide" + run, wide);
       }
-      spark.conf().set(VkConf.FALLBACK, "false");
+      spark.conf().set(Settings.FALLBACK.key(), "false");
       for (int run = 1; run <= 2; run++) {
         report(spark, "strict" + run, wide);
       }
-      spark.conf().set(VkConf.ENABLED, "false");
+      spark.conf().set(Settings.ENABLED.key(), "false");
       report(spark, "narrowSpark", narrow);
       report(spark, "wideSpark", wide);
     } finally {
@@ -98,7 +98,7 @@ public final class WideRowsJob {
     try {
       GpuUdfs.register(spark, "slen", new Slen());
       for (int run = 1; run <= 6; run++) {
-        spark.conf().set(VkConf.ENABLED, String.valueOf(run <= 3));
+        spark.conf().set(Settings.ENABLED.key(), String.valueOf(run <= 3));
         report(spark, "folded" + run, FOLDED);
       }
     } finally {

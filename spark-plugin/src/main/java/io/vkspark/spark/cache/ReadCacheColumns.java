@@ -20,7 +20,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
  * parent's code: no row is built at all.
  *
  * <p>Applies to scans of relations vkspark's cache stores and hands out as column batches
- * ({@link VkCacheSerializer#COLUMNAR_OUTPUT}), read by a row-based parent; not to the plan's root,
+ * ({@code spark.vkspark.cache.columnarOutput}), read by a row-based parent; not to the plan's root,
  * whose consumer (rows or batches) this rule cannot see. Idempotent: a wrapped scan is read by a
  * columnar parent.
  */

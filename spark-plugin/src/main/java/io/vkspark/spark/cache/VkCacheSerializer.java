@@ -41,13 +41,6 @@ import scala.runtime.AbstractFunction2;
 public final class VkCacheSerializer extends CacheSerializerShim {
   private static final long serialVersionUID = 1L;
 
-  /**
-   * Session conf: whether scans read this cache as column batches (default true, zero-copy). false
-   * makes them read rows (copied into Spark's row format), as Spark does where a plan needs rows.
-   * The key of {@link Settings#CACHE_COLUMNAR_OUTPUT}.
-   */
-  public static final String COLUMNAR_OUTPUT = Settings.CACHE_COLUMNAR_OUTPUT.key();
-
   /** The column layouts of {@code schema}, or empty when a column's type is not cached columnar here. */
   static Optional<CachedType[]> layout(List<DataType> schema) {
     CachedType[] out = new CachedType[schema.size()];
@@ -110,7 +103,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   /**
-   * Column batches for relations this cache stores (unless {@link #COLUMNAR_OUTPUT} is off); rows for
+   * Column batches for relations this cache stores (unless {@link Settings#CACHE_COLUMNAR_OUTPUT} is off); rows for
    * the relations of the fallback, so that every column batch a cache scan hands out is made of
    * {@link CachedColumn}s, the class {@code vectorTypes} names for ColumnarToRow's generated code
    * (which cannot tell the relations apart by their selected columns alone). Spark's scans read the

@@ -23,7 +23,7 @@ public record VerifySettings(Mode mode, double sampleRate, double budget) implem
     STRICT
   }
 
-  static final VerifySettings OFF = new VerifySettings(Mode.OFF, VkConf.DEFAULT_VERIFY_SAMPLE_RATE);
+  static final VerifySettings OFF = new VerifySettings(Mode.OFF, Settings.VERIFY_SAMPLE_RATE.defaultValue());
 
   /** With the default budget. */
   public VerifySettings(Mode mode, double sampleRate) {

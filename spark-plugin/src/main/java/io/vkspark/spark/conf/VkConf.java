@@ -71,41 +71,6 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                      java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath)
     implements Serializable {
 
-  /** Keys, as {@link Settings} declares them (kept here for callers). */
-  public static final String ENABLED = Settings.ENABLED.key();
-  public static final String DEVICE = Settings.DEVICE.key();
-  public static final String BATCH_ROWS = Settings.BATCH_ROWS.key();
-  public static final String CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.key();
-  public static final String SHADER_CACHE_DIR = Settings.SHADER_CACHE_DIR.key();
-  public static final String FALLBACK = Settings.FALLBACK.key();
-  public static final String FUNCTIONS = Settings.FUNCTIONS.key();
-  /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@code GlslDefinitions}). */
-  public static final String GLSL = Settings.GLSL.key();
-  public static final String VALIDATION = Settings.VALIDATION.key();
-  public static final String TRANSFERS = Settings.TRANSFERS.key();
-  public static final String DEVICE_MEMORY_LIMIT = Settings.DEVICE_MEMORY_LIMIT.key();
-  public static final String KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.key();
-  public static final String METRICS_LEVEL = Settings.METRICS_LEVEL.key();
-  public static final String VERIFY = Settings.VERIFY.key();
-  public static final String VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.key();
-  public static final String COALESCE = Settings.COALESCE.key();
-  public static final String BATCH_BYTES = Settings.BATCH_BYTES.key();
-  /** {@code adaptive} or {@code gpu}: whether batches may run on the CPU when it measures faster. */
-  public static final String PLACEMENT = Settings.PLACEMENT.key();
-  /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
-  public static final String KERNEL_TIMEOUT_MAX = Settings.KERNEL_TIMEOUT_MAX.key();
-  /** Whether {@code vkspark_define} may be used (static). */
-  public static final String DEFINE_ENABLED = Settings.DEFINE_ENABLED.key();
-  /** Time budget for compiling one GPU UDF's kernel (static). */
-  public static final String COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.key();
-
-  public static final double DEFAULT_VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.defaultValue();
-  public static final long DEFAULT_BATCH_BYTES = Settings.BATCH_BYTES.defaultValue();
-  public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.defaultValue();
-  public static final java.time.Duration DEFAULT_COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.defaultValue();
-  public static final int DEFAULT_BATCH_ROWS = Settings.BATCH_ROWS.defaultValue();
-  public static final int DEFAULT_CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.defaultValue();
-
   /**
    * Keys a session cannot change ({@link #forSession} reads them from the SparkContext's conf): the
    * executor's device and its resources, what is compiled and where it is cached, and the limits
@@ -122,8 +87,9 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
     java.util.Objects.requireNonNull(placement, "placement");
     if (batchBytes <= 0) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
-          "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
+      throw GpuException.of(Code.INVALID_ARGUMENT,
+          Settings.BATCH_BYTES.key() + " is " + batchBytes + ", not a positive size.",
+          "set " + Settings.BATCH_BYTES.key() + " to the most bytes of rows per batch, e.g. 128m.");
     }
   }
 
@@ -183,7 +149,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    */
   private static java.time.Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
     java.time.Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
-    String asked = lookup.apply(KERNEL_TIMEOUT);
+    String asked = lookup.apply(Settings.KERNEL_TIMEOUT.key());
     java.time.Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
     if (max.isZero()) {
       return t;
@@ -192,11 +158,12 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
       return t.compareTo(max) > 0 ? max : t;
     }
     if (t.isZero() || t.compareTo(max) > 0) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, KERNEL_TIMEOUT + " is '" + asked.trim() + "'" + (t.isZero()
-              ? " (no limit)" : "") + ", above " + KERNEL_TIMEOUT_MAX + " (" + server.apply(KERNEL_TIMEOUT_MAX).trim()
-              + "), the most the server lets a session use.",
-          "set " + KERNEL_TIMEOUT + " to " + server.apply(KERNEL_TIMEOUT_MAX).trim() + " or less, or unset it; "
-              + KERNEL_TIMEOUT_MAX + " is static (set where the server starts).");
+      String key = Settings.KERNEL_TIMEOUT.key();
+      String maxKey = Settings.KERNEL_TIMEOUT_MAX.key();
+      String maxText = server.apply(maxKey).trim();
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + asked.trim() + "'" + (t.isZero() ? " (no limit)" : "")
+              + ", above " + maxKey + " (" + maxText + "), the most the server lets a session use.",
+          "set " + key + " to " + maxText + " or less, or unset it; " + maxKey + " is static (set where the server starts).");
     }
     return t;
   }

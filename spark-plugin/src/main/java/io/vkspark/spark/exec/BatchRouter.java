@@ -6,6 +6,7 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.BatchRunner;
+import io.vkspark.spark.conf.Settings;
 import java.util.List;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -189,12 +190,12 @@ final class BatchRouter {
     String what = Placement.reason(Placement.Cause.WIDE_ROW, widest, names, limit);
     boolean glsl = gpu.calls().stream().anyMatch(GpuUdfCall::glslOnly);
     if (!conf.fallback() || glsl) {
-      throw GpuException.of(Code.SIZE, what + " (" + VkConf.BATCH_BYTES + " is " + conf.batchBytes()
+      throw GpuException.of(Code.SIZE, what + " (" + Settings.BATCH_BYTES.key() + " is " + conf.batchBytes()
           + ", and one dispatch stages at most " + BatchRunner.MAX_VAR_ELEMENTS + " per argument).",
           glsl ? "keep the values passed to GLSL-only UDFs below " + limit + " bytes per row (a GLSL-only UDF has "
-              + "no call() to run such rows on the CPU), or raise " + VkConf.BATCH_BYTES + " if it is below that."
-              : "set " + VkConf.FALLBACK + "=true to run such rows with the UDF's call() on the CPU, keep the values "
-              + "below " + limit + " bytes per row, or raise " + VkConf.BATCH_BYTES + " if it is below that.");
+              + "no call() to run such rows on the CPU), or raise " + Settings.BATCH_BYTES.key() + " if it is below that."
+              : "set " + Settings.FALLBACK.key() + "=true to run such rows with the UDF's call() on the CPU, keep the "
+              + "values below " + limit + " bytes per row, or raise " + Settings.BATCH_BYTES.key() + " if it is below that.");
     }
     if (!wideLogged) {
       wideLogged = true;

@@ -5,11 +5,11 @@ import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
 import io.vkspark.spark.conf.VerifySettings;
-import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -220,7 +220,7 @@ public final class GpuVerifier {
     if (settings.mode() == VerifySettings.Mode.STRICT) {
       throw GpuException.of(Code.VERIFY, "vkspark: " + where + ".",
           "make the GLSL body and call() compute the same function (or widen the UDF's tolerance() if the difference "
-              + "is rounding); " + VkConf.VERIFY + "=sample only counts and logs mismatches.");
+              + "is rounding); " + Settings.VERIFY.key() + "=sample only counts and logs mismatches.");
     }
     if (logged.add(c.name())) {
       LOG.warn("vkspark verify: {} (further mismatches of this UDF in this task are only counted)", where);

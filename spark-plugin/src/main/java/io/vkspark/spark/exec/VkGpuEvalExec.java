@@ -6,6 +6,7 @@ import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.shim.UnaryExecShim;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +119,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   public VerifySettings verifySettings(VkConf conf) {
     SparkSession s = session();
-    boolean set = s != null && s.conf().contains(VkConf.VERIFY);
+    boolean set = s != null && s.conf().contains(Settings.VERIFY.key());
     if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
       return conf.verify();
     }

@@ -324,10 +324,10 @@ public final class GlslDefinitions {
       try {
         text = Files.readString(p, StandardCharsets.UTF_8);
       } catch (IOException | RuntimeException e) {
-        throw new GpuException(Code.INVALID_ARGUMENT, VkConf.GLSL + " names " + p + ", which cannot be read (" + e
-            + "). Fix: correct the path in " + VkConf.GLSL + " (comma-separated GLSL files on the driver).", e);
+        throw new GpuException(Code.INVALID_ARGUMENT, Settings.GLSL.key() + " names " + p + ", which cannot be read (" + e
+            + "). Fix: correct the path in " + Settings.GLSL.key() + " (comma-separated GLSL files on the driver).", e);
       }
-      String origin = VkConf.GLSL + " file " + p;
+      String origin = Settings.GLSL.key() + " file " + p;
       for (Parsed f : parse(text, origin)) {
         GlslUdf u = f.udf();
         GlslUdf other = byName.putIfAbsent(u.name(), u);
@@ -348,7 +348,8 @@ public final class GlslDefinitions {
       for (GlslUdf g : glsl) {
         if (c.name().equals(g.name())) {
           throw GpuException.of(Code.INVALID_ARGUMENT, g.origin() + ": GPU UDF '" + g.name() + "' has the name of class "
-              + c.getClass().getName() + " in " + VkConf.FUNCTIONS + ".", "rename the GLSL function, or remove one of them.");
+              + c.getClass().getName() + " in " + Settings.FUNCTIONS.key() + ".",
+              "rename the GLSL function, or remove one of them.");
         }
       }
     }
@@ -427,7 +428,7 @@ public final class GlslDefinitions {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
           GpuException.of(Code.SIZE, DEFINE + " was given " + chars + " characters of definitions, more than it takes ("
               + MAX_DEFINE_CHARS + ").", "define fewer functions per call, or shorten them (long GLSL compiles "
-              + "slowly); for longer ones, have the administrator list a file in " + VkConf.GLSL + "."));
+              + "slowly); for longer ones, have the administrator list a file in " + Settings.GLSL.key() + "."));
     }
     List<GlslUdf> udfs;
     try {
@@ -454,13 +455,14 @@ public final class GlslDefinitions {
 
   /** The analysis error of {@code vkspark_define} on a server that turned it off. */
   private static RuntimeException disabled(SparkSession spark) {
-    String asked = spark.conf().contains(VkConf.DEFINE_ENABLED) ? spark.conf().get(VkConf.DEFINE_ENABLED) : null;
+    String key = Settings.DEFINE_ENABLED.key();
+    String asked = spark.conf().contains(key) ? spark.conf().get(key) : null;
     return VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
-        GpuException.of(Code.UNSUPPORTED, DEFINE + " is turned off on this server: " + VkConf.DEFINE_ENABLED
+        GpuException.of(Code.UNSUPPORTED, DEFINE + " is turned off on this server: " + key
                 + " is false in its configuration" + (asked != null && !asked.trim().equalsIgnoreCase("false")
                 ? " (a session's SET of it changes nothing: it is static)" : "") + ".",
-            "call the GPU UDFs the administrator provides (" + VkConf.GLSL + ", " + VkConf.FUNCTIONS + "), or have "
-                + "the server started with " + VkConf.DEFINE_ENABLED + "=true."));
+            "call the GPU UDFs the administrator provides (" + Settings.GLSL.key() + ", " + Settings.FUNCTIONS.key()
+                + "), or have the server started with " + key + "=true."));
   }
 
   /** Records the application-wide GPU UDFs of application {@code appId}: name to where it comes from. */
@@ -477,8 +479,8 @@ public final class GlslDefinitions {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' is an application-wide "
                   + "function, from " + origin + "; " + DEFINE + " does not redefine it.",
-              "give the new definition another name, or change it where it comes from (" + VkConf.GLSL + " or "
-                  + VkConf.FUNCTIONS + ", read when the application starts)."));
+              "give the new definition another name, or change it where it comes from (" + Settings.GLSL.key() + " or "
+                  + Settings.FUNCTIONS.key() + ", read when the application starts)."));
     }
   }
 }

@@ -22,13 +22,13 @@ final class VkConfTest {
   @Test
   void tildeInTheShaderCacheDir_isTheUserHome() {
     Path home = Path.of(System.getProperty("user.home"));
-    assertEquals(home.resolve("x"), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath());
-    assertEquals(home.resolve("a/b"), with(VkConf.SHADER_CACHE_DIR, " ~/a/b ").deviceOptions("").shaderCacheDir());
-    assertEquals(home, with(VkConf.SHADER_CACHE_DIR, "~").shaderCachePath());
-    assertEquals(home.resolve("x").toString(), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCacheDir());
-    assertFalse(with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath().toString().contains("~"));
-    assertEquals(Path.of("/tmp/a~b"), with(VkConf.SHADER_CACHE_DIR, "/tmp/a~b").shaderCachePath());
-    assertNull(with(VkConf.SHADER_CACHE_DIR, "none").shaderCachePath());
+    assertEquals(home.resolve("x"), with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCachePath());
+    assertEquals(home.resolve("a/b"), with(Settings.SHADER_CACHE_DIR.key(), " ~/a/b ").deviceOptions("").shaderCacheDir());
+    assertEquals(home, with(Settings.SHADER_CACHE_DIR.key(), "~").shaderCachePath());
+    assertEquals(home.resolve("x").toString(), with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCacheDir());
+    assertFalse(with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCachePath().toString().contains("~"));
+    assertEquals(Path.of("/tmp/a~b"), with(Settings.SHADER_CACHE_DIR.key(), "/tmp/a~b").shaderCachePath());
+    assertNull(with(Settings.SHADER_CACHE_DIR.key(), "none").shaderCachePath());
     // A record built directly (as tests and tools do) expands too.
     VkConf d = VkConf.from(k -> null);
     assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
@@ -39,34 +39,35 @@ final class VkConfTest {
 
   @Test
   void sizes_acceptTheUsualSuffixes() {
-    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4g").deviceMemoryLimit());
-    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4GB").deviceMemoryLimit());
-    assertEquals(512L << 20, with(VkConf.DEVICE_MEMORY_LIMIT, "512MiB").deviceMemoryLimit());
-    assertEquals(1000L, with(VkConf.DEVICE_MEMORY_LIMIT, "1000").deviceMemoryLimit());
-    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, "0").deviceMemoryLimit());
-    assertEquals(1_048_576, with(VkConf.BATCH_ROWS, "1_048_576").batchRows());
+    assertEquals(4L << 30, with(Settings.DEVICE_MEMORY_LIMIT.key(), "4g").deviceMemoryLimit());
+    assertEquals(4L << 30, with(Settings.DEVICE_MEMORY_LIMIT.key(), "4GB").deviceMemoryLimit());
+    assertEquals(512L << 20, with(Settings.DEVICE_MEMORY_LIMIT.key(), "512MiB").deviceMemoryLimit());
+    assertEquals(1000L, with(Settings.DEVICE_MEMORY_LIMIT.key(), "1000").deviceMemoryLimit());
+    assertEquals(0L, with(Settings.DEVICE_MEMORY_LIMIT.key(), "0").deviceMemoryLimit());
+    assertEquals(1_048_576, with(Settings.BATCH_ROWS.key(), "1_048_576").batchRows());
     assertEquals(MetricsLevel.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
-    assertEquals(MetricsLevel.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
-    assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
+    assertEquals(MetricsLevel.DEBUG, with(Settings.METRICS_LEVEL.key(), " Debug ").metricsLevel());
+    assertEquals(java.util.List.of("a.B", "c.D"), with(Settings.FUNCTIONS.key(), " a.B, ,c.D ").functions());
     assertTrue(VkConf.from(k -> null).coalesce());
-    assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());
+    assertFalse(with(Settings.COALESCE.key(), " FALSE ").coalesce());
     assertEquals(128L << 20, VkConf.from(k -> null).batchBytes());
-    assertEquals(1L << 20, with(VkConf.BATCH_BYTES, "1m").batchBytes());
+    assertEquals(1L << 20, with(Settings.BATCH_BYTES.key(), "1m").batchBytes());
   }
 
   @Test
   void verify_offByDefault_sampleOrStrict_withARate() {
     assertEquals(VerifySettings.OFF, VkConf.from(k -> null).verify());
-    assertEquals(VerifySettings.Mode.OFF, with(VkConf.VERIFY, "false").verify().mode());
-    VerifySettings s = VkConf.from(Map.of(VkConf.VERIFY, " Sample", VkConf.VERIFY_SAMPLE_RATE, "0.01")::get).verify();
+    assertEquals(VerifySettings.Mode.OFF, with(Settings.VERIFY.key(), "false").verify().mode());
+    VerifySettings s = VkConf.from(Map.of(Settings.VERIFY.key(), " Sample", Settings.VERIFY_SAMPLE_RATE.key(), "0.01")::get)
+        .verify();
     assertEquals(new VerifySettings(VerifySettings.Mode.SAMPLE, 0.01), s);
     assertTrue(s.on());
     assertEquals(1, s.sampleSize(10), "at least one row per batch");
     assertEquals(100, s.sampleSize(10_000));
     assertEquals(0, s.sampleSize(0));
-    assertEquals(VerifySettings.Mode.STRICT, with(VkConf.VERIFY, "strict").verify().mode());
-    assertEquals(VkConf.DEFAULT_VERIFY_SAMPLE_RATE, with(VkConf.VERIFY, "strict").verify().sampleRate());
-    assertEquals(1.0, with(VkConf.VERIFY_SAMPLE_RATE, "1").verify().sampleRate());
+    assertEquals(VerifySettings.Mode.STRICT, with(Settings.VERIFY.key(), "strict").verify().mode());
+    assertEquals(Settings.VERIFY_SAMPLE_RATE.defaultValue(), with(Settings.VERIFY.key(), "strict").verify().sampleRate());
+    assertEquals(1.0, with(Settings.VERIFY_SAMPLE_RATE.key(), "1").verify().sampleRate());
   }
 
   @ParameterizedTest(name = "{0}={1}")
@@ -104,33 +105,34 @@ final class VkConfTest {
 
   @Test
   void sessionSettings_staticKeysComeFromTheServer_andKernelTimeoutIsCapped() {
-    Map<String, String> server = Map.of(VkConf.DEFINE_ENABLED, "false", VkConf.KERNEL_TIMEOUT_MAX, "2min",
-        VkConf.COMPILE_TIMEOUT, "5s", VkConf.SHADER_CACHE_DIR, "none");
-    Map<String, String> session = Map.of(VkConf.DEFINE_ENABLED, "true", VkConf.KERNEL_TIMEOUT_MAX, "1h",
-        VkConf.COMPILE_TIMEOUT, "10min", VkConf.SHADER_CACHE_DIR, "/tmp/elsewhere", VkConf.BATCH_ROWS, "4096");
+    Map<String, String> server = Map.of(Settings.DEFINE_ENABLED.key(), "false", Settings.KERNEL_TIMEOUT_MAX.key(), "2min",
+        Settings.COMPILE_TIMEOUT.key(), "5s", Settings.SHADER_CACHE_DIR.key(), "none");
+    Map<String, String> session = Map.of(Settings.DEFINE_ENABLED.key(), "true", Settings.KERNEL_TIMEOUT_MAX.key(), "1h",
+        Settings.COMPILE_TIMEOUT.key(), "10min", Settings.SHADER_CACHE_DIR.key(), "/tmp/elsewhere",
+        Settings.BATCH_ROWS.key(), "4096");
     VkConf c = VkConf.forSession(session::get, server::get);
     assertFalse(c.define(), "a session cannot switch vkspark_define on");
     assertEquals(java.time.Duration.ofSeconds(5), c.compileTimeout());
     assertNull(c.shaderCachePath(), "the server's cache setting");
     assertEquals(4096, c.batchRows(), "session keys still come from the session");
     assertEquals(java.time.Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
-    assertEquals(java.time.Duration.ofSeconds(90), VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, "90s")::get,
+    assertEquals(java.time.Duration.ofSeconds(90), VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), "90s")::get,
         server::get).kernelTimeout());
     assertEquals(java.time.Duration.ofSeconds(30), VkConf.forSession(k -> null,
-        Map.of(VkConf.KERNEL_TIMEOUT_MAX, "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
+        Map.of(Settings.KERNEL_TIMEOUT_MAX.key(), "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
     for (String tooLong : List.of("3min", "0")) {
       GpuException e = assertThrows(GpuException.class,
-          () -> VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, tooLong)::get, server::get));
+          () -> VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), tooLong)::get, server::get));
       assertTrue(e.getMessage().startsWith("spark.vkspark.kernelTimeout is '" + tooLong + "'"), e.getMessage());
       assertTrue(e.getMessage().contains("above spark.vkspark.kernelTimeout.max (2min)"), e.getMessage());
       assertTrue(e.fix().startsWith("set spark.vkspark.kernelTimeout to 2min or less"), e.getMessage());
     }
     GpuException start = assertThrows(GpuException.class,
-        () -> VkConf.from(Map.of(VkConf.KERNEL_TIMEOUT, "5min", VkConf.KERNEL_TIMEOUT_MAX, "2min")::get));
+        () -> VkConf.from(Map.of(Settings.KERNEL_TIMEOUT.key(), "5min", Settings.KERNEL_TIMEOUT_MAX.key(), "2min")::get));
     assertTrue(start.getMessage().contains("above spark.vkspark.kernelTimeout.max"), start.getMessage());
     VkConf d = VkConf.from(k -> null);
     assertTrue(d.define());
-    assertEquals(VkConf.DEFAULT_COMPILE_TIMEOUT, d.compileTimeout());
+    assertEquals(Settings.COMPILE_TIMEOUT.defaultValue(), d.compileTimeout());
   }
 
   // ---- the declarations (Settings) ----
@@ -168,11 +170,11 @@ final class VkConfTest {
     bad(Settings.FUSE_AGGREGATES_ON_GPU, "flase");
     assertEquals(64, Settings.FUSE_AGGREGATES_KEY_SLOTS.get(none::get));
     assertEquals(true, Settings.CACHE_COLUMNAR_OUTPUT.get(none::get));
-    assertEquals(false, Settings.CACHE_COLUMNAR_OUTPUT.get(Map.of(io.vkspark.spark.cache.VkCacheSerializer.COLUMNAR_OUTPUT,
+    assertEquals(false, Settings.CACHE_COLUMNAR_OUTPUT.get(Map.of(Settings.CACHE_COLUMNAR_OUTPUT.key(),
         "FALSE")::get));
     bad(Settings.CACHE_COLUMNAR_OUTPUT, "no");
     assertEquals(List.of(Path.of("/etc/a.glsl"), Path.of(System.getProperty("user.home"), "b.glsl")),
-        io.vkspark.spark.glsl.GlslDefinitions.paths(Map.of(VkConf.GLSL, " /etc/a.glsl, ,~/b.glsl ")::get));
+        io.vkspark.spark.glsl.GlslDefinitions.paths(Map.of(Settings.GLSL.key(), " /etc/a.glsl, ,~/b.glsl ")::get));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -180,7 +182,7 @@ final class VkConfTest {
       "512KiB, 524288", "'4 g', 4294967296", "1_000, 1000", "1000b, 1000", "2t, 2199023255552", "0, 0"})
   void sizes_readBySparksParser(String text, long bytes) {
     assertEquals(bytes, Settings.DEVICE_MEMORY_LIMIT.parse(text));
-    assertEquals(bytes, with(VkConf.DEVICE_MEMORY_LIMIT, text).deviceMemoryLimit());
+    assertEquals(bytes, with(Settings.DEVICE_MEMORY_LIMIT.key(), text).deviceMemoryLimit());
     if (!text.matches(".*[i_ ].*")) { // what vkspark accepted before and Spark's parser does not (3.5: GiB)
       assertEquals(org.apache.spark.network.util.JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
     }
@@ -188,12 +190,13 @@ final class VkConfTest {
 
   @Test
   void sizes_outOfRangeOrNotSizes_areErrors() {
-    assertEquals(64L << 20, with(VkConf.BATCH_BYTES, "64m").batchBytes());
-    assertEquals(VkConf.DEFAULT_BATCH_BYTES, with(VkConf.BATCH_BYTES, " ").batchBytes(), "blank: the default");
-    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, " ").deviceMemoryLimit());
+    assertEquals(64L << 20, with(Settings.BATCH_BYTES.key(), "64m").batchBytes());
+    assertEquals(Settings.BATCH_BYTES.defaultValue(), with(Settings.BATCH_BYTES.key(), " ").batchBytes(),
+        "blank: the default");
+    assertEquals(0L, with(Settings.DEVICE_MEMORY_LIMIT.key(), " ").deviceMemoryLimit());
     for (String v : List.of("0", "-64m", "1.5g", "64q", "99999999999t")) {
       assertTrue(bad(Settings.BATCH_BYTES, v).getMessage().contains("not a positive size. Fix: set "
-          + VkConf.BATCH_BYTES + " to a number of bytes with an optional k, m, g or t suffix, e.g. 128m."));
+          + Settings.BATCH_BYTES.key() + " to a number of bytes with an optional k, m, g or t suffix, e.g. 128m."));
     }
     assertTrue(bad(Settings.DEVICE_MEMORY_LIMIT, "lots").getMessage().endsWith("e.g. 4g (0 for no limit)."));
   }
@@ -268,9 +271,10 @@ final class VkConfTest {
       }
     }
     assertNull(Settings.of("spark.vkspark.nonsense"));
-    assertEquals(java.util.Set.of(VkConf.DEVICE, VkConf.CONCURRENT_GPU_TASKS, VkConf.SHADER_CACHE_DIR, VkConf.FUNCTIONS,
-        VkConf.GLSL, VkConf.VALIDATION, VkConf.TRANSFERS, VkConf.DEVICE_MEMORY_LIMIT, VkConf.KERNEL_TIMEOUT_MAX,
-        VkConf.DEFINE_ENABLED, VkConf.COMPILE_TIMEOUT, Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
+    assertEquals(java.util.Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(),
+        Settings.SHADER_CACHE_DIR.key(), Settings.FUNCTIONS.key(), Settings.GLSL.key(), Settings.VALIDATION.key(),
+        Settings.TRANSFERS.key(), Settings.DEVICE_MEMORY_LIMIT.key(), Settings.KERNEL_TIMEOUT_MAX.key(),
+        Settings.DEFINE_ENABLED.key(), Settings.COMPILE_TIMEOUT.key(), Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
     VkConf d = VkConf.from(k -> null);
     assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
@@ -344,7 +348,7 @@ final class VkConfTest {
   void readmeTable_matchesTheDeclarations() throws Exception {
     List<String> problems = readmeProblems(readme());
     assertTrue(problems.isEmpty(), "README.md's configuration table and Settings differ:\n" + String.join("\n", problems));
-    GpuException lots = assertThrows(GpuException.class, () -> with(VkConf.BATCH_ROWS, "lots"));
+    GpuException lots = assertThrows(GpuException.class, () -> with(Settings.BATCH_ROWS.key(), "lots"));
     assertTrue(readme().replace("\n", " ").contains("`" + lots.getMessage() + "`"), "the README quotes " + lots.getMessage());
   }
 

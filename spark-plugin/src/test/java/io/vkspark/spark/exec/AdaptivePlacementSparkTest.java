@@ -12,10 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vkspark.spark.TestSpark;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.gpu.DeviceType;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -48,8 +48,8 @@ final class AdaptivePlacementSparkTest {
   @BeforeEach
   void adaptive() {
     AdaptivePlacement.shared().reset();
-    spark().conf().set(VkConf.PLACEMENT, "adaptive");
-    spark().conf().set(VkConf.COALESCE, "false");
+    spark().conf().set(Settings.PLACEMENT.key(), "adaptive");
+    spark().conf().set(Settings.COALESCE.key(), "false");
     spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", String.valueOf(BATCH));
   }
 
@@ -73,7 +73,7 @@ final class AdaptivePlacementSparkTest {
   @Test
   void cpuRowCauses_addUpToCpuRows_overRepresentativeQueries() {
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
-    spark().conf().set(VkConf.COALESCE, "true");
+    spark().conf().set(Settings.COALESCE.key(), "true");
     Dataset<Row> cached = TestSpark.table().selectExpr("id", "a", "b").cache();
     try {
       List<Supplier<Dataset<Row>>> queries = List.of(
@@ -157,7 +157,7 @@ final class AdaptivePlacementSparkTest {
 
   @Test
   void placementGpu_neverMovesABatch() {
-    spark().conf().set(VkConf.PLACEMENT, "gpu");
+    spark().conf().set(Settings.PLACEMENT.key(), "gpu");
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
     assertVksparkEqualsCpu(AdaptivePlacementSparkTest::hypot, df -> {
       assertAllRowsOnGpu(df);
