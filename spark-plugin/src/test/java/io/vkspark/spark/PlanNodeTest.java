@@ -1,9 +1,13 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.agg.ReducePlacement;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+import io.vkspark.spark.cache.VkCacheColumnsExec;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.shim.Scala;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -29,12 +33,45 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form (exchange and
- * subquery reuse), partitioning, and the columns that pass through it.
+ * subquery reuse), partitioning, and the columns that pass through it; every vkspark node as Spark
+ * copies it.
  */
 @ExtendWith(TestSpark.Validated.class)
 final class PlanNodeTest {
   private static String wide;
 
+
+  /**
+   * Each vkspark node copied as Spark copies nodes: {@code TreeNode.makeCopy} passes the product's
+   * elements to the public constructor it finds by reflection, {@code withNewChildren} swaps the
+   * child; a copy equals the node, a node over another child does not.
+   */
+  @Test
+  void everyNode_copiesAsSparkCopiesIt() {
+    SparkPlan child = plan(spark().range(10).toDF());
+    SparkPlan other = plan(spark().range(20).toDF());
+    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(-1, null, "", List.of(), List.of());
+    List<SparkPlan> nodes = List.of(new VkGpuEvalExec(Scala.seq(List.of()), child), new VkRowToColumnarExec(child),
+        new VkCacheColumnsExec(child), new VkGpuAggregateExec(spec, new ReducePlacement(null, "a test"),
+            Scala.seq(Scala.list(child.output())), child.outputPartitioning(), child));
+    for (SparkPlan node : nodes) {
+      Object[] fields = new Object[node.productArity()];
+      for (int i = 0; i < fields.length; i++) {
+        fields[i] = node.productElement(i);
+      }
+      assertSame(child, fields[fields.length - 1], node.nodeName() + ": the child is the last field");
+      SparkPlan copy = node.makeCopy(fields);
+      assertNotSame(node, copy);
+      assertEquals(node, copy, node.nodeName());
+      assertEquals(node.hashCode(), copy.hashCode(), node.nodeName());
+      SparkPlan moved = node.withNewChildren(Scala.seq(List.of(other)));
+      assertSame(node.getClass(), moved.getClass());
+      assertSame(other, moved.children().head(), node.nodeName());
+      assertNotEquals(node, moved, node.nodeName());
+      assertEquals(node, moved.withNewChildren(Scala.seq(List.of(child))), node.nodeName());
+      assertEquals(child.outputPartitioning(), node.outputPartitioning(), node.nodeName());
+    }
+  }
 
   @Test
   void explainFormatted_showsEachCallReadably() {

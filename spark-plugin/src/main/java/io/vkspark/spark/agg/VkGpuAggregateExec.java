@@ -2,8 +2,8 @@ package io.vkspark.spark.agg;
 
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 
 import java.io.Serializable;
 import java.util.ArrayList;
@@ -46,7 +46,7 @@ import org.apache.spark.sql.types.DataType;
  * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
  * and skipped here should one remain.
  */
-public final class VkGpuAggregateExec extends UnaryExecShim {
+public final class VkGpuAggregateExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
   /**
@@ -77,17 +77,16 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   private final ReducePlacement placement;
   private final scala.collection.immutable.Seq<Attribute> output;
   private final Partitioning partitioning;
-  private final SparkPlan child;
   private transient Map<AggregateMetric, SQLMetric> metrics;
 
   /** @param placement where the aggregates are reduced, decided once when the node is planned */
   public VkGpuAggregateExec(Spec spec, ReducePlacement placement, scala.collection.immutable.Seq<Attribute> output,
                             Partitioning partitioning, SparkPlan child) {
+    super(spec, placement, output, partitioning, child);
     this.spec = spec;
     this.placement = placement;
     this.output = output;
     this.partitioning = partitioning;
-    this.child = child;
   }
 
   Spec spec() {
@@ -100,22 +99,12 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   /** The same node, placed as {@code p}. */
   VkGpuAggregateExec withPlacement(ReducePlacement p) {
-    return new VkGpuAggregateExec(spec, p, output, partitioning, child);
+    return new VkGpuAggregateExec(spec, p, output, partitioning, child());
   }
 
   @Override
   protected boolean keepsChildOrdering() {
     return false; // one row per group (or per partition), in no particular order
-  }
-
-  @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkGpuAggregateExec(spec, placement, output, partitioning, newChild);
   }
 
   @Override
@@ -137,7 +126,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   public RDD<InternalRow> doExecute() {
     Spec s = spec;
     Map<AggregateMetric, SQLMetric> m = aggregateMetrics();
-    SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
+    SparkPlan source = child() instanceof ColumnarToRowExec c2r ? c2r.child() : child();
     RDD<DeviceReduction.Step> steps = placement.onGpu() && source instanceof VkGpuEvalExec eval
         ? eval.executeReducing(placement)
         : source.executeColumnar().toJavaRDD()
@@ -216,41 +205,6 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
     return new VkGpuAggregateExec(spec.canonical(), placement, Scala.seq(canonical),
-        new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child.canonicalized());
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 5;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> spec;
-      case 1 -> placement;
-      case 2 -> output;
-      case 3 -> partitioning;
-      case 4 -> child;
-      default -> throw new IndexOutOfBoundsException(n);
-    };
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkGpuAggregateExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkGpuAggregateExec g && g.spec.equals(spec) && g.placement.equals(placement)
-        && g.output.equals(output) && g.partitioning.equals(partitioning) && g.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return java.util.Objects.hash(spec, placement, output, partitioning, child);
+        new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child().canonicalized());
   }
 }

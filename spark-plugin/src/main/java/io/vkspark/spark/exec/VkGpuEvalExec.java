@@ -2,8 +2,8 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.MetricsLevel;
 
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.conf.Settings;
@@ -18,7 +18,6 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -28,21 +27,21 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * child go through the executor's {@link io.vkspark.gpu.column.BatchRunner}; its output is the
  * child's columns followed by one column per call. Everything else in the query stays on Spark's
  * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}). Shown in plans as
- * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}.
+ * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}. It only adds columns and
+ * keeps each partition's rows in order, so it keeps its child's partitioning and ordering: Spark adds
+ * no exchange or sort above it (a cached GPU result, say).
  *
- * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
- * trait forwarding) is spelled out here.
+ * <p>Written in Java: what a Scala case class gets for free comes from {@link PlanNode}.
  */
-public final class VkGpuEvalExec extends UnaryExecShim {
+public final class VkGpuEvalExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
   private final scala.collection.immutable.Seq<GpuUdfCall> calls;
-  private final SparkPlan child;
   private transient NodeMetrics metrics;
 
   public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
+    super(calls, child);
     this.calls = calls;
-    this.child = child;
   }
 
   public List<GpuUdfCall> calls() {
@@ -50,18 +49,8 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   }
 
   @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkGpuEvalExec(calls, newChild);
-  }
-
-  @Override
   public scala.collection.immutable.Seq<Attribute> output() {
-    List<Attribute> out = new ArrayList<>(Scala.list(child.output()));
+    List<Attribute> out = new ArrayList<>(Scala.list(child().output()));
     for (GpuUdfCall c : calls()) {
       out.add(c.result());
     }
@@ -88,7 +77,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Tasks tasks = tasks(null);
-    return child.executeColumnar().toJavaRDD()
+    return child().executeColumnar().toJavaRDD()
         .mapPartitions(batches -> (java.util.Iterator<ColumnarBatch>) tasks.iterator(batches))
         .rdd();
   }
@@ -99,7 +88,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   public RDD<DeviceReduction.Step> executeReducing(DeviceReduction reduction) {
     Tasks tasks = tasks(reduction);
-    return child.executeColumnar().toJavaRDD()
+    return child().executeColumnar().toJavaRDD()
         .mapPartitions(batches -> tasks.iterator(batches).steps())
         .rdd();
   }
@@ -107,7 +96,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   private Tasks tasks(DeviceReduction reduction) {
     VkConf conf = VkConf.of(session());
     VerifySettings verify = verifySettings(conf);
-    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
+    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child().output()).stream()
         .map(a -> a.dataType()).toList();
     return new Tasks(calls(), childTypes, conf, nodeMetrics(), verify, reduction);
   }
@@ -177,22 +166,8 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   /** EXPLAIN FORMATTED's "Arguments:" line: each call, its guard over the child's columns, and where it runs. */
   @Override
   public String argString(int maxFields) {
-    List<Attribute> input = Scala.list(child.output());
+    List<Attribute> input = Scala.list(child().output());
     return calls().stream().map(c -> c.describe(input)).collect(Collectors.joining(", "));
-  }
-
-  /**
-   * The node only adds columns and keeps each partition's rows in order, so it keeps the child's
-   * partitioning and ordering: Spark adds no exchange or sort above it (a cached GPU result, say).
-   */
-  @Override
-  public Partitioning outputPartitioning() {
-    return child.outputPartitioning();
-  }
-
-  @Override
-  protected boolean keepsChildOrdering() {
-    return true;
   }
 
   /**
@@ -202,43 +177,12 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   @Override
   public SparkPlan doCanonicalize() {
-    List<Attribute> input = Scala.list(child.output());
+    List<Attribute> input = Scala.list(child().output());
     List<GpuUdfCall> planned = calls();
     List<GpuUdfCall> canonical = new ArrayList<>();
     for (int i = 0; i < planned.size(); i++) {
       canonical.add(planned.get(i).canonical(input, input.size() + i));
     }
-    return new VkGpuEvalExec(Scala.seq(canonical), child.canonicalized());
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 2;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> calls;
-      case 1 -> child;
-      default -> throw new IndexOutOfBoundsException(n);
-    };
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkGpuEvalExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkGpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return 31 * calls.hashCode() + child.hashCode();
+    return new VkGpuEvalExec(Scala.seq(canonical), child().canonicalized());
   }
 }

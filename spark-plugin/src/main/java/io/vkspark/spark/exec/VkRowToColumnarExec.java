@@ -2,15 +2,13 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VkConf;
 
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.RowToColumnarTransition;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -27,14 +25,13 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * than that becomes a batch of its own, read in place ({@link RowColumn}), never copied. Shown in
  * plans as {@code VkRowToColumnar}; {@link #bound} puts it in place of Spark's.
  */
-public final class VkRowToColumnarExec extends UnaryExecShim implements RowToColumnarTransition {
+public final class VkRowToColumnarExec extends PlanNode implements RowToColumnarTransition {
   private static final long serialVersionUID = 1L;
 
-  private final SparkPlan child;
   private transient Map<String, SQLMetric> metrics;
 
   public VkRowToColumnarExec(SparkPlan child) {
-    this.child = child;
+    super(child);
   }
 
   /** {@code plan} with every {@code RowToColumnar} right under a {@link VkGpuEvalExec} bounded by bytes. */
@@ -54,28 +51,13 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
   }
 
   @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkRowToColumnarExec(newChild);
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
-    return Scala.seq(Scala.list(child.output()));
-  }
-
-  @Override
   public boolean supportsColumnar() {
     return true;
   }
 
   @Override
   public RDD<InternalRow> doExecute() {
-    return child.execute();
+    return child().execute();
   }
 
   @Override
@@ -88,7 +70,7 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
     SQLMetric rows = m.get("numInputRows");
     SQLMetric batches = m.get("numOutputBatches");
     SQLMetric wide = m.get("wideRows");
-    return child.execute().toJavaRDD()
+    return child().execute().toJavaRDD()
         .mapPartitions(it -> new BoundedRowBatches(it, schema, maxRows, maxBytes, offHeap, rows, batches, wide))
         .rdd();
   }
@@ -110,47 +92,7 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
   }
 
   @Override
-  public Partitioning outputPartitioning() {
-    return child.outputPartitioning();
-  }
-
-  @Override
-  protected boolean keepsChildOrdering() {
-    return true;
-  }
-
-  @Override
   public String nodeName() {
     return "VkRowToColumnar";
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n != 0) {
-      throw new IndexOutOfBoundsException(n);
-    }
-    return child;
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkRowToColumnarExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkRowToColumnarExec c && c.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return 37 + child.hashCode();
   }
 }

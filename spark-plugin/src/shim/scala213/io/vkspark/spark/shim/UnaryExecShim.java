@@ -9,7 +9,8 @@ import org.apache.spark.sql.execution.UnaryExecNode;
  * inherits SparkPlan's (TreeNode's) methods before UnaryExecNode's defaults, so the trait's versions
  * are picked here by hand; their signatures name Scala collections, which differ between Scala 2.12
  * ({@code scala.collection.Seq}) and 2.13 ({@code immutable.Seq}), hence one copy per Scala version.
- * A subclass implements {@code child()}, {@code withNewChildInternal} and {@code output()}.
+ * {@link PlanNode} implements {@code child()}, {@code withNewChildInternal} and the case-class members
+ * from a node's fields.
  */
 public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
