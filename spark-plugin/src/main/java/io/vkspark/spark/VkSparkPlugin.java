@@ -50,7 +50,7 @@ public final class VkSparkPlugin implements SparkPlugin {
         VkConf vk = VkConf.from(conf);
         ConfiguredUdfs.javaFunctions(vk, Thread.currentThread().getContextClassLoader());
         GlslDefinitions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
-            GlslDefinitions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
+            GlslDefinitions.configured(vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
         LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));

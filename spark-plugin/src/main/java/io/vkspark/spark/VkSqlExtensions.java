@@ -100,7 +100,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
             Scala.functionBuilder(children -> ScalaUdfs.javaCall(f.name(), function, f.arity(), f.result(), children))));
         origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + Settings.FUNCTIONS.key());
       }
-      for (GlslUdf udf : GlslDefinitions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
+      for (GlslUdf udf : GlslDefinitions.configured(conf)) {
         inject(ext, udf, GlslUdf.class.getName());
         origins.put(udf.name(), udf.origin());
       }

@@ -3,6 +3,9 @@ package io.vkspark.spark;
 import io.vkspark.spark.agg.ReducePlacement;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.cache.VkCacheColumnsExec;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.conf.VerifySettings;
+import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
@@ -51,7 +54,8 @@ final class PlanNodeTest {
     SparkPlan child = plan(spark().range(10).toDF());
     SparkPlan other = plan(spark().range(20).toDF());
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(-1, null, "", List.of(), List.of());
-    List<SparkPlan> nodes = List.of(new VkGpuEvalExec(Scala.seq(List.of()), child), new VkRowToColumnarExec(child),
+    VkConf conf = VkConf.of(spark());
+    List<SparkPlan> nodes = List.of(new VkGpuEvalExec(Scala.seq(List.of()), conf, child), new VkRowToColumnarExec(conf, child),
         new VkCacheColumnsExec(child), new VkGpuAggregateExec(spec, new ReducePlacement(null, "a test"),
             Scala.seq(Scala.list(child.output())), child.outputPartitioning(), child));
     for (SparkPlan node : nodes) {
@@ -70,6 +74,35 @@ final class PlanNodeTest {
       assertNotEquals(node, moved, node.nodeName());
       assertEquals(node, moved.withNewChildren(Scala.seq(List.of(child))), node.nodeName());
       assertEquals(child.outputPartitioning(), node.outputPartitioning(), node.nodeName());
+    }
+  }
+
+  /**
+   * A query's nodes carry the session's settings as they were when it was planned, and its tasks use
+   * them: a setting changed between two queries takes effect in the second.
+   */
+  @Test
+  void settingChangedBetweenQueries_takesEffectInTheSecond() {
+    String sql = "SELECT j, hypot_gpu(a, b) AS h FROM parquet.`" + parquet() + "`";
+    SparkSession s = spark();
+    s.conf().set(Settings.VERIFY.key(), "strict");
+    s.conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
+    try {
+      Dataset<Row> strict = s.sql(sql);
+      strict.collectAsList();
+      s.conf().set(Settings.VERIFY.key(), "off");
+      Dataset<Row> off = s.sql(sql);
+      off.collectAsList();
+      VkGpuEvalExec checked = gpuNodes(strict).get(0);
+      VkGpuEvalExec unchecked = gpuNodes(off).get(0);
+      assertEquals(VerifySettings.Mode.STRICT, checked.vkConf().verify().mode());
+      assertEquals(VerifySettings.Mode.OFF, unchecked.vkConf().verify().mode());
+      assertTrue(metrics(checked).get("verifyRows") > 10_000, () -> metrics(checked).toString());
+      assertEquals(0L, metrics(unchecked).get("verifyRows"));
+      assertEquals(20_000L, metrics(unchecked).get("gpuRows"));
+    } finally {
+      s.conf().unset(Settings.VERIFY.key());
+      s.conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 

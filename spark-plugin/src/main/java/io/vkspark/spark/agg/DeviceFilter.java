@@ -176,7 +176,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
     if (links == null) {
       return Found.stays(condition, "its source cannot be linked to the logical plan under it");
     }
-    return new Found(new VkGpuEvalExec(Scala.seq(eval.calls()), source), f, null, links);
+    return new Found(new VkGpuEvalExec(Scala.seq(eval.calls()), eval.vkConf(), source), f, null, links);
   }
 
   /** The conjuncts of {@code e}, as Spark's {@code splitConjunctivePredicates} finds them. */

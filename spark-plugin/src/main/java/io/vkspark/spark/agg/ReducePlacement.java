@@ -1,7 +1,6 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -99,7 +98,7 @@ public record ReducePlacement(GpuReduction reduction, String doubt, String filte
     if (!onGpu(session)) {
       return always ? Optional.of(host(Settings.FUSE_AGGREGATES_ON_GPU.key() + " is false")) : Optional.empty();
     }
-    String doubt = doubt(session, eval);
+    String doubt = doubt(eval);
     if (!always && doubt != null) {
       return Optional.empty();
     }
@@ -127,8 +126,8 @@ public record ReducePlacement(GpuReduction reduction, String doubt, String filte
   }
 
   /** What the driver knows stops a batch from reducing on the GPU, before planning the reduction. */
-  private static String doubt(SparkSession session, VkGpuEvalExec eval) {
-    if (eval.verifySettings(VkConf.of(session)).needsRows()) { // sample (a translated UDF's default) checks beside the reduction
+  private static String doubt(VkGpuEvalExec eval) {
+    if (eval.verifySettings().needsRows()) { // sample (a translated UDF's default) checks beside the reduction
       return "verify=strict is on: the rows come back to be re-checked";
     }
     if (eval.calls().isEmpty() || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {

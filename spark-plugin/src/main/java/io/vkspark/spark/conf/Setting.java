@@ -205,7 +205,7 @@ public sealed interface Setting<T>
    */
   public record Share(Info info, String example) implements Setting<Share.Amount> {
     /** Bytes (when {@code fraction} is 0) or a fraction of the device's memory. */
-    public record Amount(long bytes, double fraction) {
+    public record Amount(long bytes, double fraction) implements java.io.Serializable {
       /** The bytes this amount is of a device with {@code deviceBytes} of memory (at least 1). */
       public long of(long deviceBytes) {
         return Math.max(1, fraction > 0 ? (long) (fraction * deviceBytes) : bytes);

@@ -63,12 +63,25 @@ import java.util.function.Function;
  * @param fastMath the device's own floating-point arithmetic in GPU UDF kernels: contraction of
  *     {@code a * b + c} into fused multiply-adds, and a device's flushing of 32-bit subnormals
  *     ({@code spark.vkspark.fastMath}, default false: Java's bits)
+ * @param verifySet whether {@code spark.vkspark.verify} is set: unset, a GPU node that runs a
+ *     translated Java UDF on the GPU checks a sample ({@code VkGpuEvalExec.verifySettings})
+ * @param cacheDevice whether GPU UDFs over cached columns read them from device copies
+ *     ({@code spark.vkspark.cache.device}, default false)
+ * @param cacheDeviceMemory most device memory each executor's cached columns take
+ *     ({@code spark.vkspark.cache.deviceMemory}, a size or a fraction of the device's; static)
+ * @param glsl GLSL files on the driver whose functions become GLSL-only GPU UDFs of every session
+ *     ({@code spark.vkspark.glsl}, comma-separated, as written; {@link #glslFiles}; static)
+ *
+ * <p>Built once per planned query on the driver ({@link #of}, in the rules that build vkspark's
+ * nodes) and carried in the nodes to the executors, which use the node's copy; the executor plugin
+ * and the SQL extensions read the application's ({@link #from(org.apache.spark.SparkConf)}) once.
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
                      long deviceMemoryLimit, java.time.Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath)
+                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
+                     boolean verifySet, boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
     implements Serializable {
 
   /**
@@ -81,6 +94,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
 
   public VkConf {
     functions = List.copyOf(functions);
+    glsl = List.copyOf(glsl);
+    java.util.Objects.requireNonNull(cacheDeviceMemory, "cacheDeviceMemory");
     java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
     java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
     java.util.Objects.requireNonNull(verify, "verify");
@@ -138,7 +153,11 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Settings.COMPILE_TIMEOUT.get(lookup),
         Settings.BATCH_BYTES.get(lookup),
         Settings.PLACEMENT.get(lookup),
-        Settings.FAST_MATH.get(lookup));
+        Settings.FAST_MATH.get(lookup),
+        lookup.apply(Settings.VERIFY.key()) != null,
+        Settings.CACHE_DEVICE.get(lookup),
+        Settings.CACHE_DEVICE_MEMORY.get(lookup),
+        Settings.GLSL.get(lookup));
   }
 
   /**
@@ -177,6 +196,11 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public DeviceOptions deviceOptions(String deviceSelector) {
     return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
         .withShaderCacheDir(shaderCachePath()).withMemoryLimit(deviceMemoryLimit);
+  }
+
+  /** The files of {@link #glsl}, {@code ~/} expanded to the home directory. */
+  public List<Path> glslFiles() {
+    return glsl.stream().map(p -> Path.of(expandHome(p))).toList();
   }
 
   /** The shader cache directory, or null when it is off ("none" or blank). */

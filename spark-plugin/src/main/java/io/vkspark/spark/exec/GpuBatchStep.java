@@ -342,16 +342,10 @@ final class GpuBatchStep implements AutoCloseable {
     r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
     // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
     r.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
-    if (cacheOnDevice()) {
+    if (conf.cacheDevice()) {
       r.readResident(gpu.deviceCache()); // cached columns from their device copies
     }
     return r;
-  }
-
-  /** {@code spark.vkspark.cache.device} in this task's session (Spark passes a query's session conf to its tasks). */
-  private static boolean cacheOnDevice() {
-    return io.vkspark.spark.conf.Settings.CACHE_DEVICE.get(
-        k -> org.apache.spark.sql.internal.SQLConf.get().getConfString(k, null));
   }
 
   /** Spark's ANSI mode in this task: a decimal result too wide for its type fails rather than giving null. */

@@ -1,25 +1,24 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.conf.MetricsLevel;
-
-import io.vkspark.spark.shim.PlanNode;
-import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.conf.Settings;
-
+import io.vkspark.spark.shim.PlanNode;
+import io.vkspark.spark.shim.Scala;
+import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.spark.rdd.RDD;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
@@ -37,15 +36,23 @@ public final class VkGpuEvalExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
   private final scala.collection.immutable.Seq<GpuUdfCall> calls;
+  private final VkConf vkConf;
   private transient NodeMetrics metrics;
 
-  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
-    super(calls, child);
+  /** @param vkConf the settings of the session that planned the node, which its tasks use */
+  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, VkConf vkConf, SparkPlan child) {
+    super(calls, vkConf, child);
     this.calls = calls;
+    this.vkConf = vkConf;
   }
 
   public List<GpuUdfCall> calls() {
     return Scala.list(calls);
+  }
+
+  /** The settings the node was planned with, carried to its tasks. */
+  public VkConf vkConf() {
+    return vkConf;
   }
 
   @Override
@@ -59,8 +66,8 @@ public final class VkGpuEvalExec extends PlanNode {
 
   @Override
   public AttributeSet producedAttributes() {
-    List<org.apache.spark.sql.catalyst.expressions.Expression> produced =
-        calls().stream().map(c -> (org.apache.spark.sql.catalyst.expressions.Expression) c.result()).toList();
+    List<Expression> produced =
+        calls().stream().map(c -> (Expression) c.result()).toList();
     return AttributeSet$.MODULE$.apply(Scala.seq(produced));
   }
 
@@ -78,7 +85,7 @@ public final class VkGpuEvalExec extends PlanNode {
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Tasks tasks = tasks(null);
     return child().executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> (java.util.Iterator<ColumnarBatch>) tasks.iterator(batches))
+        .mapPartitions(batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches))
         .rdd();
   }
 
@@ -94,11 +101,9 @@ public final class VkGpuEvalExec extends PlanNode {
   }
 
   private Tasks tasks(DeviceReduction reduction) {
-    VkConf conf = VkConf.of(session());
-    VerifySettings verify = verifySettings(conf);
-    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child().output()).stream()
+    List<DataType> childTypes = Scala.list(child().output()).stream()
         .map(a -> a.dataType()).toList();
-    return new Tasks(calls(), childTypes, conf, nodeMetrics(), verify, reduction);
+    return new Tasks(calls(), childTypes, vkConf, nodeMetrics(), verifySettings(), reduction);
   }
 
   /**
@@ -106,20 +111,18 @@ public final class VkGpuEvalExec extends PlanNode {
    * translated Java UDF on the GPU (its kernel is the translator's, not the user's: a sample of its
    * rows is checked against {@code call()}), else {@code off}.
    */
-  public VerifySettings verifySettings(VkConf conf) {
-    SparkSession s = session();
-    boolean set = s != null && s.conf().contains(Settings.VERIFY.key());
-    if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
-      return conf.verify();
+  public VerifySettings verifySettings() {
+    if (vkConf.verifySet() || vkConf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
+      return vkConf.verify();
     }
-    return conf.verify().withMode(VerifySettings.Mode.SAMPLE);
+    return vkConf.verify().withMode(VerifySettings.Mode.SAMPLE);
   }
 
   /** What each task's iterator is made of, sent to the executors with the closure. */
-  private record Tasks(List<GpuUdfCall> planned, List<org.apache.spark.sql.types.DataType> childTypes, VkConf conf,
+  private record Tasks(List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                        NodeMetrics metrics, VerifySettings verify, DeviceReduction reduction)
-      implements java.io.Serializable {
-    GpuEvalIterator iterator(java.util.Iterator<ColumnarBatch> batches) {
+      implements Serializable {
+    GpuEvalIterator iterator(Iterator<ColumnarBatch> batches) {
       return new GpuEvalIterator(batches, planned, childTypes, conf, metrics, verify, reduction);
     }
   }
@@ -130,9 +133,7 @@ public final class VkGpuEvalExec extends PlanNode {
    */
   public synchronized NodeMetrics nodeMetrics() {
     if (metrics == null) {
-      SparkSession s = session();
-      MetricsLevel level = s == null ? MetricsLevel.ESSENTIAL : VkConf.of(s).metricsLevel();
-      metrics = NodeMetrics.create(sparkContext(), level);
+      metrics = NodeMetrics.create(sparkContext(), vkConf.metricsLevel());
     }
     return metrics;
   }
@@ -183,6 +184,6 @@ public final class VkGpuEvalExec extends PlanNode {
     for (int i = 0; i < planned.size(); i++) {
       canonical.add(planned.get(i).canonical(input, input.size() + i));
     }
-    return new VkGpuEvalExec(Scala.seq(canonical), child().canonicalized());
+    return new VkGpuEvalExec(Scala.seq(canonical), vkConf, child().canonicalized());
   }
 }

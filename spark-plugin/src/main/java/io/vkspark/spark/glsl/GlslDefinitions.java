@@ -303,23 +303,14 @@ public final class GlslDefinitions {
 
   // ---- spark.vkspark.glsl ----
 
-  /** The paths of {@code spark.vkspark.glsl}, comma-separated; {@code ~/} is the home directory. */
-  public static List<Path> paths(java.util.function.Function<String, String> lookup) {
-    List<Path> out = new ArrayList<>();
-    for (String p : Settings.GLSL.get(lookup)) {
-      out.add(Path.of(VkConf.expandHome(p)));
-    }
-    return out;
-  }
-
   /**
    * The GLSL-only UDFs of every file of {@code spark.vkspark.glsl}, parsed, checked (no name twice,
    * none named like a Spark built-in) and compiled: a mistake fails here, on the driver at start,
    * naming the file, the line and the UDF.
    */
-  public static List<GlslUdf> configured(java.util.function.Function<String, String> lookup, VkConf conf) {
+  public static List<GlslUdf> configured(VkConf conf) {
     Map<String, GlslUdf> byName = new LinkedHashMap<>();
-    for (Path p : paths(lookup)) {
+    for (Path p : conf.glslFiles()) {
       String text;
       try {
         text = Files.readString(p, StandardCharsets.UTF_8);

@@ -28,6 +28,7 @@ import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.util.ArrowUtils$;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
@@ -41,6 +42,9 @@ import io.vkspark.spark.executor.GpuLease;
  */
 final class GlslRows {
   private static final Map<KernelSpec, Scalar> SCALARS = new HashMap<>();
+  /** {@link #conf()} and the SparkEnv it was read from. */
+  private static VkConf appConf;
+  private static SparkEnv appConfEnv;
 
   static {
     CpuVulkan.register(new CpuVulkan.RowRunners() {
@@ -82,9 +86,17 @@ final class GlslRows {
     return CpuVulkan.device(conf, udf.name());
   }
 
-  private static VkConf conf() {
-    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-    return env == null ? VkConf.from(k -> null) : VkConf.from(env.conf());
+  /**
+   * The application's settings (its static ones: device, shader cache, compile budget), read once
+   * per SparkEnv: a row that Spark evaluates has no GPU node, and so no planned settings, with it.
+   */
+  private static synchronized VkConf conf() {
+    SparkEnv env = SparkEnv.get();
+    if (appConf == null || appConfEnv != env) {
+      appConf = env == null ? VkConf.from(k -> null) : VkConf.from(env.conf());
+      appConfEnv = env;
+    }
+    return appConf;
   }
 
   /**

@@ -216,7 +216,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, kernel, ordinals, result, d.placement(), guard);
         calls.add(call);
       }
-      child = new VkGpuEvalExec(Scala.seq(calls), child);
+      child = new VkGpuEvalExec(Scala.seq(calls), planner.conf(), child);
       exprs = rewritten;
     }
   }

@@ -35,7 +35,7 @@ public final class VkExplain extends ExplainGeneratorShim {
         for (GpuUdfCall c : g.calls()) {
           lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
           if (c.onGpu() && c.kernel().hasLoops()) {
-            lines.add("vkspark: " + loopNote(c, VkConf.of(g.session())));
+            lines.add("vkspark: " + loopNote(c, g.vkConf()));
           }
         }
       }

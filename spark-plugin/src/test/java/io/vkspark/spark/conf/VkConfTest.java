@@ -33,7 +33,7 @@ final class VkConfTest {
     VkConf d = VkConf.from(k -> null);
     assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
         d.kernelTimeout(), d.metricsLevel(), d.verify(), d.coalesce(), d.define(), d.compileTimeout(), d.batchBytes(),
-        d.placement(), false)
+        d.placement(), false, false, false, d.cacheDeviceMemory(), List.of())
         .shaderCachePath());
   }
 
@@ -174,7 +174,7 @@ final class VkConfTest {
         "FALSE")::get));
     bad(Settings.CACHE_COLUMNAR_OUTPUT, "no");
     assertEquals(List.of(Path.of("/etc/a.glsl"), Path.of(System.getProperty("user.home"), "b.glsl")),
-        io.vkspark.spark.glsl.GlslDefinitions.paths(Map.of(Settings.GLSL.key(), " /etc/a.glsl, ,~/b.glsl ")::get));
+        with(Settings.GLSL.key(), " /etc/a.glsl, ,~/b.glsl ").glslFiles());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -279,8 +279,12 @@ final class VkConfTest {
     assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
         VerifySettings.OFF, true, true, java.time.Duration.ofSeconds(60), 128L << 20,
-        io.vkspark.spark.conf.PlacementMode.ADAPTIVE, false), d, "the defaults as before");
+        io.vkspark.spark.conf.PlacementMode.ADAPTIVE, false, false, false, new Setting.Share.Amount(0, 0.25), List.of()),
+        d, "the defaults as before");
     assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
+    assertTrue(with(Settings.VERIFY.key(), "off").verifySet(), "set, even to its default");
+    assertTrue(with(Settings.CACHE_DEVICE.key(), "true").cacheDevice());
+    assertEquals(new Setting.Share.Amount(2L << 20, 0), with(Settings.CACHE_DEVICE_MEMORY.key(), "2m").cacheDeviceMemory());
   }
 
   // ---- the README's configuration table ----
