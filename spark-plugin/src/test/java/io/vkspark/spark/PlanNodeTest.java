@@ -74,6 +74,8 @@ final class PlanNodeTest {
       assertNotEquals(node, moved, node.nodeName());
       assertEquals(node, moved.withNewChildren(Scala.seq(List.of(child))), node.nodeName());
       assertEquals(child.outputPartitioning(), node.outputPartitioning(), node.nodeName());
+      assertFalse(node.simpleString(25).contains("VkConf["), () -> node.simpleString(25));
+      assertFalse(node.argString(25).contains("VkConf["), () -> node.simpleString(25));
     }
   }
 

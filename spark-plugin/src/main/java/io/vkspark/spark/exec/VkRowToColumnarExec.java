@@ -99,4 +99,10 @@ public final class VkRowToColumnarExec extends PlanNode implements RowToColumnar
   public String nodeName() {
     return "VkRowToColumnar";
   }
+
+  /** Nothing besides the child, as Spark's {@code RowToColumnar} (the settings it carries are the GPU node's). */
+  @Override
+  public String argString(int maxFields) {
+    return "";
+  }
 }
