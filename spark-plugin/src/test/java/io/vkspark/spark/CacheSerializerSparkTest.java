@@ -15,6 +15,8 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Supplier;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.storage.RDDInfo;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import scala.Option;
+import scala.collection.Seq;
 
 /**
  * vkspark's table cache in a session of its own ({@code spark.sql.cache.serializer} is static; the
@@ -49,7 +52,7 @@ final class CacheSerializerSparkTest {
     TestSpark.stop();
     // spark.sql.cache.serializer is read once per JVM: forget what an earlier session chose (all
     // test classes share one JVM when run from jars, as on the H200)
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config("spark.testing.memory", String.valueOf(1L << 30))
@@ -64,7 +67,7 @@ final class CacheSerializerSparkTest {
       s.stop();
       s = null;
     }
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   /** The Parquet test table plus a string column with nulls and empty strings. */
@@ -265,16 +268,16 @@ final class CacheSerializerSparkTest {
    * serializer it was built with), then switched back.
    */
   private static Dataset<Row> cacheWithSparksSerializer(Dataset<Row> df) {
-    org.apache.spark.sql.internal.SQLConf conf = s.sessionState().conf();
+    SQLConf conf = s.sessionState().conf();
     conf.setConfString("spark.sql.cache.serializer", DefaultCachedBatchSerializer.class.getName());
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     try {
       Dataset<Row> cached = df.cache();
       cached.count();
       return cached;
     } finally {
       conf.setConfString("spark.sql.cache.serializer", VkCacheSerializer.class.getName());
-      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+      InMemoryRelation$.MODULE$.clearSerializer();
     }
   }
 
@@ -329,7 +332,7 @@ final class CacheSerializerSparkTest {
       for (Option<?> types : vectorTypes) {
         assertTrue(types.isDefined(), "vector classes named");
         List<Object> names = new ArrayList<>();
-        ((scala.collection.Seq<?>) types.get()).foreach(names::add);
+        ((Seq<?>) types.get()).foreach(names::add);
         assertEquals(Collections.nCopies(6, CachedColumn.class.getName()), names, "vector classes of a, b, i, j, p, s");
       }
       String code = generatedCode(q);

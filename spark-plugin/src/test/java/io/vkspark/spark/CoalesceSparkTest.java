@@ -1,5 +1,7 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
@@ -10,13 +12,19 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.plan.VkExplain;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import org.apache.spark.ExceptionFailure;
 import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -87,7 +95,7 @@ final class CoalesceSparkTest {
   }
 
   /** All rows on the GPU, and the node's batch and dispatch counts seen by {@code check}. */
-  private static Consumer<Dataset<Row>> onGpu(java.util.function.BiConsumer<Long, Long> batchesAndDispatches) {
+  private static Consumer<Dataset<Row>> onGpu(BiConsumer<Long, Long> batchesAndDispatches) {
     return ran -> {
       assertAllRowsOnGpu(ran);
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
@@ -145,14 +153,14 @@ final class CoalesceSparkTest {
 
   /** The metrics of the one fused aggregate node of {@code ran}. */
   private static Map<String, Long> reduced(Dataset<Row> ran) {
-    java.util.List<io.vkspark.spark.agg.VkGpuAggregateExec> out = new java.util.ArrayList<>();
-    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+    List<VkGpuAggregateExec> out = new ArrayList<>();
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
         out.add(g);
       }
     });
     assertEquals(1, out.size(), () -> explain(ran));
-    return io.vkspark.spark.exec.GpuEvalIterator.snapshot(out.get(0).metricsMap());
+    return GpuEvalIterator.snapshot(out.get(0).metricsMap());
   }
 
   @Test
@@ -252,10 +260,10 @@ final class CoalesceSparkTest {
         Settings.METRICS_LEVEL.key(), "debug", Settings.BATCH_ROWS.key(), "1000");
     String[] cols = {"id", "s", "d", "gpu_hypot(a + cast(fail_first_attempt_c(id) AS double) * 0, b) AS h"};
     AtomicInteger injected = new AtomicInteger();
-    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+    SparkListener listener = new SparkListener() {
       @Override
-      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.toErrorString().contains("injected coalesce")) {
+      public void onTaskEnd(SparkListenerTaskEnd end) {
+        if (end.reason() instanceof ExceptionFailure f && f.toErrorString().contains("injected coalesce")) {
           injected.incrementAndGet();
         }
       }

@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GlslCompiler;
 import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.conf.Settings;
@@ -10,7 +11,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -134,7 +137,7 @@ final class DefineAdminSparkTest {
   void interruptedDefinition_returnsPromptly_withoutABudget() throws Exception {
     String slow = "int slow_g(int x) { return " + chain(7_000) + "; }";
     withServer(Settings.COMPILE_TIMEOUT.key(), "0", () -> {
-      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
       Thread statement = new Thread(() -> {
         try {
           spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", slow)).collectAsList();
@@ -144,12 +147,12 @@ final class DefineAdminSparkTest {
       }, "sql-statement");
       try {
         long drained = System.nanoTime() + 180_000_000_000L; // compiles another test abandoned end by themselves
-        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() > 0 && System.nanoTime() < drained) {
+        while (GlslCompiler.compilesInFlight() > 0 && System.nanoTime() < drained) {
           Thread.sleep(20);
         }
         statement.start();
         long until = System.nanoTime() + 60_000_000_000L;
-        while (io.vkspark.gpu.GlslCompiler.compilesInFlight() == 0 && System.nanoTime() < until) {
+        while (GlslCompiler.compilesInFlight() == 0 && System.nanoTime() < until) {
           Thread.sleep(5);
         }
         Thread.sleep(300);
@@ -194,8 +197,8 @@ final class DefineAdminSparkTest {
             + "spark.vkspark.glsl file " + GLSL_FILE + " line 3", "Fix:");
     String cls = new TestUdfs.IntPoly().name();
     assertAnalysisError(assertThrows(Exception.class,
-            () -> spark.sql("SELECT vkspark_define('int " + cls.toUpperCase(java.util.Locale.ROOT) + "(int a, int b)', '0')")),
-        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls.toUpperCase(java.util.Locale.ROOT) + "' is an application-wide function, from class "
+            () -> spark.sql("SELECT vkspark_define('int " + cls.toUpperCase(Locale.ROOT) + "(int a, int b)', '0')")),
+        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls.toUpperCase(Locale.ROOT) + "' is an application-wide function, from class "
             + TestUdfs.IntPoly.class.getName() + " in spark.vkspark.functions", "Fix:");
     // a name the session defined itself is still replaced
     spark.sql("SELECT vkspark_define('int own_f(int x) { return x + 1; }')").collectAsList();

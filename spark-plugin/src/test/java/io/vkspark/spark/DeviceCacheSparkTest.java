@@ -5,16 +5,25 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.column.DeviceColumnCache;
+import io.vkspark.gpu.internal.FaultInjection;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.executor.ExecutorDevice;
+import io.vkspark.spark.plan.VkExplain;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -39,7 +48,7 @@ final class DeviceCacheSparkTest {
   static void start() {
     parquet(); // written by the shared session before it stops
     TestSpark.stop();
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
@@ -54,7 +63,7 @@ final class DeviceCacheSparkTest {
       s.stop();
       s = null;
     }
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   private static DeviceColumnCache cache() {
@@ -98,7 +107,7 @@ final class DeviceCacheSparkTest {
   /** By the first column, an int or bigint (a grouped query's key: null first). */
   private static List<Row> sorted(List<Row> rows) {
     List<Row> out = new ArrayList<>(rows);
-    out.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
+    out.sort(Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
     return out;
   }
 
@@ -349,11 +358,11 @@ final class DeviceCacheSparkTest {
   }
 
   /** The fused aggregate nodes' metrics of {@code ran}, summed. */
-  private static java.util.Map<String, Long> fusedMetrics(Dataset<Row> ran) {
-    java.util.Map<String, Long> out = new java.util.HashMap<>();
-    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
-        io.vkspark.spark.exec.GpuEvalIterator.snapshot(g.metricsMap()).forEach((k, v) -> out.merge(k, v, Long::sum));
+  private static Map<String, Long> fusedMetrics(Dataset<Row> ran) {
+    Map<String, Long> out = new HashMap<>();
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
+        GpuEvalIterator.snapshot(g.metricsMap()).forEach((k, v) -> out.merge(k, v, Long::sum));
       }
     });
     return out;
@@ -399,7 +408,7 @@ final class DeviceCacheSparkTest {
       run(q, true, first); // writes the device copies
       List<Row> second = new ArrayList<>();
       Dataset<Row> hitting = run(q, true, second);
-      java.util.Map<String, Long> fused = fusedMetrics(hitting);
+      Map<String, Long> fused = fusedMetrics(hitting);
       assertEquals(20_000L, fused.get("gpuReducedRows"), "every row reduced on the GPU: " + fused);
       assertEquals(0L, fused.get("aggregatedRows"), fused.toString());
       assertTrue(sum(hitting, "deviceCacheHits") >= 4 * 4, "a, b, n and the key's source id from the device: " + cache().stats());
@@ -416,15 +425,15 @@ final class DeviceCacheSparkTest {
 
       // a lost device: the task fails once, Spark retries it on the device the executor opens again
       long lost = ExecutorDevice.devicesLost();
-      io.vkspark.gpu.internal.FaultInjection.loseDeviceOnNextWait();
+      FaultInjection.loseDeviceOnNextWait();
       List<Row> retried = new ArrayList<>();
       Dataset<Row> again = run(q, true, retried);
-      io.vkspark.gpu.internal.FaultInjection.reset();
+      FaultInjection.reset();
       assertEquals(lost + 1, ExecutorDevice.devicesLost(), "the device was lost once");
       assertTrue(sum(again, "deviceCacheUploads") > 0, "the new device's cache started empty");
       FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(retried));
     } finally {
-      io.vkspark.gpu.internal.FaultInjection.reset();
+      FaultInjection.reset();
       cached.unpersist(true);
     }
     awaitResidentBytes(0);
@@ -479,8 +488,8 @@ final class DeviceCacheSparkTest {
   /** Whether {@code ran}'s executed plan holds a Spark {@code Filter}. */
   private static boolean hasFilter(Dataset<Row> ran) {
     boolean[] found = {false};
-    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
-      found[0] |= p instanceof org.apache.spark.sql.execution.FilterExec;
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      found[0] |= p instanceof FilterExec;
     });
     return found[0];
   }
@@ -536,7 +545,7 @@ final class DeviceCacheSparkTest {
         String explain = explain(ran);
         assertFalse(hasFilter(ran), "the filter runs on the device: " + explain);
         assertTrue(explain.contains("evaluated on the device"), explain);
-        java.util.Map<String, Long> fused = fusedMetrics(ran);
+        Map<String, Long> fused = fusedMetrics(ran);
         assertEquals(20_000L, fused.get("gpuReducedRows"), c[1] + ": every row reduced on the GPU: " + fused);
         assertEquals(0L, fused.get("aggregatedRows"), fused.toString());
         assertEquals(20_000L - kept, fused.get("deviceFilteredRows"), c[1] + ": the rows Spark drops: " + fused);

@@ -13,7 +13,11 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.conf.Settings;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import org.apache.spark.ErrorMessageFormat;
+import org.apache.spark.SparkThrowableHelper;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -69,7 +73,7 @@ final class FallbackTest {
     assertEquals(VkAnalysisException.SPARK_CONDITION, a.getErrorClass(), a::getMessage);
     assertEquals(condition, a.getMessageParameters().get("condition"), a::getMessage);
     assertTrue(a.getMessage().startsWith("[" + condition + "] "), a::getMessage);
-    String rendered = org.apache.spark.SparkThrowableHelper.getMessage(a.getErrorClass(), a.getMessageParameters());
+    String rendered = SparkThrowableHelper.getMessage(a.getErrorClass(), a.getMessageParameters());
     assertTrue(a.getMessage().startsWith(rendered), () -> "Spark's table renders the message (before the SQL position): "
         + rendered + " vs " + a.getMessage());
     assertEquals(sqlState, a.getSqlState(), a::getMessage);
@@ -211,13 +215,13 @@ final class FallbackTest {
     // Spark's JSON error formats: the condition is in Spark's table, the SQLSTATE is vkspark's.
     AnalysisException a = assertAnalysisError(assertThrows(Throwable.class, () -> table().selectExpr("gpu_hypot(a, p)")),
         "VKSPARK_GPU_UDF_ARGUMENT_TYPE", "42K09");
-    var formats = new java.util.ArrayList<>(java.util.List.of(org.apache.spark.ErrorMessageFormat.PRETTY(),
-        org.apache.spark.ErrorMessageFormat.MINIMAL()));
+    var formats = new ArrayList<>(List.of(ErrorMessageFormat.PRETTY(),
+        ErrorMessageFormat.MINIMAL()));
     if (SparkShim.STANDARD_JSON_ERRORS) {
-      formats.add(org.apache.spark.ErrorMessageFormat.STANDARD());
+      formats.add(ErrorMessageFormat.STANDARD());
     }
     for (var format : formats) {
-      String json = org.apache.spark.SparkThrowableHelper.getMessage(a, format);
+      String json = SparkThrowableHelper.getMessage(a, format);
       assertTrue(json.contains("gpu_hypot"), json);
     }
     assertFalse(a.isInternalError());

@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.conf.Settings;
 
 import io.vkspark.spark.exec.GpuEvalIterator;
@@ -16,13 +17,17 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF2;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Aggregates fused onto the GPU node (VkGpuAggregate): SUM, COUNT, MIN, MAX and AVG of GPU UDF
@@ -81,7 +86,7 @@ final class FusedAggregateSparkTest {
         .createOrReplaceTempView("fused_t");
   }
 
-  @org.junit.jupiter.api.BeforeEach
+  @BeforeEach
   void fusionOn() {
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
   }
@@ -213,20 +218,20 @@ final class FusedAggregateSparkTest {
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "yes");
     Throwable e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
-    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+    while (!(e instanceof GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
     String message = e.getMessage();
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(Settings.FUSE_AGGREGATES.key() + " is 'yes'")
+    assertTrue(e instanceof GpuException && message.contains(Settings.FUSE_AGGREGATES.key() + " is 'yes'")
         && message.contains("Fix:"), message);
 
     spark().conf().unset(Settings.FUSE_AGGREGATES.key());
     spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "flase"); // Boolean.parseBoolean read this as false, silently
     e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
-    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+    while (!(e instanceof GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && e.getMessage().startsWith(Settings.FUSE_AGGREGATES_ON_GPU.key()
+    assertTrue(e instanceof GpuException && e.getMessage().startsWith(Settings.FUSE_AGGREGATES_ON_GPU.key()
         + " is 'flase', not a boolean. Fix: set " + Settings.FUSE_AGGREGATES_ON_GPU.key() + " to true or false."), e.getMessage());
   }
 
@@ -545,8 +550,8 @@ final class FusedAggregateSparkTest {
    * count(*) and sum(udf) over a filtered cached table, the examples' Demo query: the GPU node sits
    * over a Filter. With and without adaptive execution, fused, and equal to Spark's.
    */
-  @org.junit.jupiter.params.ParameterizedTest
-  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
   void countAndSum_overFilteredCachedTable_matchesSpark_fused(boolean aqe) {
     spark().conf().set("spark.sql.adaptive.enabled", Boolean.toString(aqe));
     Dataset<Row> cached = spark().range(0, 20_000, 1, 4).selectExpr("id", "id * 0.5D AS s", "id * 0.25D AS k").cache();
@@ -564,7 +569,7 @@ final class FusedAggregateSparkTest {
 
   private static Dataset<Row> lastRun;
 
-  private static List<List<Row>> gpuAndCpu(java.util.function.Supplier<Dataset<Row>> query) {
+  private static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
     return onAndOff(query, ran -> {
       assertAllRowsOnGpu(ran);
       lastRun = ran;

@@ -10,13 +10,17 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
 import java.sql.Date;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.util.LongAccumulator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -135,8 +139,8 @@ final class GpuGuardSparkTest {
       List<Row> expected = gpuAndCpu(query).get(1);
       Dataset<Row> df = query.get();
       withFallback(() -> withoutDevice(() -> {
-        List<Row> rows = new java.util.ArrayList<>(df.collectAsList());
-        rows.sort(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0))));
+        List<Row> rows = new ArrayList<>(df.collectAsList());
+        rows.sort(Comparator.comparing((Row r) -> String.valueOf(r.get(0))));
         assertRowsEqual(expected, rows);
         List<Map<String, Long>> ms = gpuNodes(df).stream().map(TestSpark::metrics).toList();
         assertTrue(ms.stream().allMatch(m -> m.get("cpuRows") > 0 && m.get("gpuRows") == 0), q + ": " + ms);
@@ -151,7 +155,7 @@ final class GpuGuardSparkTest {
    */
   @Test
   void callOutsideTheNode_countsInTheAccumulator_andExplainSaysWhere() {
-    org.apache.spark.util.LongAccumulator rows = OutsideNodeCalls.accumulator(spark().sparkContext());
+    LongAccumulator rows = OutsideNodeCalls.accumulator(spark().sparkContext());
     withFallback(() -> {
       Dataset<Row> df = t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r");
       String plan = explain(df);
@@ -182,7 +186,7 @@ final class GpuGuardSparkTest {
     try {
       Dataset<Row> df = select(THROWING[0]).get();
       df.collectAsList();
-      long taken = java.util.stream.LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
+      long taken = LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
       long verified = gpuNodes(df).stream().filter(n -> n.toString().contains("inverse_pct("))
           .mapToLong(n -> metrics(n).get("verifyRows")).sum();
       assertEquals(taken, verified, "every row where nonzero(y) is true, and only those");

@@ -7,11 +7,17 @@ import io.vkspark.spark.conf.Settings;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.temporal.ChronoUnit;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -136,7 +142,7 @@ final class GpuUdfSqlTest {
     String z = "(j % 5)";
     String[] cols = {"id", "CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END AS c",
         "CASE WHEN " + z + " <> 0 THEN hypot_gpu(a, b) END AS h", "coalesce(hypot_gpu(a, b), 0D) AS k"};
-    java.util.function.Consumer<Dataset<Row>> someRowsOnGpu = ran -> {
+    Consumer<Dataset<Row>> someRowsOnGpu = ran -> {
       assertFalse(gpuNodes(ran).isEmpty(), explain(ran));
       gpuNodes(ran).forEach(n -> assertTrue(metrics(n).get("gpuRows") > 0, metrics(n).toString()));
     };
@@ -271,18 +277,18 @@ final class GpuUdfSqlTest {
   void java8DatetimeApi_callSeesLocalDateAndInstant_kernelSeesDaysAndMicros() {
     SparkSession s = spark();
     GpuFunction.define("epoch_day_j8").returns("int").arg("d", "date").body("d")
-        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.LocalDate, Integer>) d -> d == null ? null : (int) d.toEpochDay())
+        .cpu((UDF1<LocalDate, Integer>) d -> d == null ? null : (int) d.toEpochDay())
         .register(s);
     GpuFunction.define("epoch_micros_j8").returns("bigint").arg("t", "timestamp").body("t")
-        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.Instant, Long>) t -> t == null ? null
-            : java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH, t))
+        .cpu((UDF1<Instant, Long>) t -> t == null ? null
+            : ChronoUnit.MICROS.between(Instant.EPOCH, t))
         .register(s);
     s.conf().set("spark.sql.datetime.java8API.enabled", "true");
     try {
       List<List<Row>> both = gpuAndCpu(() -> table().selectExpr("id", "epoch_day_j8(d)", "epoch_micros_j8(t)"));
       assertRowsEqual(both.get(1), both.get(0));
       List<Row> spark = table().selectExpr("id", "unix_date(d)", "unix_micros(t)").collectAsList().stream()
-          .sorted(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
+          .sorted(Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
       assertRowsEqual(spark, both.get(0));
       assertTrue(both.get(0).stream().anyMatch(r -> !r.isNullAt(1) && !r.isNullAt(2)));
     } finally {

@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -19,6 +21,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.spi.ToolProvider;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -111,8 +114,8 @@ final class PackageLayersTest {
   private static Map<String, Map<String, Set<String>>> edges() {
     // A property of the compiled classes, not of the device: Maven (a JDK) always runs it; a jlinked
     // runtime without jdk.jdeps (scripts/kit-suite.sh on a GPU machine) skips it.
-    java.util.Optional<ToolProvider> tool = ToolProvider.findFirst("jdeps");
-    org.junit.jupiter.api.Assumptions.assumeTrue(tool.isPresent(), "this Java runtime has no jdeps (module jdk.jdeps)");
+    Optional<ToolProvider> tool = ToolProvider.findFirst("jdeps");
+    Assumptions.assumeTrue(tool.isPresent(), "this Java runtime has no jdeps (module jdk.jdeps)");
     ToolProvider jdeps = tool.get();
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
@@ -138,7 +141,7 @@ final class PackageLayersTest {
   private static Path classes() {
     try {
       return Path.of(VkSparkPlugin.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-    } catch (java.net.URISyntaxException e) {
+    } catch (URISyntaxException e) {
       throw new AssertionError(e);
     }
   }

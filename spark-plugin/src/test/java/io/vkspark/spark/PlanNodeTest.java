@@ -15,12 +15,17 @@ import io.vkspark.spark.shim.Scala;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.execution.FormattedMode$;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.ReusedSubqueryExec;
@@ -33,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
+import scala.collection.Seq;
 
 /**
  * The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form (exchange and
@@ -192,7 +198,7 @@ final class PlanNodeTest {
       assertEquals(20_000L, metrics(ran.get(0)).get("gpuRows"), "every row of the cached result on the GPU");
       assertEquals(0L, metrics(ran.get(0)).get("cpuRows"));
       assertEquals(node.child().outputPartitioning(), node.outputPartitioning());
-      assertTrue(node.outputPartitioning() instanceof org.apache.spark.sql.catalyst.plans.physical.HashPartitioning,
+      assertTrue(node.outputPartitioning() instanceof HashPartitioning,
           node.outputPartitioning()::toString);
       assertEquals(node.child().outputOrdering(), node.outputOrdering());
       assertFalse(node.outputOrdering().isEmpty());
@@ -206,9 +212,9 @@ final class PlanNodeTest {
   private static synchronized String wideParquet() {
     if (wide == null) {
       try {
-        wide = java.nio.file.Files.createTempDirectory("vkspark-wide").resolve("wide.parquet").toString();
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
+        wide = Files.createTempDirectory("vkspark-wide").resolve("wide.parquet").toString();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
       List<String> columns = new ArrayList<>();
       for (int c = 0; c < 20; c++) {
@@ -220,7 +226,7 @@ final class PlanNodeTest {
     return wide;
   }
 
-  private static List<String> names(scala.collection.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output) {
+  private static List<String> names(Seq<Attribute> output) {
     return Scala.list(output).stream().map(a -> a.name()).toList();
   }
 

@@ -8,6 +8,7 @@ import io.vkspark.spark.conf.Settings;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.sql.Dataset;
@@ -15,6 +16,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.junit.jupiter.api.Test;
+import scala.Option;
 
 /**
  * A bad {@code spark.vkspark.*} setting fails the session that has it, clearly, and poisons nothing:
@@ -45,7 +47,7 @@ final class SessionRecoveryTest {
     Throwable t = assertThrows(Throwable.class, () -> builder().config(key, value).getOrCreate(), key + "=" + value);
     assertTrue(SparkContext$.MODULE$.getActive().isEmpty(), "the failed SparkContext stopped: " + messages(t));
     // Spark 4 leaves no session behind; Spark 3.5 may keep the failed one as active/default, but stopped.
-    for (scala.Option<SparkSession> left : java.util.List.of(SparkSession.getActiveSession(), SparkSession.getDefaultSession())) {
+    for (Option<SparkSession> left : List.of(SparkSession.getActiveSession(), SparkSession.getDefaultSession())) {
       assertTrue(left.isEmpty() || left.get().sparkContext().isStopped(), "a session left running: " + messages(t));
     }
     SparkSession.clearActiveSession();

@@ -11,7 +11,11 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.spark.conf.Settings;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.ExceptionFailure;
 import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -41,11 +45,11 @@ final class SparkReliabilityTest {
     SparkSession s = spark();
     s.udf().register("fail_first_attempt", new FailFirstAttempt(), DataTypes.LongType);
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "500");
-    java.util.concurrent.atomic.AtomicInteger injected = new java.util.concurrent.atomic.AtomicInteger();
-    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+    AtomicInteger injected = new AtomicInteger();
+    SparkListener listener = new SparkListener() {
       @Override
-      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.toErrorString().contains("injected failure")) {
+      public void onTaskEnd(SparkListenerTaskEnd end) {
+        if (end.reason() instanceof ExceptionFailure f && f.toErrorString().contains("injected failure")) {
           injected.incrementAndGet();
         }
       }
@@ -89,7 +93,7 @@ final class SparkReliabilityTest {
     assertTrue(closed.nothingLive(), "the executor's device closed with nothing alive: " + closed);
     assertEquals(0, old.validationErrors(), old.validationMessages().toString());
     // 2 MiB for everything: 1 M-row buffer sets (24 MiB) cannot exist; dispatches shrink to fit.
-    ExecutorDevice.init(TestSpark.confWith(s.sparkContext().conf(), java.util.Map.of(Settings.DEVICE.key(), "",
+    ExecutorDevice.init(TestSpark.confWith(s.sparkContext().conf(), Map.of(Settings.DEVICE.key(), "",
         Settings.FALLBACK.key(), "true", Settings.VALIDATION.key(), "true", Settings.DEVICE_MEMORY_LIMIT.key(), "2m")),
         "driver", null);
     try {

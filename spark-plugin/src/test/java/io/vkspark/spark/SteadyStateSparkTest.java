@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.TransferMode;
 import io.vkspark.spark.conf.Settings;
 
 import io.vkspark.spark.executor.ExecutorDevice;
@@ -14,14 +15,17 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.spark.cache.VkCacheSerializer;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -80,7 +84,7 @@ final class SteadyStateSparkTest {
   static void start() throws Exception {
     TestSpark.stop();
     // spark.sql.cache.serializer is read once per JVM (see CacheSerializerSparkTest)
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config(Settings.DEVICE_MEMORY_LIMIT.key(), String.valueOf(LIMIT))
@@ -102,7 +106,7 @@ final class SteadyStateSparkTest {
         s.stop();
         s = null;
       }
-      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+      InMemoryRelation$.MODULE$.clearSerializer();
     }
   }
 
@@ -157,7 +161,7 @@ final class SteadyStateSparkTest {
    */
   @Test
   void parquetStaged_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
-    org.apache.spark.SparkConf conf = s.sparkContext().conf();
+    SparkConf conf = s.sparkContext().conf();
     VkConf good = VkConf.from(conf);
     ExecutorDevice.shutdown();
     ExecutorDevice.init(
@@ -165,7 +169,7 @@ final class SteadyStateSparkTest {
         "driver", null);
     try {
       ExecutorDevice gpu = ExecutorDevice.current().orElseThrow();
-      assertEquals(io.vkspark.gpu.TransferMode.STAGED, gpu.device().options().transfers());
+      assertEquals(TransferMode.STAGED, gpu.device().options().transfers());
       smallBatches();
       steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
       assertEquals(0, gpu.device().validationErrors(), () -> "validation errors: " + gpu.device().validationMessages());
@@ -206,7 +210,7 @@ final class SteadyStateSparkTest {
     s.conf().set("spark.sql.ansi.enabled", "false");
     Dataset<Row> ran = steady(() -> s.sql("SELECT sum(p) FROM (SELECT j, sum(int_poly(i, j)) AS p FROM parquet.`" + table
         + "` GROUP BY j)"), false, BATCHES);
-    List<VkGpuAggregateExec> fused = new java.util.ArrayList<>();
+    List<VkGpuAggregateExec> fused = new ArrayList<>();
     VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
       if (p instanceof VkGpuAggregateExec g) {
         fused.add(g);

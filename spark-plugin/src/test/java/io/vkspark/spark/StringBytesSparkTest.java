@@ -1,5 +1,7 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.DeviceType;
+import io.vkspark.gpu.GpuDevice;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
@@ -11,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -137,7 +140,7 @@ final class StringBytesSparkTest {
     List<Row> rows = df.collectAsList();
     assertAllRowsOnGpu(df);
     assertDecodedLengths(rows, 2);
-    boolean lavapipe = io.vkspark.gpu.GpuDevice.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
+    boolean lavapipe = GpuDevice.list().stream().anyMatch(d -> d.type() == DeviceType.CPU);
     if (!lavapipe) {
       return; // a GPU host without Mesa: GlslUdfSqlTest covers what it says
     }
@@ -162,6 +165,6 @@ final class StringBytesSparkTest {
   }
 
   private static List<Row> sortedById(List<Row> rows) {
-    return rows.stream().sorted(java.util.Comparator.comparingLong(r -> r.getLong(0))).toList();
+    return rows.stream().sorted(Comparator.comparingLong(r -> r.getLong(0))).toList();
   }
 }

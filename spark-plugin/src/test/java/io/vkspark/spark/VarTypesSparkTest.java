@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.types.ArrayType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import scala.collection.Seq;
 
 /**
  * String, binary and array arguments in Spark SQL: a string hash, a string-to-int parser, a
@@ -113,9 +115,9 @@ final class VarTypesSparkTest {
   }
 
   /** Cosine similarity over the elements both arrays hold (nulls skipped); 0 when either has no norm. */
-  public static final class Cosine implements UDF2<scala.collection.Seq<Float>, scala.collection.Seq<Float>, Float>, GpuUdf {
+  public static final class Cosine implements UDF2<Seq<Float>, Seq<Float>, Float>, GpuUdf {
     @Override
-    public Float call(scala.collection.Seq<Float> x, scala.collection.Seq<Float> y) {
+    public Float call(Seq<Float> x, Seq<Float> y) {
       if (x == null || y == null) {
         return null;
       }
@@ -156,9 +158,9 @@ final class VarTypesSparkTest {
   }
 
   /** The sum of an array<int>'s elements as a bigint, nulls skipped. */
-  public static final class ArraySum implements UDF1<scala.collection.Seq<Integer>, Long>, GpuUdf {
+  public static final class ArraySum implements UDF1<Seq<Integer>, Long>, GpuUdf {
     @Override
-    public Long call(scala.collection.Seq<Integer> v) {
+    public Long call(Seq<Integer> v) {
       if (v == null) {
         return null;
       }
@@ -235,7 +237,7 @@ final class VarTypesSparkTest {
       assertGpuEqualsCpu(() -> select(cols));
       rows = gpu.collectAsList();
       assertAllRowsOnGpu(gpu);
-      java.util.Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
+      Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
       assertEquals(6000L, m.get("gpuRows"), m.toString());
       assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), "300-row batches coalesced: " + m);
       assertTrue(m.get("inputBatches") >= 20, "6,000 rows in batches of 300: " + m);

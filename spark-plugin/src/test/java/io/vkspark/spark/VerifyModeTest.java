@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.plan.ConditionalGuardTest;
 
 import io.vkspark.spark.api.GpuFunction;
@@ -9,9 +10,12 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.plan.VkExplain;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -53,7 +57,7 @@ final class VerifyModeTest {
   void sample_countsMismatches_andReturnsTheGpuValues() {
     spark().conf().set(Settings.VERIFY.key(), "sample");
     spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.01");
-    spark().conf().set(io.vkspark.spark.conf.Settings.VERIFY_BUDGET.key(), "1"); // the whole sample, to count it
+    spark().conf().set(Settings.VERIFY_BUDGET.key(), "1"); // the whole sample, to count it
     Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
     List<Row> rows = df.collectAsList();
     List<Row> expected = table().selectExpr("id", "IF(i > 100, i + 1, i) AS r").collectAsList();
@@ -81,8 +85,8 @@ final class VerifyModeTest {
     assertEquals(want.getLong(1), got.getLong(1));
     assertEquals(want.getDouble(0), got.getDouble(0), 1e-9 * Math.abs(want.getDouble(0)), "the GPU's values, as verify=sample returns them");
     long[] reduced = new long[1];
-    io.vkspark.spark.plan.VkExplain.visit(df.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
         reduced[0] += g.metricsMap().get("gpuReducedRows").value();
       }
     });
@@ -138,7 +142,7 @@ final class VerifyModeTest {
         "CASE WHEN y <> 0 THEN safe_div(x, y) ELSE -1 END AS r");
     Dataset<Row> df = q.get();
     df.collectAsList();
-    long taken = java.util.stream.LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
+    long taken = LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
     assertEquals(taken, metric(df, "verifyRows"), "every row whose branch is taken, and only those");
     assertEquals(0L, metric(df, "verifyMismatches"));
     assertGpuEqualsCpu(q);
@@ -173,6 +177,6 @@ final class VerifyModeTest {
   }
 
   private static List<Row> sortById(List<Row> rows) {
-    return rows.stream().sorted(java.util.Comparator.comparingLong((Row r) -> r.getLong(0))).toList();
+    return rows.stream().sorted(Comparator.comparingLong((Row r) -> r.getLong(0))).toList();
   }
 }

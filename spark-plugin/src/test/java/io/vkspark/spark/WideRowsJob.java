@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
@@ -133,7 +134,7 @@ public final class WideRowsJob {
       // Spark's wrapping names task and stage ids, which differ from run to run: the vkspark error alone
       out = "error " + e;
       for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
-        if (c instanceof io.vkspark.gpu.GpuException g) {
+        if (c instanceof GpuException g) {
           out = "error " + g.code() + " " + g.getMessage().replace('\n', ' ');
           break;
         }

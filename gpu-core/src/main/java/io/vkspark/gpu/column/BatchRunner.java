@@ -10,8 +10,13 @@ import io.vkspark.gpu.OutputSlots;
 import io.vkspark.gpu.TimedDispatch;
 import io.vkspark.gpu.column.reduce.BatchReducer;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -117,7 +122,7 @@ public final class BatchRunner implements AutoCloseable {
    * @param kernelTimeout longest dispatch; zero for no limit
    * @param cancelled polled while waiting, e.g. {@code TaskContext::isInterrupted}
    */
-  public void bound(java.time.Duration kernelTimeout, java.util.function.BooleanSupplier cancelled) {
+  public void bound(Duration kernelTimeout, BooleanSupplier cancelled) {
     guard.bound(kernelTimeout, cancelled);
   }
 
@@ -321,7 +326,7 @@ public final class BatchRunner implements AutoCloseable {
    * @throws GpuException INVALID_ARGUMENT on a runner without a grouped reduction, or with rows
    *     staged by {@link #append} (a grouped batch is taken in one call)
    */
-  public java.util.Optional<ColumnReduction.Grouped> runGrouped(List<InputColumn> inputs, int rows) {
+  public Optional<ColumnReduction.Grouped> runGrouped(List<InputColumn> inputs, int rows) {
     ensureOpen();
     if (reducer == null || !reducer.reduction().grouped()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "runGrouped() on a runner without a grouped reduction.",
@@ -337,14 +342,14 @@ public final class BatchRunner implements AutoCloseable {
     meter.hostSince(h);
     if (!fits) {
       meter.clearHost();
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     stage(inputs, rows);
     finishDispatches();
     ColumnReduction.Grouped g = reducer.grouped(staged);
     recordStats();
     discard();
-    return java.util.Optional.of(g);
+    return Optional.of(g);
   }
 
   /** Grouped batches whose key range was too wide for the slots (runGrouped gave empty). */
@@ -565,7 +570,7 @@ public final class BatchRunner implements AutoCloseable {
    * {@code spark.sql.ansi.enabled=false}, an error with it on.
    */
   public void onDecimalOverflow(DecimalOverflow policy) {
-    this.decimalOverflow = java.util.Objects.requireNonNull(policy, "policy");
+    this.decimalOverflow = Objects.requireNonNull(policy, "policy");
   }
 
   /** Adds the finished batch to the totals the metrics read. */
@@ -578,7 +583,7 @@ public final class BatchRunner implements AutoCloseable {
     begun = false;
     staged = 0;
     dispatched = 0;
-    java.util.Arrays.fill(nullCounts, 0);
+    Arrays.fill(nullCounts, 0);
     var.reset();
     strings.reset();
     if (resident != null) {

@@ -7,9 +7,12 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.Sizes;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.reduce.ReductionBuffers;
 import io.vkspark.gpu.internal.Closeables;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -147,7 +150,7 @@ final class BufferSet implements AutoCloseable {
             inputs[c] = track(made, device.createBuffer(t.bytesFor(key.capacity()), BufferRole.INPUT));
             if (t.isVariableWidth()) {
               long elements = Math.max(key.varElements(), 1);
-              varData[c] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(
+              varData[c] = track(made, device.createBuffer(Sizes.multiply(
                   (elements + 7) & ~7L, VarArgs.elementBytes(t), "bytes of " + elements + " " + t.sqlName() + " elements"),
                   BufferRole.INPUT));
               if (VarArgs.isArray(t)) {
@@ -194,7 +197,7 @@ final class BufferSet implements AutoCloseable {
         }
         int n = call.kernel().spec().literals();
         if (n > 0) { // last (ColumnKernel.literalBinding); written by each runner that takes the set (writeLiterals)
-          literals[i] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(n, Double.BYTES, "literal bytes"),
+          literals[i] = track(made, device.createBuffer(Sizes.multiply(n, Double.BYTES, "literal bytes"),
               BufferRole.PARAMS));
           in.add(literals[i]);
         }
@@ -229,7 +232,7 @@ final class BufferSet implements AutoCloseable {
     for (int i = 0; i < literals.length; i++) {
       if (literals[i] != null) {
         double[] values = calls.get(i).literals();
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(values.length * Double.BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocateDirect(values.length * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (double v : values) {
           b.putLong(Double.doubleToRawLongBits(v));
         }

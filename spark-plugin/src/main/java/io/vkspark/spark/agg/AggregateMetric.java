@@ -4,6 +4,7 @@ import io.vkspark.spark.exec.VkMetric;
 
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -60,6 +61,6 @@ public enum AggregateMetric {
 
   /** The metric as docs/METRICS.md lists it: {@code - `key`, "description" (kind)}. */
   String docLine() {
-    return "- `" + key + "`, \"" + description + "\" (" + kind.name().toLowerCase(java.util.Locale.ROOT) + ")";
+    return "- `" + key + "`, \"" + description + "\" (" + kind.name().toLowerCase(Locale.ROOT) + ")";
   }
 }

@@ -6,6 +6,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.gpu.column.SqlType;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntFunction;
@@ -20,9 +21,12 @@ import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.EvalMode$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Floor;
 import org.apache.spark.sql.catalyst.expressions.GreaterThan;
 import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
 import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.In;
+import org.apache.spark.sql.catalyst.expressions.InSet;
 import org.apache.spark.sql.catalyst.expressions.IsNaN;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
@@ -33,6 +37,8 @@ import org.apache.spark.sql.catalyst.expressions.Multiply;
 import org.apache.spark.sql.catalyst.expressions.NaNvl;
 import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.Pmod;
+import org.apache.spark.sql.catalyst.expressions.Remainder;
 import org.apache.spark.sql.catalyst.expressions.Subtract;
 import org.apache.spark.sql.catalyst.expressions.UnaryMinus;
 import org.apache.spark.sql.catalyst.expressions.UnaryPositive;
@@ -128,15 +134,15 @@ public final class DeviceExprs {
     if (t == null) {
       return null;
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.In in) {
+    if (e instanceof In in) {
       return in(in.value(), Scala.list(in.list()), columns);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.InSet in) {
+    if (e instanceof InSet in) {
       SqlType vt = valueType(in.child().dataType());
       if (vt == null || vt == SqlType.FLOAT || vt == SqlType.DOUBLE) {
         return null; // a hash set of doubles: -0.0 and 0.0 are two values there
       }
-      List<Expression> values = new java.util.ArrayList<>();
+      List<Expression> values = new ArrayList<>();
       scala.collection.Iterator<Object> it = in.hset().iterator();
       while (it.hasNext()) {
         values.add(Literal.create(it.next(), in.child().dataType()));
@@ -182,7 +188,7 @@ public final class DeviceExprs {
       return acc;
     }
     if (e instanceof Coalesce c) {
-      List<DeviceExpr> values = new java.util.ArrayList<>();
+      List<DeviceExpr> values = new ArrayList<>();
       for (Expression x : Scala.list(c.children())) {
         DeviceExpr d = of(x, columns);
         if (d == null) {
@@ -236,13 +242,13 @@ public final class DeviceExprs {
       }
       return new DeviceExpr.Cast(x, t);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Remainder r) {
+    if (e instanceof Remainder r) {
       return remainder(r.left(), r.right(), false, t, columns);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Pmod p) {
+    if (e instanceof Pmod p) {
       return remainder(p.left(), p.right(), true, t, columns);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Floor f) {
+    if (e instanceof Floor f) {
       SqlType from = type(f.child().dataType());
       DeviceExpr x = from == SqlType.DOUBLE || from == SqlType.BIGINT ? of(f.child(), columns) : null;
       // Spark's floor of a double: (long) Math.floor(x); of a bigint: the value itself

@@ -10,10 +10,14 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
+import java.util.stream.IntStream;
+import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.FilterExec;
@@ -23,6 +27,7 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
 
 /**
  * A {@code WHERE} on cached columns that a fused aggregate reduced on the GPU evaluates on the device
@@ -148,7 +153,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
     if (bound == null) {
       return Found.stays(condition, "it reads a column its source does not output");
     }
-    List<Integer> columns = new ArrayList<>(new java.util.TreeSet<>(ordinals(bound)));
+    List<Integer> columns = new ArrayList<>(new TreeSet<>(ordinals(bound)));
     List<SqlType> types = new ArrayList<>();
     for (int o : columns) {
       SqlType t = source(output.get(o).dataType());
@@ -162,7 +167,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
       return Found.stays(condition, "it reads more than 32 columns");
     }
     DeviceFilter f = new DeviceFilter(bound, columns, types, condition.toString());
-    List<Integer> inputs = java.util.stream.IntStream.range(0, columns.size()).boxed().toList();
+    List<Integer> inputs = IntStream.range(0, columns.size()).boxed().toList();
     if (f.onDevice(inputs).isEmpty()) {
       for (Expression conjunct : conjuncts(bound)) {
         DeviceFilter one = new DeviceFilter(conjunct, columns, types, "");
@@ -181,7 +186,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
 
   /** The conjuncts of {@code e}, as Spark's {@code splitConjunctivePredicates} finds them. */
   private static List<Expression> conjuncts(Expression e) {
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.And a) {
+    if (e instanceof And a) {
       List<Expression> out = new ArrayList<>(conjuncts(a.left()));
       out.addAll(conjuncts(a.right()));
       return out;
@@ -213,7 +218,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
     while (!level.isEmpty()) {
       List<LogicalPlan> next = new ArrayList<>();
       for (LogicalPlan l : level) {
-        if (l instanceof org.apache.spark.sql.catalyst.plans.logical.Filter) {
+        if (l instanceof Filter) {
           return l;
         }
         next.addAll(Scala.list(l.children()));
@@ -305,7 +310,7 @@ public record DeviceFilter(Expression condition, List<Integer> columns, List<Sql
       if (x instanceof BoundReference b) {
         out.add(b.ordinal());
       }
-      return scala.runtime.BoxedUnit.UNIT;
+      return BoxedUnit.UNIT;
     });
     return out;
   }

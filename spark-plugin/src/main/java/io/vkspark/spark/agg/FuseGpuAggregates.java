@@ -17,6 +17,7 @@ import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
@@ -33,6 +34,8 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import scala.Function1;
+import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -91,7 +94,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
 
       /** Decides each aggregate once (isDefinedAt then apply would plan its reduction twice). */
       @Override
-      public <A1 extends SparkPlan, B1> B1 applyOrElse(A1 p, scala.Function1<A1, B1> otherwise) {
+      public <A1 extends SparkPlan, B1> B1 applyOrElse(A1 p, Function1<A1, B1> otherwise) {
         if (p instanceof HashAggregateExec a) {
           Optional<SparkPlan> fused = fuse(a, ansi, placer);
           return fused.isPresent() ? (B1) fused.get() : otherwise.apply(p);
@@ -249,7 +252,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
    * that outputs all its columns (for the example, the logical {@code Filter}).
    */
   private static boolean relinkBelow(ProjectExec project, SparkPlan eval) {
-    scala.Option<LogicalPlan> own = project.getTagValue(SparkPlan.LOGICAL_PLAN_TAG());
+    Option<LogicalPlan> own = project.getTagValue(SparkPlan.LOGICAL_PLAN_TAG());
     if (own.isEmpty()) {
       return true;
     }
@@ -277,7 +280,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (p.getTagValue(SparkPlan.LOGICAL_PLAN_TAG()).isDefined()) {
       return;
     }
-    scala.Option<LogicalPlan> inherited = p.getTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG());
+    Option<LogicalPlan> inherited = p.getTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG());
     if (inherited.isDefined() && inherited.get() == dropped) {
       if (!(p instanceof VkGpuEvalExec || p instanceof ColumnarToRowExec)) {
         stale.add(p);
@@ -375,7 +378,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
         return i < 0 ? null : i;
       }
       if (!over.deterministic()
-          || over.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>
+          || over.find(x -> x instanceof PlanExpression<?>
               || x instanceof AggregateFunction || (x instanceof Attribute a && indexOf(a) < 0)).isDefined()) {
         return null;
       }

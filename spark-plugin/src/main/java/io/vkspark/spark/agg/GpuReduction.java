@@ -1,5 +1,6 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
@@ -13,11 +14,20 @@ import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.runtime.BoxedUnit;
 
 /**
  * A fused partial aggregate that the GPU computes in the same submission as its UDFs
@@ -48,7 +58,7 @@ import org.apache.spark.sql.types.DataTypes;
  */
 public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots, DeviceExpr keyExpr,
                            int keyCall, DeviceFilter filter) implements Serializable {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
+  private static final Logger LOG = LoggerFactory.getLogger(GpuReduction.class);
 
   public GpuReduction {
     aggregates = List.copyOf(aggregates);
@@ -90,8 +100,8 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
     if (filter == null) {
       return r;
     }
-    DeviceExpr where = filter.onDevice(filterInputs).orElseThrow(() -> io.vkspark.gpu.GpuException.of(
-        io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, "the filter " + filter.text() + " no longer translates.",
+    DeviceExpr where = filter.onDevice(filterInputs).orElseThrow(() -> GpuException.of(
+        GpuException.Code.INVALID_ARGUMENT, "the filter " + filter.text() + " no longer translates.",
         "report the query: the planner translated it."));
     return r.filtered(where);
   }
@@ -114,7 +124,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
     if (e instanceof DeviceExpr.KeySource k) {
       return k;
     }
-    return e.children().stream().map(GpuReduction::source).filter(java.util.Objects::nonNull).findFirst().orElse(null);
+    return e.children().stream().map(GpuReduction::source).filter(Objects::nonNull).findFirst().orElse(null);
   }
 
   /**
@@ -200,7 +210,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       SqlType t;
       try {
         t = args.get(0).type(callTypes);
-      } catch (io.vkspark.gpu.GpuException ill) {
+      } catch (GpuException ill) {
         return Optional.empty();
       }
       if (!sparkType(t).equals(a.input())) {
@@ -216,7 +226,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       // compiled once per JVM: the executors' shaders are known to compile (a grouped one's source
       // does not depend on which runner input holds the key)
       List<Integer> filterInputs = filter == null ? List.of()
-          : java.util.stream.IntStream.range(0, filter.columns().size()).boxed().toList();
+          : IntStream.range(0, filter.columns().size()).boxed().toList();
       ColumnReduction compiled = ColumnReduction.of(out, callTypes);
       if (filter != null) {
         compiled = compiled.filtered(filter.onDevice(filterInputs).orElseThrow());
@@ -226,7 +236,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
         planned.build(callTypes, 0, sourceType, filterInputs);
       }
       return Optional.of(new Planned(planned, compiled));
-    } catch (io.vkspark.gpu.GpuException e) {
+    } catch (GpuException e) {
       LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
       return Optional.empty();
     }
@@ -243,14 +253,14 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
    * then the calls' results) as a key the device computes: it reads exactly one column, of a type a
    * key is computed from, and translates ({@link DeviceExprs#key}); empty otherwise.
    */
-  static Optional<KeyPlan> keyOf(org.apache.spark.sql.catalyst.expressions.Expression bound, List<Attribute> childOutput,
+  static Optional<KeyPlan> keyOf(Expression bound, List<Attribute> childOutput,
                                  List<GpuUdfCall> calls) {
-    java.util.Set<Integer> read = new java.util.TreeSet<>();
+    Set<Integer> read = new TreeSet<>();
     bound.foreach(x -> {
-      if (x instanceof org.apache.spark.sql.catalyst.expressions.BoundReference b) {
+      if (x instanceof BoundReference b) {
         read.add(b.ordinal());
       }
-      return scala.runtime.BoxedUnit.UNIT;
+      return BoxedUnit.UNIT;
     });
     if (read.size() != 1) {
       return Optional.empty();

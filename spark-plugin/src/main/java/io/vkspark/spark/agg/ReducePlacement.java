@@ -11,6 +11,7 @@ import io.vkspark.gpu.column.reduce.ColumnReduction;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,7 @@ public record ReducePlacement(GpuReduction reduction, String doubt, String filte
   }
 
   @Override
-  public org.apache.spark.sql.catalyst.expressions.Expression hostFilter() {
+  public Expression hostFilter() {
     return reduction == null || reduction.filter() == null ? null : reduction.filter().condition();
   }
 

@@ -7,6 +7,7 @@ import io.vkspark.spark.shim.Scala;
 
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -15,11 +16,14 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
+import scala.collection.immutable.Seq;
 
 /**
  * A partial aggregation fused onto a {@link VkGpuEvalExec}: in place of Spark's
@@ -60,7 +64,7 @@ public final class VkGpuAggregateExec extends PlanNode {
    *     columns follow the child's: a key or argument that is not a plain column)
    */
   public record Spec(int keyOrdinal, DataType keyType, String keyText, List<FusedAggregate> aggregates,
-              List<org.apache.spark.sql.catalyst.expressions.Expression> computed) implements Serializable {
+              List<Expression> computed) implements Serializable {
     public Spec {
       aggregates = List.copyOf(aggregates);
       computed = List.copyOf(computed);
@@ -75,12 +79,12 @@ public final class VkGpuAggregateExec extends PlanNode {
 
   private final Spec spec;
   private final ReducePlacement placement;
-  private final scala.collection.immutable.Seq<Attribute> output;
+  private final Seq<Attribute> output;
   private final Partitioning partitioning;
   private transient Map<AggregateMetric, SQLMetric> metrics;
 
   /** @param placement where the aggregates are reduced, decided once when the node is planned */
-  public VkGpuAggregateExec(Spec spec, ReducePlacement placement, scala.collection.immutable.Seq<Attribute> output,
+  public VkGpuAggregateExec(Spec spec, ReducePlacement placement, Seq<Attribute> output,
                             Partitioning partitioning, SparkPlan child) {
     super(spec, placement, output, partitioning, child);
     this.spec = spec;
@@ -108,7 +112,7 @@ public final class VkGpuAggregateExec extends PlanNode {
   }
 
   @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
+  public Seq<Attribute> output() {
     return output;
   }
 
@@ -132,7 +136,7 @@ public final class VkGpuAggregateExec extends PlanNode {
         : source.executeColumnar().toJavaRDD()
             .mapPartitions(batches -> PartialAggregator.rows(batches)).rdd();
     return steps.toJavaRDD()
-        .mapPartitions(in -> (java.util.Iterator<InternalRow>) new PartialAggregator(in, s, m))
+        .mapPartitions(in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m))
         .rdd();
   }
 
@@ -205,6 +209,6 @@ public final class VkGpuAggregateExec extends PlanNode {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
     return new VkGpuAggregateExec(spec.canonical(), placement, Scala.seq(canonical),
-        new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child().canonicalized());
+        new UnknownPartitioning(0), child().canonicalized());
   }
 }

@@ -2,9 +2,9 @@ package io.vkspark.spark.cache;
 
 import io.vkspark.spark.conf.Settings;
 
-import io.vkspark.spark.conf.Settings;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -23,6 +23,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.TaskCompletionListener;
+import scala.Function2;
+import scala.collection.Seq;
 import scala.runtime.AbstractFunction2;
 
 /**
@@ -54,29 +56,29 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     return Optional.of(out);
   }
 
-  private static Optional<CachedType[]> layout(scala.collection.Seq<Attribute> attributes) {
+  private static Optional<CachedType[]> layout(Seq<Attribute> attributes) {
     return layout(types(attributes));
   }
 
-  private static List<DataType> types(scala.collection.Seq<Attribute> attributes) {
+  private static List<DataType> types(Seq<Attribute> attributes) {
     List<DataType> out = new ArrayList<>();
     attributes.foreach(a -> out.add(a.dataType()));
     return out;
   }
 
-  private static List<Attribute> list(scala.collection.Seq<Attribute> attributes) {
+  private static List<Attribute> list(Seq<Attribute> attributes) {
     List<Attribute> out = new ArrayList<>();
     attributes.foreach(out::add);
     return out;
   }
 
   @Override
-  boolean stores(scala.collection.Seq<Attribute> attributes) {
+  boolean stores(Seq<Attribute> attributes) {
     return layout(attributes).isPresent();
   }
 
   @Override
-  RDD<CachedBatch> fromRows(RDD<InternalRow> input, scala.collection.Seq<Attribute> schema, SQLConf conf) {
+  RDD<CachedBatch> fromRows(RDD<InternalRow> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
     FlatMapFunction<Iterator<InternalRow>, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
@@ -89,7 +91,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, scala.collection.Seq<Attribute> schema, SQLConf conf) {
+  RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
     FlatMapFunction<Iterator<ColumnarBatch>, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
@@ -98,7 +100,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  scala.Function2<Object, scala.collection.Iterator<CachedBatch>, scala.collection.Iterator<CachedBatch>> everyBatch() {
+  Function2<Object, scala.collection.Iterator<CachedBatch>, scala.collection.Iterator<CachedBatch>> everyBatch() {
     return new EveryBatch();
   }
 
@@ -119,8 +121,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<ColumnarBatch> toBatches(RDD<CachedBatch> input, scala.collection.Seq<Attribute> cacheAttributes,
-      scala.collection.Seq<Attribute> selectedAttributes) {
+  RDD<ColumnarBatch> toBatches(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+      Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     DataType[] sparkTypes = types(selectedAttributes).toArray(DataType[]::new);
     FlatMapFunction<Iterator<CachedBatch>, ColumnarBatch> read =
@@ -129,8 +131,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<InternalRow> toRows(RDD<CachedBatch> input, scala.collection.Seq<Attribute> cacheAttributes,
-      scala.collection.Seq<Attribute> selectedAttributes) {
+  RDD<InternalRow> toRows(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+      Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     FlatMapFunction<Iterator<CachedBatch>, InternalRow> read = batches -> {
       var writer = CatalystCalls.rowWriter(select.length);
@@ -140,7 +142,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   /** The index in the cached columns of each selected attribute. */
-  private static int[] select(scala.collection.Seq<Attribute> cached, scala.collection.Seq<Attribute> selected) {
+  private static int[] select(Seq<Attribute> cached, Seq<Attribute> selected) {
     List<Attribute> all = list(cached);
     List<Attribute> want = list(selected);
     int[] out = new int[want.size()];
@@ -257,7 +259,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     private final Iterator<CachedBatch> batches;
     private final Expand<R> expand;
     private ArrowCachedBatch held;
-    private Iterator<R> current = java.util.Collections.emptyIterator();
+    private Iterator<R> current = Collections.emptyIterator();
 
     Reading(Iterator<CachedBatch> batches, Expand<R> expand) {
       this.batches = batches;

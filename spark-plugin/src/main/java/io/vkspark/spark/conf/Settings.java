@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.SparkSession;
 
 /**
  * Every {@code spark.vkspark.*} setting, declared once, in the order of the README's configuration
@@ -234,7 +235,7 @@ public final class Settings {
       ALL.stream().collect(Collectors.toUnmodifiableMap(Setting::key, s -> s));
 
   /** A session's settings as a lookup (null for unset); a session sees its SparkContext's values too. */
-  public static Function<String, String> lookup(org.apache.spark.sql.SparkSession session) {
+  public static Function<String, String> lookup(SparkSession session) {
     return k -> session.conf().contains(k) ? session.conf().get(k) : null;
   }
 

@@ -6,8 +6,14 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.TransferMode;
 import java.io.Serializable;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.SparkSession;
 
 /**
  * The {@code spark.vkspark.*} settings a plan uses, read through their declarations in
@@ -78,9 +84,9 @@ import java.util.function.Function;
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                     long deviceMemoryLimit, java.time.Duration kernelTimeout,
+                     long deviceMemoryLimit, Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
+                     Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
                      boolean verifySet, boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
     implements Serializable {
 
@@ -89,18 +95,18 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    * executor's device and its resources, what is compiled and where it is cached, and the limits
    * an administrator sets for every session. Declared by {@link Setting#isStatic}.
    */
-  public static final java.util.Set<String> STATIC = Settings.ALL.stream().filter(Setting::isStatic)
-      .map(Setting::key).collect(java.util.stream.Collectors.toUnmodifiableSet());
+  public static final Set<String> STATIC = Settings.ALL.stream().filter(Setting::isStatic)
+      .map(Setting::key).collect(Collectors.toUnmodifiableSet());
 
   public VkConf {
     functions = List.copyOf(functions);
     glsl = List.copyOf(glsl);
-    java.util.Objects.requireNonNull(cacheDeviceMemory, "cacheDeviceMemory");
-    java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
-    java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
-    java.util.Objects.requireNonNull(verify, "verify");
-    java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
-    java.util.Objects.requireNonNull(placement, "placement");
+    Objects.requireNonNull(cacheDeviceMemory, "cacheDeviceMemory");
+    Objects.requireNonNull(kernelTimeout, "kernelTimeout");
+    Objects.requireNonNull(metricsLevel, "metricsLevel");
+    Objects.requireNonNull(verify, "verify");
+    Objects.requireNonNull(compileTimeout, "compileTimeout");
+    Objects.requireNonNull(placement, "placement");
     if (batchBytes <= 0) {
       throw GpuException.of(Code.INVALID_ARGUMENT,
           Settings.BATCH_BYTES.key() + " is " + batchBytes + ", not a positive size.",
@@ -126,8 +132,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   }
 
   /** The settings of {@code session}: its own values, the static ones from its SparkContext ({@link #forSession}). */
-  public static VkConf of(org.apache.spark.sql.SparkSession session) {
-    org.apache.spark.SparkConf server = session.sparkContext().conf();
+  public static VkConf of(SparkSession session) {
+    SparkConf server = session.sparkContext().conf();
     return forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
         k -> server.contains(k) ? server.get(k) : null);
   }
@@ -166,10 +172,10 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    * clamped, so a session never runs with a limit other than the one it asked for. The server's
    * own value is checked the same way, at start.
    */
-  private static java.time.Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
-    java.time.Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
+  private static Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
+    Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
     String asked = lookup.apply(Settings.KERNEL_TIMEOUT.key());
-    java.time.Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
+    Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
     if (max.isZero()) {
       return t;
     }
@@ -188,7 +194,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   }
 
   /** From a SparkConf. */
-  public static VkConf from(org.apache.spark.SparkConf conf) {
+  public static VkConf from(SparkConf conf) {
     return from(k -> conf.contains(k) ? conf.get(k) : null);
   }
 

@@ -7,6 +7,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.BatchRunner;
 import io.vkspark.spark.conf.Settings;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -60,7 +61,7 @@ final class BatchRouter {
     if (planned.stream().noneMatch(GpuUdfCall::onGpu)) {
       return planned;
     }
-    List<GpuUdfCall> out = new java.util.ArrayList<>();
+    List<GpuUdfCall> out = new ArrayList<>();
     for (GpuUdfCall c : planned) {
       Placement p = !c.onGpu() ? c.placement() : c.translated() ? onThisExecutor(c, device, executor)
           : onThisExecutor(c, device, executor).strict(conf, c.name()); // Spark would run a plain Java UDF anyway

@@ -6,6 +6,7 @@ import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
@@ -38,7 +39,7 @@ public interface DeviceReduction extends Serializable {
    * evaluated on the host ({@code HostFilter}) for every batch that is not reduced on the GPU, before
    * its calls run, so {@code call()} sees only the rows Spark's {@code Filter} would have kept.
    */
-  default org.apache.spark.sql.catalyst.expressions.Expression hostFilter() {
+  default Expression hostFilter() {
     return null;
   }
 

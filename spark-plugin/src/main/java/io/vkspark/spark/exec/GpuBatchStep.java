@@ -15,10 +15,14 @@ import io.vkspark.gpu.column.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.TaskContext;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
@@ -57,7 +61,7 @@ final class GpuBatchStep implements AutoCloseable {
   /** {@link #neverRecomputes()}, found once. */
   private Boolean neverRecomputes;
   /** Rows per cause each runner had handed to call() when last counted ({@link #handedBack}). */
-  private final java.util.Map<BatchRunner, long[]> causesSeen = new java.util.IdentityHashMap<>();
+  private final Map<BatchRunner, long[]> causesSeen = new IdentityHashMap<>();
 
   /**
    * @param placed the node's calls as placed on this executor (those on the GPU run here)
@@ -189,7 +193,7 @@ final class GpuBatchStep implements AutoCloseable {
   }
 
   /** The GPU calls over {@code in} on the GPU, their results read back (a reducing task uses its plain runner). */
-  GpuOutcome<List<org.apache.arrow.vector.FieldVector>> evaluate(ColumnarBatch in, int rows) {
+  GpuOutcome<List<FieldVector>> evaluate(ColumnarBatch in, int rows) {
     return underLease(in, rows, this::rowsRunner, (r, inputs) -> new GpuOutcome.Done<>(r.run(inputs, rows)));
   }
 
@@ -350,7 +354,7 @@ final class GpuBatchStep implements AutoCloseable {
 
   /** Spark's ANSI mode in this task: a decimal result too wide for its type fails rather than giving null. */
   private static boolean ansiEnabled() {
-    return org.apache.spark.sql.internal.SQLConf.get().ansiEnabled();
+    return SQLConf.get().ansiEnabled();
   }
 
   private List<KernelCall> kernelCalls() {

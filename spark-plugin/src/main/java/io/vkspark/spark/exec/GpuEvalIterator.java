@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
@@ -66,7 +67,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (task != null) {
       task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
     }
-    String executor = org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
+    String executor = SparkEnv.get() == null ? "driver" : SparkEnv.get().executorId();
     ExecutorDevice device = planned.stream().anyMatch(GpuUdfCall::onGpu) ? ExecutorDevice.get(conf, executor).orElse(null)
         : null;
     this.calls = BatchRouter.placeOnExecutor(planned, device, conf, executor);

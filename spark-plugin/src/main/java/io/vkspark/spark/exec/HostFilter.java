@@ -1,7 +1,9 @@
 package io.vkspark.spark.exec;
 
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.expressions.BasePredicate;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Predicate$;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -20,8 +22,8 @@ final class HostFilter {
   private final BasePredicate predicate;
 
   private HostFilter(Expression condition) {
-    this.predicate = org.apache.spark.sql.catalyst.expressions.Predicate$.MODULE$.create(condition);
-    org.apache.spark.TaskContext task = org.apache.spark.TaskContext.get();
+    this.predicate = Predicate$.MODULE$.create(condition);
+    TaskContext task = TaskContext.get();
     predicate.initialize(task == null ? 0 : task.partitionId());
   }
 

@@ -6,7 +6,9 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.spark.conf.Settings;
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -157,7 +159,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   /** On the CPU for {@code cause}, whose text names {@code details}. */
   public static Placement cpu(Cause cause, DecidedBy by, Object... details) {
     return new Placement(Where.CPU, Objects.requireNonNull(cause, "cause"),
-        java.util.Arrays.stream(details).map(Placement::detail).toList(), by);
+        Arrays.stream(details).map(Placement::detail).toList(), by);
   }
 
 
@@ -177,7 +179,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
 
   /** Why it runs on the CPU, e.g. {@code "it is inside Sort, which vkspark does not plan on the GPU"}; empty on the GPU. */
   String reason() {
-    return cause == null ? "" : String.format(java.util.Locale.ROOT, cause.text, details.toArray());
+    return cause == null ? "" : String.format(Locale.ROOT, cause.text, details.toArray());
   }
 
   /**

@@ -20,6 +20,7 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.collection.immutable.Seq;
 
 /**
  * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
@@ -35,12 +36,12 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 public final class VkGpuEvalExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
-  private final scala.collection.immutable.Seq<GpuUdfCall> calls;
+  private final Seq<GpuUdfCall> calls;
   private final VkConf vkConf;
   private transient NodeMetrics metrics;
 
   /** @param vkConf the settings of the session that planned the node, which its tasks use */
-  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, VkConf vkConf, SparkPlan child) {
+  public VkGpuEvalExec(Seq<GpuUdfCall> calls, VkConf vkConf, SparkPlan child) {
     super(calls, vkConf, child);
     this.calls = calls;
     this.vkConf = vkConf;
@@ -56,7 +57,7 @@ public final class VkGpuEvalExec extends PlanNode {
   }
 
   @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
+  public Seq<Attribute> output() {
     List<Attribute> out = new ArrayList<>(Scala.list(child().output()));
     for (GpuUdfCall c : calls()) {
       out.add(c.result());

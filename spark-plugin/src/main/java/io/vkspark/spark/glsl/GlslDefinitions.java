@@ -18,12 +18,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.types.DataTypes;
@@ -65,7 +70,7 @@ public final class GlslDefinitions {
    * ({@code spark.vkspark.glsl} or {@code spark.vkspark.functions}), recorded by
    * {@link VkSqlExtensions}: {@code vkspark_define} refuses to redefine them.
    */
-  private static final Map<String, Map<String, String>> APP_WIDE = new java.util.concurrent.ConcurrentHashMap<>();
+  private static final Map<String, Map<String, String>> APP_WIDE = new ConcurrentHashMap<>();
 
   private static final Pattern HEADER = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*\\((.*)\\)\\s*");
   private static final Pattern ARG = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*");
@@ -363,14 +368,14 @@ public final class GlslDefinitions {
   }
 
   private static void checkNotBuiltin(GlslUdf u) {
-    if (u.name().toLowerCase(java.util.Locale.ROOT).startsWith(RESERVED_PREFIX)) {
+    if (u.name().toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX)) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' has a name reserved for "
               + "vkspark's own SQL functions (" + RESERVED_PREFIX + "..., such as " + DEFINE + "), so it could never "
               + "be called.", "give it a name that does not start with " + RESERVED_PREFIX + "."));
     }
-    if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
-        .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(u.name()))) {
+    if (FunctionRegistry$.MODULE$.builtin()
+        .functionExists(new FunctionIdentifier(u.name()))) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' would replace Spark's "
               + "built-in function " + u.name() + ".", "give it another name."));
@@ -458,14 +463,14 @@ public final class GlslDefinitions {
 
   /** Records the application-wide GPU UDFs of application {@code appId}: name to where it comes from. */
   public static void recordAppWide(String appId, Map<String, String> origins) {
-    Map<String, String> byName = new java.util.HashMap<>();
-    origins.forEach((name, origin) -> byName.put(name.toLowerCase(java.util.Locale.ROOT), origin)); // as Spark looks up
+    Map<String, String> byName = new HashMap<>();
+    origins.forEach((name, origin) -> byName.put(name.toLowerCase(Locale.ROOT), origin)); // as Spark looks up
     APP_WIDE.put(appId == null ? "" : appId, Map.copyOf(byName));
   }
 
   private static void checkNotAppWide(SparkSession spark, GlslUdf u) {
     String appId = spark.sparkContext().applicationId();
-    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(java.util.Locale.ROOT));
+    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(Locale.ROOT));
     if (origin != null) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' is an application-wide "

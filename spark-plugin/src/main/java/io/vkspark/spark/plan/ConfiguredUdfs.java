@@ -13,6 +13,8 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
@@ -42,8 +44,8 @@ public final class ConfiguredUdfs {
   }
 
   private static void checkNotBuiltin(String name, String className, String fix) {
-    if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
-        .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(name))) {
+    if (FunctionRegistry$.MODULE$.builtin()
+        .functionExists(new FunctionIdentifier(name))) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, name,
           GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF class " + className + " in " + Settings.FUNCTIONS.key()
               + " is named '" + name + "', which would replace Spark's built-in function " + name + ".", fix));

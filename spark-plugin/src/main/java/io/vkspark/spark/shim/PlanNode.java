@@ -10,6 +10,7 @@ import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
+import scala.collection.immutable.Seq;
 
 /**
  * The base of vkspark's one-child physical nodes: what a Scala case class generates, written once.
@@ -71,7 +72,7 @@ public abstract class PlanNode extends UnaryExecShim {
   }
 
   @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
+  public Seq<Attribute> output() {
     return Scala.seq(Scala.list(child().output()));
   }
 

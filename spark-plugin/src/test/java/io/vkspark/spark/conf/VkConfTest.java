@@ -1,17 +1,32 @@
 package io.vkspark.spark.conf;
 
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.TransferMode;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.network.util.JavaUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every spark.vkspark.* setting (verify too): parsed as documented, and a bad value names the key and the value with a Fix. */
 final class VkConfTest {
@@ -47,7 +62,7 @@ final class VkConfTest {
     assertEquals(1_048_576, with(Settings.BATCH_ROWS.key(), "1_048_576").batchRows());
     assertEquals(MetricsLevel.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
     assertEquals(MetricsLevel.DEBUG, with(Settings.METRICS_LEVEL.key(), " Debug ").metricsLevel());
-    assertEquals(java.util.List.of("a.B", "c.D"), with(Settings.FUNCTIONS.key(), " a.B, ,c.D ").functions());
+    assertEquals(List.of("a.B", "c.D"), with(Settings.FUNCTIONS.key(), " a.B, ,c.D ").functions());
     assertTrue(VkConf.from(k -> null).coalesce());
     assertFalse(with(Settings.COALESCE.key(), " FALSE ").coalesce());
     assertEquals(128L << 20, VkConf.from(k -> null).batchBytes());
@@ -112,13 +127,13 @@ final class VkConfTest {
         Settings.BATCH_ROWS.key(), "4096");
     VkConf c = VkConf.forSession(session::get, server::get);
     assertFalse(c.define(), "a session cannot switch vkspark_define on");
-    assertEquals(java.time.Duration.ofSeconds(5), c.compileTimeout());
+    assertEquals(Duration.ofSeconds(5), c.compileTimeout());
     assertNull(c.shaderCachePath(), "the server's cache setting");
     assertEquals(4096, c.batchRows(), "session keys still come from the session");
-    assertEquals(java.time.Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
-    assertEquals(java.time.Duration.ofSeconds(90), VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), "90s")::get,
+    assertEquals(Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
+    assertEquals(Duration.ofSeconds(90), VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), "90s")::get,
         server::get).kernelTimeout());
-    assertEquals(java.time.Duration.ofSeconds(30), VkConf.forSession(k -> null,
+    assertEquals(Duration.ofSeconds(30), VkConf.forSession(k -> null,
         Map.of(Settings.KERNEL_TIMEOUT_MAX.key(), "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
     for (String tooLong : List.of("3min", "0")) {
       GpuException e = assertThrows(GpuException.class,
@@ -150,7 +165,7 @@ final class VkConfTest {
   }
 
   @ParameterizedTest
-  @org.junit.jupiter.params.provider.MethodSource("flags")
+  @MethodSource("flags")
   void booleans_areTrueOrFalse_anythingElseNamesKeyAndValue(Setting.Flag flag) {
     assertEquals(true, flag.parse(" TRUE "));
     assertEquals(false, flag.parse("False"));
@@ -164,7 +179,7 @@ final class VkConfTest {
   void keysReadOutsideVkConf_goThroughTheirDeclarations() {
     Map<String, String> none = Map.of();
     assertTrue(Settings.FUSE_AGGREGATES.find(none::get).isEmpty(), "unset: fuse what the GPU reduces");
-    assertEquals(java.util.Optional.of(true), Settings.FUSE_AGGREGATES.find(Map.of(Settings.FUSE_AGGREGATES.key(), "True")::get));
+    assertEquals(Optional.of(true), Settings.FUSE_AGGREGATES.find(Map.of(Settings.FUSE_AGGREGATES.key(), "True")::get));
     assertTrue(bad(Settings.FUSE_AGGREGATES, "yes").fix().endsWith("true or false, or leave it unset."));
     assertEquals(true, Settings.FUSE_AGGREGATES_ON_GPU.get(none::get));
     bad(Settings.FUSE_AGGREGATES_ON_GPU, "flase");
@@ -184,7 +199,7 @@ final class VkConfTest {
     assertEquals(bytes, Settings.DEVICE_MEMORY_LIMIT.parse(text));
     assertEquals(bytes, with(Settings.DEVICE_MEMORY_LIMIT.key(), text).deviceMemoryLimit());
     if (!text.matches(".*[i_ ].*")) { // what vkspark accepted before and Spark's parser does not (3.5: GiB)
-      assertEquals(org.apache.spark.network.util.JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
+      assertEquals(JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
     }
   }
 
@@ -214,8 +229,8 @@ final class VkConfTest {
     assertTrue(bad(Settings.CONCURRENT_GPU_TASKS, "-1").getMessage().contains("not a positive whole number"));
     assertEquals(0.5, Settings.VERIFY_SAMPLE_RATE.parse("0.5"));
     bad(Settings.VERIFY_SAMPLE_RATE, "-0.1");
-    assertEquals(java.time.Duration.ofSeconds(90), Settings.KERNEL_TIMEOUT.parse("90"), "a bare number is seconds");
-    assertEquals(java.time.Duration.ZERO, Settings.KERNEL_TIMEOUT_MAX.defaultValue(), "unset: no cap");
+    assertEquals(Duration.ofSeconds(90), Settings.KERNEL_TIMEOUT.parse("90"), "a bare number is seconds");
+    assertEquals(Duration.ZERO, Settings.KERNEL_TIMEOUT_MAX.defaultValue(), "unset: no cap");
   }
 
   static List<Setting.Choice<?>> choices() {
@@ -224,10 +239,10 @@ final class VkConfTest {
   }
 
   @ParameterizedTest
-  @org.junit.jupiter.params.provider.MethodSource("choices")
+  @MethodSource("choices")
   void choices_acceptTheirWordsInAnyCase_andAnUnknownWordListsThem(Setting.Choice<?> choice) {
     for (Setting.Choice.Option<?> o : choice.options()) {
-      assertEquals(o.value(), choice.parse(" " + o.word().toUpperCase(java.util.Locale.ROOT) + " "));
+      assertEquals(o.value(), choice.parse(" " + o.word().toUpperCase(Locale.ROOT) + " "));
     }
     assertNotNull(choice.defaultValue());
     GpuException e = bad(choice, "nonsense");
@@ -245,7 +260,7 @@ final class VkConfTest {
     assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.defaultValue().of(1L << 40), "default: a quarter of the device");
     assertEquals(false, Settings.CACHE_DEVICE.defaultValue());
     for (String v : List.of("1.5", "0", "-1", "lots", "")) {
-      io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
+      GpuException e = assertThrows(GpuException.class,
           () -> Settings.CACHE_DEVICE_MEMORY.parse(v), v);
       assertEquals("spark.vkspark.cache.deviceMemory is '" + v + "', neither a size nor a fraction in (0, 1]. Fix: set "
           + "spark.vkspark.cache.deviceMemory to a size such as 8g, or a fraction of the device's memory such as 0.25.",
@@ -255,8 +270,8 @@ final class VkConfTest {
 
   @Test
   void everySettingIsDeclaredOnce_withADefaultThatParses_andTheStaticOnesAreTheSame() throws Exception {
-    List<Object> fields = new java.util.ArrayList<>();
-    for (java.lang.reflect.Field f : Settings.class.getFields()) {
+    List<Object> fields = new ArrayList<>();
+    for (Field f : Settings.class.getFields()) {
       if (Setting.class.isAssignableFrom(f.getType())) {
         fields.add(f.get(null));
       }
@@ -271,15 +286,15 @@ final class VkConfTest {
       }
     }
     assertNull(Settings.of("spark.vkspark.nonsense"));
-    assertEquals(java.util.Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(),
+    assertEquals(Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(),
         Settings.SHADER_CACHE_DIR.key(), Settings.FUNCTIONS.key(), Settings.GLSL.key(), Settings.VALIDATION.key(),
         Settings.TRANSFERS.key(), Settings.DEVICE_MEMORY_LIMIT.key(), Settings.KERNEL_TIMEOUT_MAX.key(),
         Settings.DEFINE_ENABLED.key(), Settings.COMPILE_TIMEOUT.key(), Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
     VkConf d = VkConf.from(k -> null);
-    assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
-        List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
-        VerifySettings.OFF, true, true, java.time.Duration.ofSeconds(60), 128L << 20,
-        io.vkspark.spark.conf.PlacementMode.ADAPTIVE, false, false, false, new Setting.Share.Amount(0, 0.25), List.of()),
+    assertEquals(new VkConf(true, "", 1 << 20, 2, DeviceOptions.defaultCacheDir().toString(), true,
+        List.of(), false, TransferMode.AUTO, 0, Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
+        VerifySettings.OFF, true, true, Duration.ofSeconds(60), 128L << 20,
+        PlacementMode.ADAPTIVE, false, false, false, new Setting.Share.Amount(0, 0.25), List.of()),
         d, "the defaults as before");
     assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
     assertTrue(with(Settings.VERIFY.key(), "off").verifySet(), "set, even to its default");
@@ -289,13 +304,13 @@ final class VkConfTest {
 
   // ---- the README's configuration table ----
 
-  private static String readme() throws java.io.IOException {
+  private static String readme() throws IOException {
     // the working directory's (Maven runs in the module), or vkspark.source.root's (scripts/kit-suite.sh)
     Path start = Path.of(System.getProperty("vkspark.source.root", "")).toAbsolutePath();
     for (Path dir = start; dir != null; dir = dir.getParent()) {
       Path p = dir.resolve("README.md");
-      if (java.nio.file.Files.isRegularFile(p) && java.nio.file.Files.readString(p).contains("\n## Configuration\n")) {
-        return java.nio.file.Files.readString(p);
+      if (Files.isRegularFile(p) && Files.readString(p).contains("\n## Configuration\n")) {
+        return Files.readString(p);
       }
     }
     return fail("no README.md with a Configuration section above " + Path.of("").toAbsolutePath());
@@ -305,7 +320,7 @@ final class VkConfTest {
   static Map<String, String> readmeRows(String readme) {
     int from = readme.indexOf("\n## Configuration\n");
     int to = readme.indexOf("\n## ", from + 1);
-    Map<String, String> rows = new java.util.LinkedHashMap<>();
+    Map<String, String> rows = new LinkedHashMap<>();
     for (String line : readme.substring(from, to < 0 ? readme.length() : to).split("\n")) {
       if (line.startsWith("| `" + Settings.PREFIX)) {
         String key = line.substring(3, line.indexOf('`', 3));
@@ -318,7 +333,7 @@ final class VkConfTest {
   /** What differs between the README's table and the declarations, one sentence each (empty: nothing). */
   static List<String> readmeProblems(String readme) {
     Map<String, String> rows = readmeRows(readme);
-    List<String> problems = new java.util.ArrayList<>();
+    List<String> problems = new ArrayList<>();
     List<String> declared = Settings.ALL.stream().map(Setting::key).toList();
     rows.keySet().stream().filter(k -> !declared.contains(k))
         .forEach(k -> problems.add("the README lists " + k + ", which Settings does not declare"));
@@ -327,14 +342,14 @@ final class VkConfTest {
     if (problems.isEmpty() && !declared.equals(List.copyOf(rows.keySet()))) {
       problems.add("the README lists the keys in another order than Settings.ALL: " + declared);
     }
-    java.util.regex.Pattern cells =
-        java.util.regex.Pattern.compile("\\| `([^`]+)` \\| (.*?) \\| (.*) \\((static|per session)\\) \\|");
+    Pattern cells =
+        Pattern.compile("\\| `([^`]+)` \\| (.*?) \\| (.*) \\((static|per session)\\) \\|");
     for (Setting<?> s : Settings.ALL) {
       String row = rows.get(s.key());
       if (row == null) {
         continue;
       }
-      java.util.regex.Matcher m = cells.matcher(row);
+      Matcher m = cells.matcher(row);
       if (!m.matches()) {
         problems.add("the README's row for " + s.key() + " does not end in (static) or (per session): " + row);
       } else if (!m.group(2).equals(s.info().shown())) {

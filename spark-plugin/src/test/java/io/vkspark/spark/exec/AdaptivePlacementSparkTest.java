@@ -19,10 +19,12 @@ import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -81,7 +83,7 @@ final class AdaptivePlacementSparkTest {
               "count(gpu_hypot(a, b))"),
           () -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"),
           () -> TestSpark.table().selectExpr("id", "int_poly(i, j) AS p", "int_poly(j, j) AS q"));
-      Map<String, Long> total = new java.util.TreeMap<>();
+      Map<String, Long> total = new TreeMap<>();
       for (Supplier<Dataset<Row>> q : queries) {
         assertVksparkEqualsCpu(q, df -> gpuNodes(df).forEach(n -> metrics(n).forEach((k, v) -> total.merge(k, v, Long::sum))));
       }
@@ -177,7 +179,7 @@ final class AdaptivePlacementSparkTest {
   @Test
   void glslOnly_withoutACpuDeviceBesidesTheGpu_isNeverMoved() {
     boolean lavapipeOnly = ExecutorDevice.current().orElseThrow().device().info().type() == DeviceType.CPU;
-    org.junit.jupiter.api.Assumptions.assumeTrue(lavapipeOnly, "the executor's device is a GPU");
+    Assumptions.assumeTrue(lavapipeOnly, "the executor's device is a GPU");
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
     Supplier<Dataset<Row>> q = () -> spark().range(0, ROWS, 1, 2)
         .selectExpr("id", "cast(id % 1000 AS int) AS i", "cast(id % 7 AS int) AS j")

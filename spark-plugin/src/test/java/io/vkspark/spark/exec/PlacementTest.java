@@ -15,6 +15,7 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.spark.exec.Placement.Cause;
 import io.vkspark.spark.exec.Placement.DecidedBy;
 import io.vkspark.spark.conf.Settings;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -91,9 +92,9 @@ final class PlacementTest {
     assertEquals("on GPU", gpu.render());
     assertEquals("f runs on GPU", gpu.describe("f"));
     assertThrows(IllegalArgumentException.class,
-        () -> new Placement(Placement.Where.GPU, Cause.LAMBDA, java.util.List.of(), DecidedBy.PLANNER));
+        () -> new Placement(Placement.Where.GPU, Cause.LAMBDA, List.of(), DecidedBy.PLANNER));
     assertThrows(IllegalArgumentException.class,
-        () -> new Placement(Placement.Where.CPU, null, java.util.List.of(), DecidedBy.PLANNER));
+        () -> new Placement(Placement.Where.CPU, null, List.of(), DecidedBy.PLANNER));
   }
 
   @Test

@@ -10,6 +10,7 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Result;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntToLongFunction;
 import java.util.function.LongFunction;
@@ -397,7 +398,7 @@ public final class BatchReducer implements AutoCloseable {
   public void discard() {
     reduced = null;
     reducedByKey = null;
-    java.util.Arrays.fill(filterNulls, false);
+    Arrays.fill(filterNulls, false);
   }
 
   @Override

@@ -7,9 +7,11 @@ import io.vkspark.gpu.ShaderFeature;
 import io.vkspark.gpu.column.BatchRunner;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.internal.SpirvSeal;
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,9 +47,9 @@ import java.util.concurrent.ConcurrentHashMap;
    *     {@link DeviceExpr} of int, bigint, float or double (of any type for {@code COUNT}, which
    *     counts the rows where it is not null); null for {@code COUNT(*)}
    */
-  public record Aggregate(Function function, DeviceExpr argument) implements java.io.Serializable {
+  public record Aggregate(Function function, DeviceExpr argument) implements Serializable {
     public Aggregate {
-      java.util.Objects.requireNonNull(function, "function");
+      Objects.requireNonNull(function, "function");
       if (argument == null && function != Function.COUNT) {
         throw GpuException.of(Code.INVALID_ARGUMENT, function + " of nothing.",
             "name the call or expression it reads (only COUNT(*) reads none).");
@@ -206,7 +208,7 @@ import java.util.concurrent.ConcurrentHashMap;
     List<Aggregate> aggs = List.copyOf(aggregates);
     List<SqlType> types = List.copyOf(callTypes);
     validate(aggs, types);
-    java.util.Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(key, "key");
     key.check();
     if (key.call() >= 0 && (key.call() >= types.size() || types.get(key.call()) != key.sourceType())) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction keyed by call " + key.call() + " of type "
@@ -241,7 +243,7 @@ import java.util.concurrent.ConcurrentHashMap;
    *     reads no call), or that reads more than 32 input columns
    */
   public ColumnReduction filtered(DeviceExpr filter) {
-    java.util.Objects.requireNonNull(filter, "filter");
+    Objects.requireNonNull(filter, "filter");
     if (this.filter != null) {
       throw GpuException.of(Code.INVALID_ARGUMENT, this + " is filtered already.", "combine the filters with AND first.");
     }

@@ -17,6 +17,7 @@ import io.vkspark.gpu.column.reduce.DeviceExpr.Negate;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Not;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Remainder;
 import io.vkspark.gpu.column.SqlType;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -110,7 +111,7 @@ final class DeviceExprGlsl {
       z = keyNull;
       v = keyValue;
     } else if (e instanceof DeviceExpr.Input in) {
-      int j = filterInputs == null ? -1 : java.util.Arrays.binarySearch(filterInputs, in.column());
+      int j = filterInputs == null ? -1 : Arrays.binarySearch(filterInputs, in.column());
       if (j < 0) {
         throw new IllegalArgumentException("an input column outside a row filter: " + e);
       }

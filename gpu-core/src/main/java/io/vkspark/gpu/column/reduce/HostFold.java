@@ -8,6 +8,7 @@ import io.vkspark.gpu.column.reduce.ColumnReduction.Group;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -35,7 +36,7 @@ final class HostFold {
   /** An empty accumulator per aggregate (count 0, SUM from 0 / 0.0). */
   Value[] empty() {
     Value[] v = new Value[all.size()];
-    java.util.Arrays.fill(v, new Value(0, 0, 0.0));
+    Arrays.fill(v, new Value(0, 0, 0.0));
     return v;
   }
 

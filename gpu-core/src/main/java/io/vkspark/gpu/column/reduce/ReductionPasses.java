@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A reduction's device side: its compiled, sealed passes (one, or a grouped reduction's two), the
@@ -99,7 +100,7 @@ public final class ReductionPasses {
   }
 
   /** Compiles and seals one pass; a shader vkspark generated that fails either is vkspark's bug. */
-  static byte[] compile(String file, String source, String what, java.util.function.Function<byte[], Program> program) {
+  static byte[] compile(String file, String source, String what, Function<byte[], Program> program) {
     CompileResult r = SealedCompiler.compile(file, source, null, new SealedCompiler.Seal(program, m -> { },
         e -> GpuException.of(Code.COMPILE, "the GPU reduction " + what + " compiles to a shader that is not sealed: "
             + e.what(), "fold these aggregates on the host, and report the shader (ColumnReduction.source()).")));

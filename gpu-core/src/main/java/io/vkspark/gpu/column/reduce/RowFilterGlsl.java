@@ -4,6 +4,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -53,7 +54,7 @@ final class RowFilterGlsl {
 
   private static void collect(DeviceExpr e, int[] inputs, SqlType[] types) {
     if (e instanceof DeviceExpr.Input in) {
-      int j = java.util.Arrays.binarySearch(inputs, in.column());
+      int j = Arrays.binarySearch(inputs, in.column());
       if (types[j] != null && types[j] != in.sourceType()) {
         throw GpuException.of(Code.INVALID_ARGUMENT, "row filter " + e + " reads input " + in.column() + " as "
             + types[j].sqlName() + " and as " + in.sourceType().sqlName() + ".", "read each input column as its one type.");
