@@ -67,8 +67,7 @@ public final class VkGpuEvalExec extends PlanNode {
 
   @Override
   public AttributeSet producedAttributes() {
-    List<Expression> produced =
-        calls().stream().map(c -> (Expression) c.result()).toList();
+    List<Expression> produced = calls().stream().map(c -> (Expression) c.result()).toList();
     return AttributeSet$.MODULE$.apply(Scala.seq(produced));
   }
 
@@ -102,8 +101,7 @@ public final class VkGpuEvalExec extends PlanNode {
   }
 
   private Tasks tasks(DeviceReduction reduction) {
-    List<DataType> childTypes = Scala.list(child().output()).stream()
-        .map(a -> a.dataType()).toList();
+    List<DataType> childTypes = Scala.list(child().output()).stream().map(a -> a.dataType()).toList();
     return new Tasks(calls(), childTypes, vkConf, nodeMetrics(), verifySettings(), reduction);
   }
 
