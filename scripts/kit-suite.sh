@@ -133,6 +133,20 @@ for s in $steps; do
       java $flags -cp "$(classpath examples)" io.vkspark.examples.bench.ContractionBench ${CONTRACTION_ARGS:-} \
         >"$out/contraction-bench.json" 2>"$out/contraction-bench.log"
       check contraction-bench $? "$out/contraction-bench.log"; cat "$out/contraction-bench.json" ;;
+    benches)
+      # KIT_BENCHES="SweepBench --rows 10000000 ...; MatrixBench ...": examples' benchmarks (io.vkspark.examples.bench),
+      # one after the other, each for at most KIT_BENCH_TIMEOUT seconds, JSON to OUT/bench-<Class>-<n>.json
+      n=0
+      IFS=';' read -ra benches <<<"${KIT_BENCHES:?benches needs KIT_BENCHES}"
+      for b in "${benches[@]}"; do
+        read -ra words <<<"$b"
+        [ ${#words[@]} -gt 0 ] || continue
+        n=$((n + 1)); cls=${words[0]}; log="$out/bench-$cls-$n.log"
+        mkdir -p "$out/work-bench" && (cd "$out/work-bench" && timeout "${KIT_BENCH_TIMEOUT:-0}" java $flags -Xmx${KIT_BENCH_HEAP:-64g} \
+          -Dlog4j2.configurationFile="$root/scripts/log4j2-demo.properties" -cp "$(classpath examples)" \
+          "io.vkspark.examples.bench.$cls" "${words[@]:1}" >"$out/bench-$cls-$n.json" 2>"$log")
+        check "bench $cls" $? "$log"
+      done ;;
     *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
   esac
 done

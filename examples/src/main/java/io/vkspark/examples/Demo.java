@@ -2,7 +2,7 @@ package io.vkspark.examples;
 
 import io.vkspark.gpu.DeviceType;
 import io.vkspark.spark.executor.ExecutorDevice;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 import java.io.PrintStream;
 import java.util.Locale;
 import org.apache.spark.sql.Dataset;
@@ -51,15 +51,15 @@ public final class Demo {
    * placement must not send its batches to {@code call()}.
    */
   public static boolean run(SparkSession spark, long rows, PrintStream out) {
-    String placement = spark.conf().getOption(VkConf.PLACEMENT).getOrElse(() -> null);
-    spark.conf().set(VkConf.PLACEMENT, "gpu");
+    String placement = spark.conf().getOption(Settings.PLACEMENT.key()).getOrElse(() -> null);
+    spark.conf().set(Settings.PLACEMENT.key(), "gpu");
     try {
       return runOnGpu(spark, rows, out);
     } finally {
       if (placement == null) {
-        spark.conf().unset(VkConf.PLACEMENT);
+        spark.conf().unset(Settings.PLACEMENT.key());
       } else {
-        spark.conf().set(VkConf.PLACEMENT, placement);
+        spark.conf().set(Settings.PLACEMENT.key(), placement);
       }
     }
   }
@@ -107,7 +107,7 @@ public final class Demo {
     double gpuS = (System.nanoTime() - t0) / 1e9;
     out.printf(Locale.ROOT, "[demo]   GPU  %.3f s (%,.0f rows/s), sum of prices %.10e%n", gpuS, rows / gpuS, g.getDouble(1));
 
-    out.println("[demo] CPU: the same query with " + VkConf.ENABLED + "=false (the UDF's Java call()) ...");
+    out.println("[demo] CPU: the same query with " + Settings.ENABLED.key() + "=false (the UDF's Java call()) ...");
     t0 = System.nanoTime();
     Row c = withGpu(spark, false, () -> spark.sql(query).first());
     double cpuS = (System.nanoTime() - t0) / 1e9;
@@ -152,15 +152,15 @@ public final class Demo {
 
   /** Runs {@code f} with vkspark on or off in this session, restoring the setting after. */
   static <T> T withGpu(SparkSession spark, boolean enabled, java.util.function.Supplier<T> f) {
-    String before = spark.conf().getOption(VkConf.ENABLED).getOrElse(() -> null);
-    spark.conf().set(VkConf.ENABLED, String.valueOf(enabled));
+    String before = spark.conf().getOption(Settings.ENABLED.key()).getOrElse(() -> null);
+    spark.conf().set(Settings.ENABLED.key(), String.valueOf(enabled));
     try {
       return f.get();
     } finally {
       if (before == null) {
-        spark.conf().unset(VkConf.ENABLED);
+        spark.conf().unset(Settings.ENABLED.key());
       } else {
-        spark.conf().set(VkConf.ENABLED, before);
+        spark.conf().set(Settings.ENABLED.key(), before);
       }
     }
   }

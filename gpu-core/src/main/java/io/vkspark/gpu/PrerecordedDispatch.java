@@ -1,6 +1,7 @@
 package io.vkspark.gpu;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -49,7 +50,7 @@ public interface PrerecordedDispatch extends AutoCloseable {
    *
    * @throws GpuException DEVICE_LOST when the device is lost
    */
-  TimedDispatch awaitFor(java.time.Duration limit);
+  TimedDispatch awaitFor(Duration limit);
 
   /** {@link #replay()} then {@link #await()}. */
   TimedDispatch run();

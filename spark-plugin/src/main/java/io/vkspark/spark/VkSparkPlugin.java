@@ -4,13 +4,13 @@ import io.vkspark.spark.plan.ConfiguredUdfs;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.glsl.GlslDefinitions;
-import io.vkspark.spark.plan.OutsideNodeCalls;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.spark.exec.CountedFunction;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -50,7 +50,7 @@ public final class VkSparkPlugin implements SparkPlugin {
         VkConf vk = VkConf.from(conf);
         ConfiguredUdfs.javaFunctions(vk, Thread.currentThread().getContextClassLoader());
         GlslDefinitions.checkNoClash(ConfiguredUdfs.configured(vk, Thread.currentThread().getContextClassLoader()),
-            GlslDefinitions.configured(k -> conf.contains(k) ? conf.get(k) : null, vk));
+            GlslDefinitions.configured(vk));
         append(conf, EXTENSIONS, VkSqlExtensions.class.getName());
         append(conf, EXPLAIN_PROVIDERS, VkExplain.class.getName());
         LOG.info("vkspark: SQL extensions installed for application {}", conf.get("spark.app.name", "?"));
@@ -96,7 +96,7 @@ public final class VkSparkPlugin implements SparkPlugin {
     gauge(registry, "commandBuffersCreated", DeviceCounters::commandBuffersCreated);
     gauge(registry, "descriptorSetsCreated", DeviceCounters::descriptorSetsCreated);
     registry.register("deviceAvailable", (Gauge<Integer>) () -> ExecutorDevice.current().isPresent() ? 1 : 0);
-    registry.register("cpuRowsOutsideNode", (Gauge<Long>) OutsideNodeCalls.ROWS::sum);
+    registry.register("cpuRowsOutsideNode", (Gauge<Long>) CountedFunction.ROWS::sum);
   }
 
   private static void gauge(MetricRegistry registry, String name, ToLongFunction<DeviceCounters> f) {

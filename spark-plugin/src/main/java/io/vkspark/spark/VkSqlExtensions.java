@@ -10,10 +10,15 @@ import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.plan.ArgumentTypes;
 import io.vkspark.spark.plan.InsertGpuEval;
 import io.vkspark.spark.cache.ReadCacheColumns;
+import io.vkspark.spark.plan.NullCheckedClosures;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.conf.Settings;
 
+import io.vkspark.spark.shim.SparkShim;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -45,7 +50,7 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new ArgumentTypes.CastArguments());
     ext.injectResolutionRule((Function1<SparkSession, Rule<LogicalPlan>>) ArgumentTypes.CheckCalls::new);
     ext.injectCheckRule((Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>>) ArgumentTypes.Check::new);
-    ext.injectOptimizerRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new io.vkspark.spark.plan.NullCheckedClosures());
+    ext.injectOptimizerRule((Function1<SparkSession, Rule<LogicalPlan>>) s -> new NullCheckedClosures());
     ext.injectPreCBORule((Function1<SparkSession, Rule<LogicalPlan>>) ExtractGpuUdfFromAggregate::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) InsertGpuEval::new);
     ext.injectQueryStagePrepRule((Function1<SparkSession, Rule<SparkPlan>>) s -> new FuseGpuAggregates(s, false));
@@ -86,20 +91,20 @@ public final class VkSqlExtensions extends AbstractFunction1<SparkSessionExtensi
     SparkEnv env = SparkEnv.get();
     if (env != null) {
       VkConf conf = VkConf.from(env.conf());
-      java.util.Map<String, String> origins = new java.util.LinkedHashMap<>();
+      Map<String, String> origins = new LinkedHashMap<>();
       for (GpuUdf udf : ConfiguredUdfs.configured(conf, Thread.currentThread().getContextClassLoader())) {
         inject(ext, udf, udf.getClass().getName());
-        origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + VkConf.FUNCTIONS);
+        origins.put(udf.name(), "class " + udf.getClass().getName() + " in " + Settings.FUNCTIONS.key());
       }
       for (ConfiguredUdfs.JavaFunction f : ConfiguredUdfs.javaFunctions(conf, Thread.currentThread().getContextClassLoader())) {
-        Object function = io.vkspark.spark.shim.SparkShim.javaUdfFunction(f.udf(), f.arity()); // one per function, as above
+        Object function = SparkShim.javaUdfFunction(f.udf(), f.arity()); // one per function, as above
         ext.injectFunction(new Tuple3<>(new FunctionIdentifier(f.name()),
             new ExpressionInfo(f.udf().getClass().getName(), null, f.name(), "Java UDF " + f.name(), "", "", "", "", "",
                 "", "scala_udf"),
             Scala.functionBuilder(children -> ScalaUdfs.javaCall(f.name(), function, f.arity(), f.result(), children))));
-        origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + VkConf.FUNCTIONS);
+        origins.put(f.name(), "class " + f.udf().getClass().getName() + " in " + Settings.FUNCTIONS.key());
       }
-      for (GlslUdf udf : GlslDefinitions.configured(k -> env.conf().contains(k) ? env.conf().get(k) : null, conf)) {
+      for (GlslUdf udf : GlslDefinitions.configured(conf)) {
         inject(ext, udf, GlslUdf.class.getName());
         origins.put(udf.name(), udf.origin());
       }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.internal.FaultInjection;
+import io.vkspark.spark.conf.Settings;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -105,7 +106,7 @@ final class BoundedTimeSparkTest {
    * session): one dispatch that keeps lavapipe busy for minutes when every row loops long.
    */
   private static Dataset<Row> big(String udf, String n) {
-    spark().conf().set(VkConf.BATCH_ROWS, String.valueOf(1 << 20));
+    spark().conf().set(Settings.BATCH_ROWS.key(), String.valueOf(1 << 20));
     return spark().range(0, 1 << 20, 1, 1).selectExpr("id", "cast(id as int) AS x")
         .selectExpr("id", udf + "(x, " + n + ") AS s");
   }
@@ -137,10 +138,10 @@ final class BoundedTimeSparkTest {
 
   @Test
   void loopLimit_withoutFallback_failsWithAFix_andShortLoopsRunOnTheGpu() {
-    spark().conf().set(VkConf.FALLBACK, "false");
+    spark().conf().set(Settings.FALLBACK.key(), "false");
     if (deviceLoopLimit() > 0) {
       assertTrue(explain(table().selectExpr("id", "loop_sum(j, j * 50) AS s")).contains("fails the query ("
-          + VkConf.FALLBACK + "=false)"));
+          + Settings.FALLBACK.key() + "=false)"));
       Exception e = assertThrows(Exception.class, () -> table().selectExpr("id", "loop_sum(j, j * 50) AS s").collectAsList());
       String all = messages(e);
       assertTrue(all.contains("loop limit") && all.contains("'loop_sum'") && all.contains("spark.vkspark.fallback=true"), all);
@@ -159,8 +160,8 @@ final class BoundedTimeSparkTest {
   @Test
   void kernelTimeout_failsWithTimeout_andTheNextQueryRuns() {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "false");
-    s.conf().set(VkConf.KERNEL_TIMEOUT, "500ms");
+    s.conf().set(Settings.FALLBACK.key(), "false");
+    s.conf().set(Settings.KERNEL_TIMEOUT.key(), "500ms");
     long t0 = System.nanoTime();
     Exception e = assertThrows(Exception.class, () -> big("heavy_loop", "x + 1000000000").collectAsList());
     long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -176,8 +177,8 @@ final class BoundedTimeSparkTest {
   @Test
   void cancelAllJobs_releasesTheGpuWithinABound_andTheNextQueryRuns() throws Exception {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "false");
-    s.conf().set(VkConf.KERNEL_TIMEOUT, "0"); // no timeout: only the cancellation stops it
+    s.conf().set(Settings.FALLBACK.key(), "false");
+    s.conf().set(Settings.KERNEL_TIMEOUT.key(), "0"); // no timeout: only the cancellation stops it
     ExecutorDevice gpu = ExecutorDevice.get(VkConf.of(s), "driver").orElseThrow();
     int permits = gpu.availablePermits();
     long dispatchesBefore = gpu.device().counters().dispatchesSubmitted();
@@ -211,7 +212,7 @@ final class BoundedTimeSparkTest {
   @Test
   void deviceLost_failsTheTask_andTheExecutorOpensTheDeviceAgain() {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "false");
+    s.conf().set(Settings.FALLBACK.key(), "false");
     ExecutorDevice before = ExecutorDevice.get(VkConf.of(s), "driver").orElseThrow();
     GpuDevice old = before.device();
     long lost = ExecutorDevice.devicesLost();
@@ -229,8 +230,8 @@ final class BoundedTimeSparkTest {
 
   private static void assertNextQueryRunsOnGpu() {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "false");
-    s.conf().unset(VkConf.KERNEL_TIMEOUT);
+    s.conf().set(Settings.FALLBACK.key(), "false");
+    s.conf().unset(Settings.KERNEL_TIMEOUT.key());
     Dataset<Row> df = table().selectExpr("id", "j", "loop_sum(j, j) AS s");
     List<Row> rows = df.collectAsList();
     assertEquals(20_000, rows.size());

@@ -9,11 +9,14 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.vkspark.spark.cache.CacheMemory;
 import io.vkspark.spark.cache.CachedColumn;
 import io.vkspark.spark.cache.VkCacheSerializer;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Supplier;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.storage.RDDInfo;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -29,6 +32,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import scala.Option;
+import scala.collection.Seq;
 
 /**
  * vkspark's table cache in a session of its own ({@code spark.sql.cache.serializer} is static; the
@@ -48,7 +52,7 @@ final class CacheSerializerSparkTest {
     TestSpark.stop();
     // spark.sql.cache.serializer is read once per JVM: forget what an earlier session chose (all
     // test classes share one JVM when run from jars, as on the H200)
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config("spark.testing.memory", String.valueOf(1L << 30))
@@ -63,7 +67,7 @@ final class CacheSerializerSparkTest {
       s.stop();
       s = null;
     }
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   /** The Parquet test table plus a string column with nulls and empty strings. */
@@ -184,7 +188,7 @@ final class CacheSerializerSparkTest {
 
   /**
    * The GPU node reads the cache's column batches in place (one bulk copy per buffer into GPU
-   * memory, no RowToColumnar), and with {@link VkCacheSerializer#COLUMNAR_OUTPUT} off it reads the
+   * memory, no RowToColumnar), and with {@link Settings#CACHE_COLUMNAR_OUTPUT} off it reads the
    * cache's rows; both run every row on the GPU and agree with the UDFs' call().
    */
   @Test
@@ -204,14 +208,14 @@ final class CacheSerializerSparkTest {
           "the GPU node reads the cache's column batches: " + plan(ran));
       assertGpuEqualsCpu(q);
 
-      s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
+      s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), "false");
       try {
         Dataset<Row> rows = q.get();
         rows.collectAsList();
         assertTrue(plan(rows).contains("RowToColumnar"), "the cache hands out rows: " + plan(rows));
         assertGpuEqualsCpu(q);
       } finally {
-        s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+        s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
       }
       assertNoValidationErrors();
     } finally {
@@ -264,16 +268,16 @@ final class CacheSerializerSparkTest {
    * serializer it was built with), then switched back.
    */
   private static Dataset<Row> cacheWithSparksSerializer(Dataset<Row> df) {
-    org.apache.spark.sql.internal.SQLConf conf = s.sessionState().conf();
+    SQLConf conf = s.sessionState().conf();
     conf.setConfString("spark.sql.cache.serializer", DefaultCachedBatchSerializer.class.getName());
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     try {
       Dataset<Row> cached = df.cache();
       cached.count();
       return cached;
     } finally {
       conf.setConfString("spark.sql.cache.serializer", VkCacheSerializer.class.getName());
-      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+      InMemoryRelation$.MODULE$.clearSerializer();
     }
   }
 
@@ -328,7 +332,7 @@ final class CacheSerializerSparkTest {
       for (Option<?> types : vectorTypes) {
         assertTrue(types.isDefined(), "vector classes named");
         List<Object> names = new ArrayList<>();
-        ((scala.collection.Seq<?>) types.get()).foreach(names::add);
+        ((Seq<?>) types.get()).foreach(names::add);
         assertEquals(Collections.nCopies(6, CachedColumn.class.getName()), names, "vector classes of a, b, i, j, p, s");
       }
       String code = generatedCode(q);
@@ -344,7 +348,7 @@ final class CacheSerializerSparkTest {
         s.conf().unset("spark.sql.adaptive.enabled");
       }
 
-      s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, "false");
+      s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), "false");
       try {
         Dataset<Row> rows = cached.where("j > 100").selectExpr("sum(a + b)", "sum(i)", "max(s)", "count_if(p)");
         rows.collectAsList();
@@ -352,7 +356,7 @@ final class CacheSerializerSparkTest {
         assertFalse(generatedCode(rows).contains(CACHED_COLUMN_CAST), "rows, not columns");
         assertRowsEqual(q.collectAsList(), rows.collectAsList());
       } finally {
-        s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+        s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
       }
     } finally {
       cached.unpersist(true);
@@ -386,7 +390,7 @@ final class CacheSerializerSparkTest {
       queries.add("SELECT " + all + " FROM %s");
       queries.add("SELECT count(tn), min(tn), max(tn), count(nd), sum(nd), min(nd) FROM %s");
       for (String columnar : List.of("true", "false")) {
-        s.conf().set(VkCacheSerializer.COLUMNAR_OUTPUT, columnar);
+        s.conf().set(Settings.CACHE_COLUMNAR_OUTPUT.key(), columnar);
         try {
           for (String q : queries) {
             Dataset<Row> got = s.sql(String.format(q, "vk_cached"));
@@ -398,7 +402,7 @@ final class CacheSerializerSparkTest {
             }
           }
         } finally {
-          s.conf().unset(VkCacheSerializer.COLUMNAR_OUTPUT);
+          s.conf().unset(Settings.CACHE_COLUMNAR_OUTPUT.key());
         }
       }
     } finally {

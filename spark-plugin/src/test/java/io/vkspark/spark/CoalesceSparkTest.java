@@ -1,5 +1,7 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.VkConf;
@@ -9,13 +11,20 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.GpuDevice;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.plan.VkExplain;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import org.apache.spark.ExceptionFailure;
 import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -86,7 +95,7 @@ final class CoalesceSparkTest {
   }
 
   /** All rows on the GPU, and the node's batch and dispatch counts seen by {@code check}. */
-  private static Consumer<Dataset<Row>> onGpu(java.util.function.BiConsumer<Long, Long> batchesAndDispatches) {
+  private static Consumer<Dataset<Row>> onGpu(BiConsumer<Long, Long> batchesAndDispatches) {
     return ran -> {
       assertAllRowsOnGpu(ran);
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
@@ -98,8 +107,8 @@ final class CoalesceSparkTest {
   @ParameterizedTest(name = "reader batch {0}")
   @CsvSource({"1", "1000", "4096", "4097"})
   void smallReaderBatches_coalesceIntoFewerDispatches_everyTypePassesThrough(int readerBatch) {
-    set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(readerBatch), VkConf.METRICS_LEVEL, "debug",
-        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
+    set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(readerBatch), Settings.METRICS_LEVEL.key(), "debug",
+        Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1");
     int perFile = (ROWS_PER_FILE + readerBatch - 1) / readerBatch;
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals((long) FILES * perFile, batches, "child batches read");
@@ -116,7 +125,7 @@ final class CoalesceSparkTest {
    */
   @Test
   void fusedReduction_smallBatches_argumentsCopiedOnceStraightToTheGpu_verifyStillStages() {
-    set("spark.sql.parquet.columnarReaderBatchSize", "1000", VkConf.METRICS_LEVEL, "debug");
+    set("spark.sql.parquet.columnarReaderBatchSize", "1000", Settings.METRICS_LEVEL.key(), "debug");
     table().createOrReplaceTempView("coalesce_t");
     String sql = "SELECT sum(float_saxpy(f, g)), max(float_saxpy(f, g)), sum(gpu_hypot(a, b)), count(int_poly(i, j)),"
         + " max(int_poly(i, j)), count(*) FROM coalesce_t"; // no integral sum: under ANSI it folds on the host
@@ -132,7 +141,7 @@ final class CoalesceSparkTest {
     });
     FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
 
-    set(VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
+    set(Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1");
     both = onAndOff(() -> spark().sql(sql), ran -> {
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
       assertEquals((long) ROWS, m.get("gpuRows"), m.toString());
@@ -144,25 +153,26 @@ final class CoalesceSparkTest {
 
   /** The metrics of the one fused aggregate node of {@code ran}. */
   private static Map<String, Long> reduced(Dataset<Row> ran) {
-    java.util.List<io.vkspark.spark.agg.VkGpuAggregateExec> out = new java.util.ArrayList<>();
-    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+    List<VkGpuAggregateExec> out = new ArrayList<>();
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
         out.add(g);
       }
     });
     assertEquals(1, out.size(), () -> explain(ran));
-    return io.vkspark.spark.exec.GpuEvalIterator.snapshot(out.get(0).metricsMap());
+    return GpuEvalIterator.snapshot(out.get(0).metricsMap());
   }
 
   @Test
   void coalesceOff_andBatchesOfHalfBatchRows_keepOneDispatchPerChildBatch() {
-    set("spark.sql.parquet.columnarReaderBatchSize", "1000", VkConf.METRICS_LEVEL, "debug", VkConf.COALESCE, "false");
+    set("spark.sql.parquet.columnarReaderBatchSize", "1000", Settings.METRICS_LEVEL.key(), "debug",
+        Settings.COALESCE.key(), "false");
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals(10L, batches);
       assertEquals(10L, dispatches, "coalescing off: one dispatch per child batch");
     }));
     // Child batches of batchRows / 2 rows or more are evaluated as they come (no copy).
-    set(VkConf.COALESCE, "true", VkConf.BATCH_ROWS, "2000");
+    set(Settings.COALESCE.key(), "true", Settings.BATCH_ROWS.key(), "2000");
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals(10L, batches);
       assertEquals(10L, dispatches, "batches of half batchRows are not coalesced");
@@ -172,8 +182,8 @@ final class CoalesceSparkTest {
   @Test
   void aBatchThatDoesNotFit_waitsForTheNextDispatch() {
     // 700-row batches, at most 2,000 rows a dispatch: a third 700-row batch does not fit and waits for the next one.
-    set("spark.sql.parquet.columnarReaderBatchSize", "700", VkConf.METRICS_LEVEL, "debug", VkConf.BATCH_ROWS, "2000",
-        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1");
+    set("spark.sql.parquet.columnarReaderBatchSize", "700", Settings.METRICS_LEVEL.key(), "debug",
+        Settings.BATCH_ROWS.key(), "2000", Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1");
     assertVksparkEqualsCpu(() -> table().selectExpr(EVERY_TYPE), onGpu((batches, dispatches) -> {
       assertEquals(14L, batches, "7 batches per file (6 of 700, one of 300)");
       assertEquals(6L, dispatches, "per file: 700+700, 700+700, 700+700+300");
@@ -182,7 +192,7 @@ final class CoalesceSparkTest {
 
   @Test
   void cachedBatches_coalesce() {
-    set("spark.sql.inMemoryColumnarStorage.batchSize", "1000", VkConf.METRICS_LEVEL, "debug");
+    set("spark.sql.inMemoryColumnarStorage.batchSize", "1000", Settings.METRICS_LEVEL.key(), "debug");
     Dataset<Row> cached = table().cache();
     try {
       assertEquals(ROWS, cached.count());
@@ -199,7 +209,7 @@ final class CoalesceSparkTest {
   void filterBelowAndAbove_coalesced() {
     // A filter below makes the child row-based: RowToColumnar's batches (here 300 rows) are coalesced.
     set("spark.sql.parquet.columnarReaderBatchSize", "500", "spark.sql.inMemoryColumnarStorage.batchSize", "300",
-        VkConf.METRICS_LEVEL, "debug");
+        Settings.METRICS_LEVEL.key(), "debug");
     assertVksparkEqualsCpu(() -> table().where("id % 3 <> 0 AND s IS NOT NULL").selectExpr(EVERY_TYPE)
         .where("h > 1000"), ran -> { // (an OR here puts the call in a conditional branch once Spark 3.5 inlines h)
           assertAllRowsOnGpu(ran);
@@ -213,7 +223,8 @@ final class CoalesceSparkTest {
   @Test
   void loopLimitRecomputation_onCoalescedBatches_usesCall() {
     // j * 50 is computed below the node, row by row: RowToColumnar's batches (500 rows) are coalesced.
-    set("spark.sql.inMemoryColumnarStorage.batchSize", "500", VkConf.METRICS_LEVEL, "debug", VkConf.FALLBACK, "true");
+    set("spark.sql.inMemoryColumnarStorage.batchSize", "500", Settings.METRICS_LEVEL.key(), "debug",
+        Settings.FALLBACK.key(), "true");
     boolean limited = ExecutorDevice.get(VkConf.of(spark()), "driver").orElseThrow().device().loopLimit() > 0;
     assertVksparkEqualsCpu(() -> table().selectExpr("*", "loop_sum(j, j * 50) AS s50", "gpu_hypot(a, b) AS h"), ran -> {
       Map<String, Long> m = metrics(gpuNodes(ran).get(0));
@@ -246,13 +257,13 @@ final class CoalesceSparkTest {
     // The failing UDF feeds a GPU argument, so it runs below the node: the failure comes while batches are staged,
     // after three dispatches of 1,000 rows (four 250-row batches each) in partition 1.
     set("spark.sql.parquet.columnarReaderBatchSize", "500", "spark.sql.inMemoryColumnarStorage.batchSize", "250",
-        VkConf.METRICS_LEVEL, "debug", VkConf.BATCH_ROWS, "1000");
+        Settings.METRICS_LEVEL.key(), "debug", Settings.BATCH_ROWS.key(), "1000");
     String[] cols = {"id", "s", "d", "gpu_hypot(a + cast(fail_first_attempt_c(id) AS double) * 0, b) AS h"};
     AtomicInteger injected = new AtomicInteger();
-    org.apache.spark.scheduler.SparkListener listener = new org.apache.spark.scheduler.SparkListener() {
+    SparkListener listener = new SparkListener() {
       @Override
-      public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-        if (end.reason() instanceof org.apache.spark.ExceptionFailure f && f.toErrorString().contains("injected coalesce")) {
+      public void onTaskEnd(SparkListenerTaskEnd end) {
+        if (end.reason() instanceof ExceptionFailure f && f.toErrorString().contains("injected coalesce")) {
           injected.incrementAndGet();
         }
       }

@@ -3,6 +3,7 @@ package io.vkspark.spark;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.spark.glsl.GlslDefinitions;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.FallbackTest.assertAnalysisError;
 import static io.vkspark.spark.TestSpark.*;
@@ -10,7 +11,9 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -46,20 +49,20 @@ final class DefineAdminSparkTest {
   @Test
   void defineSwitchOff_isAnAnalysisErrorNamingTheSetting_andASessionSetCannotFlipIt() {
     SparkSession spark = spark();
-    withServer(VkConf.DEFINE_ENABLED, "false", () -> {
+    withServer(Settings.DEFINE_ENABLED.key(), "false", () -> {
       assertAnalysisError(assertThrows(Exception.class,
               () -> spark.sql("SELECT vkspark_define('int off_f(int x) { return x; }')")),
           "VKSPARK_GPU_UDF_UNSUPPORTED", "0A000", "vkspark_define is turned off", "spark.vkspark.define.enabled",
           "Fix:", "started with spark.vkspark.define.enabled=true");
       spark.sql("SET spark.vkspark.define.enabled=true");
       try {
-        assertEquals("true", spark.conf().get(VkConf.DEFINE_ENABLED), "the SET itself is accepted");
+        assertEquals("true", spark.conf().get(Settings.DEFINE_ENABLED.key()), "the SET itself is accepted");
         assertAnalysisError(assertThrows(Exception.class,
                 () -> spark.sql("SELECT vkspark_define('int off_f(int x) { return x; }')")),
             "VKSPARK_GPU_UDF_UNSUPPORTED", "0A000", "spark.vkspark.define.enabled", "changes nothing: it is static", "Fix:");
         assertThrows(Exception.class, () -> spark.sql("SELECT off_f(1)"), "nothing was defined");
       } finally {
-        spark.conf().unset(VkConf.DEFINE_ENABLED);
+        spark.conf().unset(Settings.DEFINE_ENABLED.key());
       }
     });
     assertEquals("int on_f(int x)",
@@ -70,36 +73,36 @@ final class DefineAdminSparkTest {
   void kernelTimeout_aboveTheStaticMax_isRefused_belowItApplies_unsetIsClamped() {
     SparkSession spark = spark();
     String query = "SELECT id, glsl_file_mix(i, j) FROM parquet.`" + parquet() + "`";
-    withServer(VkConf.KERNEL_TIMEOUT_MAX, "2s", () -> {
+    withServer(Settings.KERNEL_TIMEOUT_MAX.key(), "2s", () -> {
       assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "the 60s default, within the max");
       for (String tooLong : List.of("10min", "0")) {
-        spark.conf().set(VkConf.KERNEL_TIMEOUT, tooLong);
+        spark.conf().set(Settings.KERNEL_TIMEOUT.key(), tooLong);
         try {
           Exception e = assertThrows(Exception.class, () -> spark.sql(query).collectAsList(), tooLong);
           assertTrue(messages(e).contains("spark.vkspark.kernelTimeout is '" + tooLong + "'"), () -> messages(e));
           assertTrue(messages(e).contains("above spark.vkspark.kernelTimeout.max (2s)"), () -> messages(e));
           assertTrue(messages(e).contains("Fix: set spark.vkspark.kernelTimeout to 2s or less"), () -> messages(e));
         } finally {
-          spark.conf().unset(VkConf.KERNEL_TIMEOUT);
+          spark.conf().unset(Settings.KERNEL_TIMEOUT.key());
         }
       }
-      spark.conf().set(VkConf.KERNEL_TIMEOUT, "1500ms");
+      spark.conf().set(Settings.KERNEL_TIMEOUT.key(), "1500ms");
       try {
         assertEquals(Duration.ofMillis(1500), VkConf.of(spark).kernelTimeout());
         Dataset<Row> df = spark.sql(query);
         assertEquals(20_000, df.collectAsList().size());
         assertAllRowsOnGpu(df);
       } finally {
-        spark.conf().unset(VkConf.KERNEL_TIMEOUT);
+        spark.conf().unset(Settings.KERNEL_TIMEOUT.key());
       }
-      spark.conf().set(VkConf.KERNEL_TIMEOUT_MAX, "10min");
+      spark.conf().set(Settings.KERNEL_TIMEOUT_MAX.key(), "10min");
       try {
         assertEquals(Duration.ofSeconds(2), VkConf.of(spark).kernelTimeout(), "a session cannot raise the max");
       } finally {
-        spark.conf().unset(VkConf.KERNEL_TIMEOUT_MAX);
+        spark.conf().unset(Settings.KERNEL_TIMEOUT_MAX.key());
       }
     });
-    assertEquals(VkConf.DEFAULT_KERNEL_TIMEOUT, VkConf.of(spark).kernelTimeout());
+    assertEquals(Settings.KERNEL_TIMEOUT.defaultValue(), VkConf.of(spark).kernelTimeout());
   }
 
   @Test
@@ -117,7 +120,7 @@ final class DefineAdminSparkTest {
   void slowDefinition_failsWithinTheCompileBudget() {
     String slow = "int slow_f(int x) { return " + chain(6_000) + "; }"; // 24 KB, several seconds of shaderc
     assertTrue(slow.length() < GlslDefinitions.MAX_DEFINE_CHARS);
-    withServer(VkConf.COMPILE_TIMEOUT, "300ms", () -> {
+    withServer(Settings.COMPILE_TIMEOUT.key(), "300ms", () -> {
       long t0 = System.nanoTime();
       Exception e = assertThrows(Exception.class,
           () -> spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", slow)));
@@ -133,8 +136,8 @@ final class DefineAdminSparkTest {
   @Test
   void interruptedDefinition_returnsPromptly_withoutABudget() throws Exception {
     String slow = "int slow_g(int x) { return " + chain(7_000) + "; }";
-    withServer(VkConf.COMPILE_TIMEOUT, "0", () -> {
-      java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+    withServer(Settings.COMPILE_TIMEOUT.key(), "0", () -> {
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
       Thread statement = new Thread(() -> {
         try {
           spark().sql("SELECT vkspark_define(:src)", Map.<String, Object>of("src", slow)).collectAsList();
@@ -194,8 +197,8 @@ final class DefineAdminSparkTest {
             + "spark.vkspark.glsl file " + GLSL_FILE + " line 3", "Fix:");
     String cls = new TestUdfs.IntPoly().name();
     assertAnalysisError(assertThrows(Exception.class,
-            () -> spark.sql("SELECT vkspark_define('int " + cls.toUpperCase(java.util.Locale.ROOT) + "(int a, int b)', '0')")),
-        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls.toUpperCase(java.util.Locale.ROOT) + "' is an application-wide function, from class "
+            () -> spark.sql("SELECT vkspark_define('int " + cls.toUpperCase(Locale.ROOT) + "(int a, int b)', '0')")),
+        "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "GPU UDF '" + cls.toUpperCase(Locale.ROOT) + "' is an application-wide function, from class "
             + TestUdfs.IntPoly.class.getName() + " in spark.vkspark.functions", "Fix:");
     // a name the session defined itself is still replaced
     spark.sql("SELECT vkspark_define('int own_f(int x) { return x + 1; }')").collectAsList();

@@ -5,16 +5,25 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.gpu.column.cache.DeviceColumnCache;
+import io.vkspark.gpu.internal.FaultInjection;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.executor.ExecutorDevice;
+import io.vkspark.spark.plan.VkExplain;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -39,7 +48,7 @@ final class DeviceCacheSparkTest {
   static void start() {
     parquet(); // written by the shared session before it stops
     TestSpark.stop();
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
@@ -54,7 +63,7 @@ final class DeviceCacheSparkTest {
       s.stop();
       s = null;
     }
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   private static DeviceColumnCache cache() {
@@ -98,7 +107,7 @@ final class DeviceCacheSparkTest {
   /** By the first column, an int or bigint (a grouped query's key: null first). */
   private static List<Row> sorted(List<Row> rows) {
     List<Row> out = new ArrayList<>(rows);
-    out.sort(java.util.Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
+    out.sort(Comparator.comparing(r -> r.isNullAt(0) ? Long.MIN_VALUE : ((Number) r.get(0)).longValue()));
     return out;
   }
 
@@ -349,11 +358,11 @@ final class DeviceCacheSparkTest {
   }
 
   /** The fused aggregate nodes' metrics of {@code ran}, summed. */
-  private static java.util.Map<String, Long> fusedMetrics(Dataset<Row> ran) {
-    java.util.Map<String, Long> out = new java.util.HashMap<>();
-    io.vkspark.spark.plan.VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
-        io.vkspark.spark.exec.GpuEvalIterator.snapshot(g.metricsMap()).forEach((k, v) -> out.merge(k, v, Long::sum));
+  private static Map<String, Long> fusedMetrics(Dataset<Row> ran) {
+    Map<String, Long> out = new HashMap<>();
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
+        GpuEvalIterator.snapshot(g.metricsMap()).forEach((k, v) -> out.merge(k, v, Long::sum));
       }
     });
     return out;
@@ -399,7 +408,7 @@ final class DeviceCacheSparkTest {
       run(q, true, first); // writes the device copies
       List<Row> second = new ArrayList<>();
       Dataset<Row> hitting = run(q, true, second);
-      java.util.Map<String, Long> fused = fusedMetrics(hitting);
+      Map<String, Long> fused = fusedMetrics(hitting);
       assertEquals(20_000L, fused.get("gpuReducedRows"), "every row reduced on the GPU: " + fused);
       assertEquals(0L, fused.get("aggregatedRows"), fused.toString());
       assertTrue(sum(hitting, "deviceCacheHits") >= 4 * 4, "a, b, n and the key's source id from the device: " + cache().stats());
@@ -416,15 +425,15 @@ final class DeviceCacheSparkTest {
 
       // a lost device: the task fails once, Spark retries it on the device the executor opens again
       long lost = ExecutorDevice.devicesLost();
-      io.vkspark.gpu.internal.FaultInjection.loseDeviceOnNextWait();
+      FaultInjection.loseDeviceOnNextWait();
       List<Row> retried = new ArrayList<>();
       Dataset<Row> again = run(q, true, retried);
-      io.vkspark.gpu.internal.FaultInjection.reset();
+      FaultInjection.reset();
       assertEquals(lost + 1, ExecutorDevice.devicesLost(), "the device was lost once");
       assertTrue(sum(again, "deviceCacheUploads") > 0, "the new device's cache started empty");
       FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(retried));
     } finally {
-      io.vkspark.gpu.internal.FaultInjection.reset();
+      FaultInjection.reset();
       cached.unpersist(true);
     }
     awaitResidentBytes(0);
@@ -473,6 +482,97 @@ final class DeviceCacheSparkTest {
       assertNoValidationErrors();
     } finally {
       recached.unpersist(true);
+    }
+  }
+
+  /** Whether {@code ran}'s executed plan holds a Spark {@code Filter}. */
+  private static boolean hasFilter(Dataset<Row> ran) {
+    boolean[] found = {false};
+    VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
+      found[0] |= p instanceof FilterExec;
+    });
+    return found[0];
+  }
+
+  /**
+   * Issue 35: a {@code WHERE} on cached columns is evaluated on the device by the fused aggregate
+   * reduced on the GPU: no {@code Filter} in the plan, EXPLAIN says so, the rows it drops are counted
+   * on the device ({@code deviceFilteredRows}, exactly the rows Spark drops) and no value of a
+   * filtered column is copied by the host (validity bits only). Grouped and ungrouped sums, counts,
+   * MIN and MAX equal Spark's (integers exactly) with nulls, NaN and {@code -0.0} in the filtered
+   * columns (NaN is Spark's largest double and equals itself), comparisons of ints, bigints, doubles,
+   * booleans, dates and timestamps, {@code IN} with a null, {@code BETWEEN}, an empty result, a filter
+   * that keeps every row and a GPU UDF predicate. A filter the device cannot evaluate (a string
+   * function, a non-deterministic one) keeps Spark's {@code Filter}, with the reason in EXPLAIN.
+   */
+  @Test
+  @Order(7)
+  void filtersOnCachedColumns_runOnTheDevice_andEqualSparks_orStayInSparksFilterWithTheReason() {
+    Dataset<Row> cached = s.range(0, 20_000, 1, 4).selectExpr("id",
+        "CASE WHEN id % 13 = 0 THEN NULL ELSE cast(id % 40 AS double) * 0.5 END AS a", "cast(id % 9 AS double) * 0.25 AS b",
+        "CASE WHEN id % 11 = 0 THEN NULL WHEN id % 17 = 0 THEN double('NaN') WHEN id % 19 = 0 THEN -0.0D"
+            + " ELSE cast(id % 20 AS double) * 0.05 END AS t",
+        "cast(id % 10 AS double) * 0.1 AS v",
+        "CASE WHEN id % 7 = 0 THEN NULL ELSE cast(id % 12 AS int) END AS n",
+        "CASE WHEN id % 23 = 0 THEN NULL ELSE id % 3 = 0 END AS p",
+        "CASE WHEN id % 29 = 0 THEN NULL ELSE date_add(date'2000-01-01', cast(id % 5000 AS int)) END AS d",
+        "timestamp_micros(946684800000000 + id * 3600000000) AS ts").cache();
+    try {
+      cached.createOrReplaceTempView("dc_filtered");
+      assertEquals(20_000L, cached.count());
+      String grouped = "SELECT id % 7 AS g, sum(gpu_hypot(a, b)), count(*), min(int_poly(n, n)), max(int_poly(n, n)),"
+          + " count(gpu_hypot(a, b)) FROM dc_filtered WHERE %s GROUP BY id % 7";
+      String ungrouped = "SELECT sum(gpu_hypot(a, b)), count(*), min(int_poly(n, n)), max(gpu_hypot(a, b)) FROM dc_filtered"
+          + " WHERE %s";
+      List<String[]> cases = List.of(
+          new String[] {grouped, "t > 0.5D AND v < 0.4D"},
+          new String[] {grouped, "t = double('NaN') OR t <= 0.0D OR n IS NULL"},
+          new String[] {ungrouped, "n IN (1, 2, NULL) AND NOT (n IN (4, 5)) AND p AND d BETWEEN date'2000-03-01' AND date'2010-01-01'"
+              + " AND ts < timestamp'2001-06-01 00:00:00'"},
+          new String[] {ungrouped, "n <> 3 AND t >= -0.0D AND id >= 100"},
+          new String[] {ungrouped, "n > 100"}, // keeps nothing
+          new String[] {grouped, "id >= 0"}, // keeps every row
+          new String[] {grouped, "is_positive(b) AND n IN (1, 2, 3, 5, 8)"}); // a GPU UDF predicate
+      run(() -> s.sql(grouped.replace("%s", "t > 0.5D AND v < 2D AND n > 0 AND p AND d > date'2000-01-01' AND ts > timestamp'2000-01-01 00:00:00'")),
+          true, new ArrayList<>()); // writes the device copies
+      for (String[] c : cases) {
+        Supplier<Dataset<Row>> q = () -> s.sql(c[0].replace("%s", c[1]));
+        List<Row> want = sparks(q);
+        // the rows Spark's filter keeps: its COUNT(*) (over the groups)
+        long kept = want.stream().mapToLong(r -> r.getLong(c[0] == grouped ? 2 : 1)).sum();
+        List<Row> got = new ArrayList<>();
+        Dataset<Row> ran = run(q, true, got);
+        String explain = explain(ran);
+        assertFalse(hasFilter(ran), "the filter runs on the device: " + explain);
+        assertTrue(explain.contains("evaluated on the device"), explain);
+        Map<String, Long> fused = fusedMetrics(ran);
+        assertEquals(20_000L, fused.get("gpuReducedRows"), c[1] + ": every row reduced on the GPU: " + fused);
+        assertEquals(0L, fused.get("aggregatedRows"), fused.toString());
+        assertEquals(20_000L - kept, fused.get("deviceFilteredRows"), c[1] + ": the rows Spark drops: " + fused);
+        if (!c[1].startsWith("is_positive")) { // the predicate's result is a host column of the GPU node under it
+          assertEquals(0, sum(ran, "deviceCacheUploads"), "the columns were on the device already: " + c[1]);
+          assertTrue(sum(ran, "deviceCacheHits") > 0, c[1]);
+          assertTrue(sum(ran, "uploadBytes") < 20_000, c[1] + ": no column value copied by the host (" + 8 * 20_000
+              + " bytes a double column), only validity bits: " + sum(ran, "uploadBytes"));
+        }
+        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+      }
+      // not evaluable on the device: Spark's Filter stays, and EXPLAIN says why
+      for (String[] c : new String[][] {{"upper(cast(n AS string)) = '7'", "is not evaluable on the device"},
+          {"rand(3) < 0.5D", "not deterministic"}}) {
+        Supplier<Dataset<Row>> q = () -> s.sql(ungrouped.replace("%s", c[0]));
+        List<Row> want = sparks(q);
+        List<Row> got = new ArrayList<>();
+        Dataset<Row> ran = run(q, true, got);
+        String explain = explain(ran);
+        assertTrue(hasFilter(ran), explain);
+        assertTrue(explain.contains("stays on the host") && explain.contains(c[1]), explain);
+        assertEquals(0L, fusedMetrics(ran).getOrDefault("deviceFilteredRows", 0L));
+        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+      }
+      assertNoValidationErrors();
+    } finally {
+      cached.unpersist(true);
     }
   }
 

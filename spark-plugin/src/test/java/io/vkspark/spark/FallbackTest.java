@@ -12,7 +12,12 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.spark.conf.Settings;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import org.apache.spark.ErrorMessageFormat;
+import org.apache.spark.SparkThrowableHelper;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -33,21 +38,21 @@ import org.junit.jupiter.api.extension.ExtendWith;
 final class FallbackTest {
   @BeforeAll
   static void fallbackOn() {
-    spark().conf().set(VkConf.FALLBACK, "true");
+    spark().conf().set(Settings.FALLBACK.key(), "true");
   }
 
   @AfterAll
   static void fallbackOff() {
-    spark().conf().set(VkConf.FALLBACK, "false");
+    spark().conf().set(Settings.FALLBACK.key(), "false");
   }
 
   /** Runs {@code body} with fallback off, then on again. */
   private static void strict(Runnable body) {
-    spark().conf().set(VkConf.FALLBACK, "false");
+    spark().conf().set(Settings.FALLBACK.key(), "false");
     try {
       body.run();
     } finally {
-      spark().conf().set(VkConf.FALLBACK, "true");
+      spark().conf().set(Settings.FALLBACK.key(), "true");
     }
   }
 
@@ -68,7 +73,7 @@ final class FallbackTest {
     assertEquals(VkAnalysisException.SPARK_CONDITION, a.getErrorClass(), a::getMessage);
     assertEquals(condition, a.getMessageParameters().get("condition"), a::getMessage);
     assertTrue(a.getMessage().startsWith("[" + condition + "] "), a::getMessage);
-    String rendered = org.apache.spark.SparkThrowableHelper.getMessage(a.getErrorClass(), a.getMessageParameters());
+    String rendered = SparkThrowableHelper.getMessage(a.getErrorClass(), a.getMessageParameters());
     assertTrue(a.getMessage().startsWith(rendered), () -> "Spark's table renders the message (before the SQL position): "
         + rendered + " vs " + a.getMessage());
     assertEquals(sqlState, a.getSqlState(), a::getMessage);
@@ -172,7 +177,7 @@ final class FallbackTest {
 
   @Test
   void disabled_leavesThePlanToSpark() {
-    spark().conf().set(VkConf.ENABLED, "false");
+    spark().conf().set(Settings.ENABLED.key(), "false");
     try {
       Dataset<Row> df = table().selectExpr("id", "gpu_hypot(a, b)");
       String plan = explain(df);
@@ -180,7 +185,7 @@ final class FallbackTest {
       assertTrue(plan.contains("vkspark: gpu_hypot runs on CPU because spark.vkspark.enabled is false"), plan);
       strict(() -> assertEquals(20_000, table().selectExpr("id", "gpu_hypot(a, b)").collectAsList().size()));
     } finally {
-      spark().conf().unset(VkConf.ENABLED);
+      spark().conf().unset(Settings.ENABLED.key());
     }
   }
 
@@ -210,13 +215,13 @@ final class FallbackTest {
     // Spark's JSON error formats: the condition is in Spark's table, the SQLSTATE is vkspark's.
     AnalysisException a = assertAnalysisError(assertThrows(Throwable.class, () -> table().selectExpr("gpu_hypot(a, p)")),
         "VKSPARK_GPU_UDF_ARGUMENT_TYPE", "42K09");
-    var formats = new java.util.ArrayList<>(java.util.List.of(org.apache.spark.ErrorMessageFormat.PRETTY(),
-        org.apache.spark.ErrorMessageFormat.MINIMAL()));
+    var formats = new ArrayList<>(List.of(ErrorMessageFormat.PRETTY(),
+        ErrorMessageFormat.MINIMAL()));
     if (SparkShim.STANDARD_JSON_ERRORS) {
-      formats.add(org.apache.spark.ErrorMessageFormat.STANDARD());
+      formats.add(ErrorMessageFormat.STANDARD());
     }
     for (var format : formats) {
-      String json = org.apache.spark.SparkThrowableHelper.getMessage(a, format);
+      String json = SparkThrowableHelper.getMessage(a, format);
       assertTrue(json.contains("gpu_hypot"), json);
     }
     assertFalse(a.isInternalError());
@@ -298,15 +303,16 @@ final class FallbackTest {
 
   @Test
   void badConfiguration_saysWhatToWrite() {
-    GpuException e = assertThrows(GpuException.class, () -> VkConf.from(k -> k.equals(VkConf.BATCH_ROWS) ? "lots" : null));
+    GpuException e = assertThrows(GpuException.class,
+        () -> VkConf.from(k -> k.equals(Settings.BATCH_ROWS.key()) ? "lots" : null));
     assertEquals("spark.vkspark.batchRows is 'lots', not a positive whole number. Fix: set spark.vkspark.batchRows "
         + "to the number of rows per GPU batch, e.g. 1048576.", e.getMessage());
-    spark().conf().set(VkConf.BATCH_ROWS, "-5");
+    spark().conf().set(Settings.BATCH_ROWS.key(), "-5");
     try {
       Throwable t = assertThrows(Throwable.class, () -> table().selectExpr("id", "gpu_hypot(a, b)").collectAsList());
       assertTrue(messages(t).contains("spark.vkspark.batchRows is '-5'"), messages(t));
     } finally {
-      spark().conf().unset(VkConf.BATCH_ROWS);
+      spark().conf().unset(Settings.BATCH_ROWS.key());
     }
   }
 }

@@ -2,15 +2,18 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.shim.SparkShim;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.sql.Date;
+import java.sql.Timestamp;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.spark.SparkThrowable;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -89,14 +92,14 @@ final class FixedWidthTypesSparkTest {
     GpuFunction.define("c_boolean").returns("int").arg("x", "int").arg("c", "boolean").body("c ? x : -x")
         .cpu((UDF2<Integer, Boolean, Integer>) (x, c) -> x == null || c == null ? null : c ? x : -x).register(session);
     GpuFunction.define("c_date").returns("date").arg("x", "int").arg("c", "date").body("c + x")
-        .cpu((UDF2<Integer, java.sql.Date, java.sql.Date>) (x, c) -> x == null || c == null ? null
-            : java.sql.Date.valueOf(c.toLocalDate().plusDays(x))).register(session);
+        .cpu((UDF2<Integer, Date, Date>) (x, c) -> x == null || c == null ? null
+            : Date.valueOf(c.toLocalDate().plusDays(x))).register(session);
     GpuFunction.define("c_timestamp").returns("timestamp").arg("x", "int").arg("c", "timestamp").body("c + int64_t(x)")
-        .cpu((UDF2<Integer, java.sql.Timestamp, java.sql.Timestamp>) (x, c) -> {
+        .cpu((UDF2<Integer, Timestamp, Timestamp>) (x, c) -> {
           if (x == null || c == null) {
             return null;
           }
-          java.sql.Timestamp t = new java.sql.Timestamp(c.getTime());
+          Timestamp t = new Timestamp(c.getTime());
           t.setNanos(c.getNanos() + x * 1000);
           return t;
         }).register(session);
@@ -113,7 +116,7 @@ final class FixedWidthTypesSparkTest {
         "c_boolean(x, true)", "c_boolean(x, 1 > 2)",
         "c_date(x, DATE'2024-02-29')", "c_timestamp(x, TIMESTAMP'2024-01-01 00:00:00.123456')",
         "c_tinyint(x, CAST(-128 AS TINYINT))", "c_smallint(x, CAST(32767 AS SMALLINT))");
-    java.util.function.Supplier<Dataset<Row>> q = () -> spark().sql("SELECT id, " + select
+    Supplier<Dataset<Row>> q = () -> spark().sql("SELECT id, " + select
         + " FROM (SELECT id, CASE WHEN s IS NULL THEN NULL ELSE " + x + " END AS x FROM parquet.`" + table + "`)");
     List<List<Row>> both = gpuAndCpu(q);
     assertEquals(both.get(1), both.get(0), "exactly Spark's values");
@@ -122,7 +125,7 @@ final class FixedWidthTypesSparkTest {
     df.collectAsList();
     assertFalse(explain(df).contains("vk_arg"), "no projection computes a constant under the node: " + explain(df));
     // lit() through the DataFrame API, and a null constant: a strict call over it is null for every row
-    java.util.function.Supplier<Dataset<Row>> lit = () -> spark().read().parquet(table)
+    Supplier<Dataset<Row>> lit = () -> spark().read().parquet(table)
         .selectExpr("id", "CAST(id % 997 - 498 AS INT) AS x")
         .select(org.apache.spark.sql.functions.col("id"),
             org.apache.spark.sql.functions.call_function("c_float", org.apache.spark.sql.functions.col("x"),
@@ -169,8 +172,8 @@ final class FixedWidthTypesSparkTest {
     assertTrue(extremes > 1000 && nulls > 300, "extremes " + extremes + ", nulls " + nulls);
 
     // spark.vkspark.verify=strict over every row: GpuVerifier reads tinyint, smallint and decimal results
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query("fw_mix(b, s) AS m, fw_twice(s) AS t, fw_total(p, q) AS total");
       df.collectAsList();
@@ -178,8 +181,8 @@ final class FixedWidthTypesSparkTest {
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
       assertTrue(m.get("verifyRows") >= 3 * 4000, m::toString);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 

@@ -1,12 +1,12 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.conf.Settings;
 
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -17,13 +17,17 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF2;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Aggregates fused onto the GPU node (VkGpuAggregate): SUM, COUNT, MIN, MAX and AVG of GPU UDF
@@ -82,16 +86,16 @@ final class FusedAggregateSparkTest {
         .createOrReplaceTempView("fused_t");
   }
 
-  @org.junit.jupiter.api.BeforeEach
+  @BeforeEach
   void fusionOn() {
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true"); // fuse whatever qualifies (unset: only what the GPU reduces)
   }
 
   @AfterEach
   void defaults() {
-    for (String k : List.of(VkConf.VERIFY, VkConf.VERIFY_SAMPLE_RATE, Settings.FUSE_AGGREGATES.key(), "spark.sql.adaptive.enabled",
-        Settings.FUSE_AGGREGATES_ON_GPU.key(), Settings.FUSE_AGGREGATES_KEY_SLOTS.key(), "spark.sql.ansi.enabled", VkConf.COALESCE,
-        "spark.sql.inMemoryColumnarStorage.batchSize")) {
+    for (String k : List.of(Settings.VERIFY.key(), Settings.VERIFY_SAMPLE_RATE.key(), Settings.FUSE_AGGREGATES.key(),
+        "spark.sql.adaptive.enabled", Settings.FUSE_AGGREGATES_ON_GPU.key(), Settings.FUSE_AGGREGATES_KEY_SLOTS.key(),
+        "spark.sql.ansi.enabled", Settings.COALESCE.key(), "spark.sql.inMemoryColumnarStorage.batchSize")) {
       spark().conf().unset(k);
     }
   }
@@ -116,8 +120,8 @@ final class FusedAggregateSparkTest {
 
   @Test
   void ungrouped_everyFunctionOfEveryType_matchesSpark_fusedOnTheGpu_verified() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     String sql = "SELECT " + everyFunction() + " FROM (" + CALLS + " FROM fused_t)";
     List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
     Dataset<Row> ran = lastRun;
@@ -190,9 +194,19 @@ final class FusedAggregateSparkTest {
     spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "false");
     assertNotFused(reducible);
     spark().conf().unset(Settings.FUSE_AGGREGATES_ON_GPU.key());
-    spark().conf().set(VkConf.VERIFY, "sample");
+    spark().conf().set(Settings.VERIFY.key(), "sample"); // checks its sample beside the GPU reduction
+    both = gpuAndCpu(() -> spark().sql(reducible));
+    assertAggregatesEqual(both.get(1), both.get(0));
+    Map<String, Long> agg = GpuEvalIterator.snapshot(fusedNodes(lastRun).get(0).metricsMap());
+    Map<String, Long> eval = metrics(gpuNodes(lastRun).get(0));
+    assertEquals(15_000L, agg.get("gpuReducedRows"), agg.toString());
+    assertEquals(0L, agg.get("aggregatedRows"), agg.toString());
+    assertTrue(eval.get("verifyRows") > 0 && eval.get("verifyMismatches") == 0, eval.toString());
+    // the partials, and the sampled rows' results read back once more to be checked
+    assertTrue(eval.get("readbackBytes") > agg.get("gpuReadbackBytes"), eval + " " + agg);
+    spark().conf().set(Settings.VERIFY.key(), "strict"); // needs every row back
     assertNotFused(reducible);
-    spark().conf().unset(VkConf.VERIFY);
+    spark().conf().unset(Settings.VERIFY.key());
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     both = gpuAndCpu(() -> spark().sql(ansiIntSum));
@@ -204,20 +218,20 @@ final class FusedAggregateSparkTest {
 
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "yes");
     Throwable e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
-    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+    while (!(e instanceof GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
     String message = e.getMessage();
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && message.contains(Settings.FUSE_AGGREGATES.key() + " is 'yes'")
+    assertTrue(e instanceof GpuException && message.contains(Settings.FUSE_AGGREGATES.key() + " is 'yes'")
         && message.contains("Fix:"), message);
 
     spark().conf().unset(Settings.FUSE_AGGREGATES.key());
     spark().conf().set(Settings.FUSE_AGGREGATES_ON_GPU.key(), "flase"); // Boolean.parseBoolean read this as false, silently
     e = assertThrows(Exception.class, () -> spark().sql(reducible).collectAsList());
-    while (!(e instanceof io.vkspark.gpu.GpuException) && e.getCause() != null) {
+    while (!(e instanceof GpuException) && e.getCause() != null) {
       e = e.getCause();
     }
-    assertTrue(e instanceof io.vkspark.gpu.GpuException && e.getMessage().startsWith(Settings.FUSE_AGGREGATES_ON_GPU.key()
+    assertTrue(e instanceof GpuException && e.getMessage().startsWith(Settings.FUSE_AGGREGATES_ON_GPU.key()
         + " is 'flase', not a boolean. Fix: set " + Settings.FUSE_AGGREGATES_ON_GPU.key() + " to true or false."), e.getMessage());
   }
 
@@ -415,7 +429,7 @@ final class FusedAggregateSparkTest {
   @Test
   void groupedByDateBigintAndUdfArgumentKeys_smallBatches_wideBatchesFoldOnTheHost_matchSpark() {
     spark().conf().set("spark.sql.ansi.enabled", "false");
-    spark().conf().set(VkConf.COALESCE, "false");
+    spark().conf().set(Settings.COALESCE.key(), "false");
     spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", "1000");
     spark().range(0, 20_000, 1, 4).selectExpr("id",
             "CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 1000) * 0.37 - 100 END AS a",
@@ -536,8 +550,8 @@ final class FusedAggregateSparkTest {
    * count(*) and sum(udf) over a filtered cached table, the examples' Demo query: the GPU node sits
    * over a Filter. With and without adaptive execution, fused, and equal to Spark's.
    */
-  @org.junit.jupiter.params.ParameterizedTest
-  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
   void countAndSum_overFilteredCachedTable_matchesSpark_fused(boolean aqe) {
     spark().conf().set("spark.sql.adaptive.enabled", Boolean.toString(aqe));
     Dataset<Row> cached = spark().range(0, 20_000, 1, 4).selectExpr("id", "id * 0.5D AS s", "id * 0.25D AS k").cache();
@@ -555,7 +569,7 @@ final class FusedAggregateSparkTest {
 
   private static Dataset<Row> lastRun;
 
-  private static List<List<Row>> gpuAndCpu(java.util.function.Supplier<Dataset<Row>> query) {
+  private static List<List<Row>> gpuAndCpu(Supplier<Dataset<Row>> query) {
     return onAndOff(query, ran -> {
       assertAllRowsOnGpu(ran);
       lastRun = ran;

@@ -1,18 +1,25 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.DeviceType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -34,7 +41,7 @@ final class GlslUdfSqlTest {
 
   /** Whether this host has a CPU Vulkan device (lavapipe: always under `make test`; not on the H200 machine). */
   private static final boolean LAVAPIPE =
-      io.vkspark.gpu.vulkan.GpuDevices.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
+      GpuDevices.list().stream().anyMatch(d -> d.type() == DeviceType.CPU);
 
   private static String table() {
     return "parquet.`" + parquet() + "`";
@@ -85,12 +92,12 @@ final class GlslUdfSqlTest {
     Dataset<Row> poly = spark.sql("SELECT id, a, glsl_poly(a), 1.0D + a * (2.0D + a) FROM " + table());
     assertPoly(poly.collectAsList());
     assertAllRowsOnGpu(poly);
-    spark.conf().set(io.vkspark.spark.conf.Settings.FAST_MATH.key(), "true");
+    spark.conf().set(Settings.FAST_MATH.key(), "true");
     try {
       String plan = spark.sql("SELECT id, a, glsl_poly(a) FROM " + table()).queryExecution().executedPlan().toString();
       assertTrue(plan.contains("(fastMath: a * b + c may be one fused multiply-add"), plan);
     } finally {
-      spark.conf().unset(io.vkspark.spark.conf.Settings.FAST_MATH.key());
+      spark.conf().unset(Settings.FAST_MATH.key());
     }
 
     // call() of a GLSL-only UDF (Spark evaluates a local relation row by row on the driver): one row at a time on
@@ -113,8 +120,8 @@ final class GlslUdfSqlTest {
       return;
     }
     // Verify mode: call() of a GLSL-only UDF is its SPIR-V on lavapipe, so sampled GPU rows are compared with that.
-    spark.conf().set(VkConf.VERIFY, "strict");
-    spark.conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
+    spark.conf().set(Settings.VERIFY.key(), "strict");
+    spark.conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.01");
     try {
       long before = CpuVulkan.rows();
       Dataset<Row> verified = spark.sql(query);
@@ -142,8 +149,8 @@ final class GlslUdfSqlTest {
         CpuVulkan.hideForTests(false);
       }
     } finally {
-      spark.conf().unset(VkConf.VERIFY);
-      spark.conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark.conf().unset(Settings.VERIFY.key());
+      spark.conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
 
     // No usable GPU: the same SPIR-V runs on the CPU Vulkan device, counted by cpuVulkanRows.
@@ -239,7 +246,7 @@ final class GlslUdfSqlTest {
   @Test
   void pysparkCalls_registerJavaFunction_andParameterizedDefine_onGpu() {
     SparkSession spark = spark();
-    spark.udf().registerJava("hypot_py", TestUdfs.GpuHypot.class.getName(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    spark.udf().registerJava("hypot_py", TestUdfs.GpuHypot.class.getName(), DataTypes.DoubleType);
     assertGpuEqualsCpu(() -> spark.sql("SELECT id, hypot_py(a, b) FROM " + table()));
 
     String source = "// read from a file in Python: open('udfs.glsl').read()\n"
@@ -254,7 +261,7 @@ final class GlslUdfSqlTest {
   /** README's "PySpark and SQL" snippets as written: the GLSL file block and the SQL lines. */
   @Test
   void readmeSnippets_runAsWritten_onGpu() throws Exception {
-    List<String> readme = java.nio.file.Files.readAllLines(java.nio.file.Path.of("..", "README.md"));
+    List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
     int from = readme.indexOf("// udfs.glsl: comments and blank lines between functions are fine");
     assertTrue(from > 0, "README has the udfs.glsl block");
     String file = String.join("\n", readme.subList(from, readme.subList(from, readme.size()).indexOf("```") + from));
@@ -270,9 +277,9 @@ final class GlslUdfSqlTest {
       Dataset<Row> df = spark.sql(sql.substring(0, sql.lastIndexOf(';')));
       List<Row> rows = df.collectAsList();
       if (sql.contains("FROM t")) {
-        Map<Long, Double> a = new java.util.HashMap<>();
+        Map<Long, Double> a = new HashMap<>();
         spark.sql("SELECT id, a FROM t").collectAsList().forEach(r -> a.put(r.getLong(0), r.isNullAt(1) ? null : r.getDouble(1)));
-        assertPoly(rows.stream().map(r -> org.apache.spark.sql.RowFactory.create(r.get(0), a.get(r.getLong(0)), r.get(1))).toList());
+        assertPoly(rows.stream().map(r -> RowFactory.create(r.get(0), a.get(r.getLong(0)), r.get(1))).toList());
         assertAllRowsOnGpu(df);
       } else {
         assertEquals("double poly(double x)", rows.get(0).getString(0));

@@ -2,20 +2,25 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.plan.OutsideNodeCalls;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.CountedFunction;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
 import java.sql.Date;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.util.LongAccumulator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -134,8 +139,8 @@ final class GpuGuardSparkTest {
       List<Row> expected = gpuAndCpu(query).get(1);
       Dataset<Row> df = query.get();
       withFallback(() -> withoutDevice(() -> {
-        List<Row> rows = new java.util.ArrayList<>(df.collectAsList());
-        rows.sort(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0))));
+        List<Row> rows = new ArrayList<>(df.collectAsList());
+        rows.sort(Comparator.comparing((Row r) -> String.valueOf(r.get(0))));
         assertRowsEqual(expected, rows);
         List<Map<String, Long>> ms = gpuNodes(df).stream().map(TestSpark::metrics).toList();
         assertTrue(ms.stream().allMatch(m -> m.get("cpuRows") > 0 && m.get("gpuRows") == 0), q + ": " + ms);
@@ -150,18 +155,18 @@ final class GpuGuardSparkTest {
    */
   @Test
   void callOutsideTheNode_countsInTheAccumulator_andExplainSaysWhere() {
-    org.apache.spark.util.LongAccumulator rows = OutsideNodeCalls.accumulator(spark().sparkContext());
+    LongAccumulator rows = OutsideNodeCalls.accumulator(spark().sparkContext());
     withFallback(() -> {
       Dataset<Row> df = t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r");
       String plan = explain(df);
       assertTrue(plan.contains("steps runs on CPU because it is inside a lambda"), plan);
       assertTrue(plan.contains("outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')"), plan);
       long before = rows.value();
-      long executor = OutsideNodeCalls.ROWS.sum(); // the executor's cpuRowsOutsideNode (local mode: this JVM)
+      long executor = CountedFunction.ROWS.sum(); // the executor's cpuRowsOutsideNode (local mode: this JVM)
       List<Row> got = df.collectAsList();
       assertEquals(20_000, got.size());
       assertEquals(40_000L, rows.value() - before, "two lambda calls a row, each counted once");
-      assertEquals(40_000L, OutsideNodeCalls.ROWS.sum() - executor);
+      assertEquals(40_000L, CountedFunction.ROWS.sum() - executor);
       assertAllRowsOnGpu(df); // steps(n) outside the lambda: in the node, on the GPU, not counted above
       assertVksparkEqualsCpu(() -> t().selectExpr("id", "transform(array(n, n + 1), e -> steps(e))[1] + steps(n) AS r"),
           d -> { });
@@ -176,19 +181,19 @@ final class GpuGuardSparkTest {
   /** Strict verify re-computes every GPU row with call(), but only where the guard holds. */
   @Test
   void throwingWhereTheGuardIsFalse_strictVerify_checksOnlyRowsWhereTheGuardHolds() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = select(THROWING[0]).get();
       df.collectAsList();
-      long taken = java.util.stream.LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
+      long taken = LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
       long verified = gpuNodes(df).stream().filter(n -> n.toString().contains("inverse_pct("))
           .mapToLong(n -> metrics(n).get("verifyRows")).sum();
       assertEquals(taken, verified, "every row where nonzero(y) is true, and only those");
       assertAllRowsOnGpu(df);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 }

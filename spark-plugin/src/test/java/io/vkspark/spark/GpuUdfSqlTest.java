@@ -2,16 +2,22 @@ package io.vkspark.spark;
 
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuFunction;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.temporal.ChronoUnit;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -136,7 +142,7 @@ final class GpuUdfSqlTest {
     String z = "(j % 5)";
     String[] cols = {"id", "CASE WHEN " + z + " <> 0 THEN int_poly(i div " + z + ", 1) END AS c",
         "CASE WHEN " + z + " <> 0 THEN hypot_gpu(a, b) END AS h", "coalesce(hypot_gpu(a, b), 0D) AS k"};
-    java.util.function.Consumer<Dataset<Row>> someRowsOnGpu = ran -> {
+    Consumer<Dataset<Row>> someRowsOnGpu = ran -> {
       assertFalse(gpuNodes(ran).isEmpty(), explain(ran));
       gpuNodes(ran).forEach(n -> assertTrue(metrics(n).get("gpuRows") > 0, metrics(n).toString()));
     };
@@ -200,8 +206,8 @@ final class GpuUdfSqlTest {
   void metrics_areNonZero_andOutputSlotsAreReusedAfterTheFirstBatch() {
     SparkSession s = spark();
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", "1000");
-    s.conf().set(VkConf.METRICS_LEVEL, "debug");
-    s.conf().set(VkConf.COALESCE, "false"); // one dispatch per 1,000-row batch (CoalesceSparkTest covers coalescing)
+    s.conf().set(Settings.METRICS_LEVEL.key(), "debug");
+    s.conf().set(Settings.COALESCE.key(), "false"); // one dispatch per 1,000-row batch (CoalesceSparkTest covers coalescing)
     try {
       Dataset<Row> df = table().selectExpr("id", "hypot_gpu(a, b) AS h");
       df.collectAsList();
@@ -219,8 +225,8 @@ final class GpuUdfSqlTest {
           "after each task's first batch, slots are reused: " + m);
     } finally {
       s.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
-      s.conf().unset(VkConf.METRICS_LEVEL);
-      s.conf().unset(VkConf.COALESCE);
+      s.conf().unset(Settings.METRICS_LEVEL.key());
+      s.conf().unset(Settings.COALESCE.key());
     }
   }
 
@@ -247,12 +253,12 @@ final class GpuUdfSqlTest {
     long recorded = ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated();
     long buffers = ExecutorDevice.current().orElseThrow().device().counters().buffersCreated();
     Dataset<Row> again;
-    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
     try {
       again = table().selectExpr("id", "float_saxpy(f, g)").coalesce(1);
       again.collectAsList();
     } finally {
-      spark().conf().unset(VkConf.METRICS_LEVEL);
+      spark().conf().unset(Settings.METRICS_LEVEL.key());
     }
     assertEquals(recorded, ExecutorDevice.current().orElseThrow().device().counters().commandBuffersCreated(),
         () -> "command buffers recorded by the second query; its metrics: " + metrics(gpuNodes(again).get(0)));
@@ -271,18 +277,18 @@ final class GpuUdfSqlTest {
   void java8DatetimeApi_callSeesLocalDateAndInstant_kernelSeesDaysAndMicros() {
     SparkSession s = spark();
     GpuFunction.define("epoch_day_j8").returns("int").arg("d", "date").body("d")
-        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.LocalDate, Integer>) d -> d == null ? null : (int) d.toEpochDay())
+        .cpu((UDF1<LocalDate, Integer>) d -> d == null ? null : (int) d.toEpochDay())
         .register(s);
     GpuFunction.define("epoch_micros_j8").returns("bigint").arg("t", "timestamp").body("t")
-        .cpu((org.apache.spark.sql.api.java.UDF1<java.time.Instant, Long>) t -> t == null ? null
-            : java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH, t))
+        .cpu((UDF1<Instant, Long>) t -> t == null ? null
+            : ChronoUnit.MICROS.between(Instant.EPOCH, t))
         .register(s);
     s.conf().set("spark.sql.datetime.java8API.enabled", "true");
     try {
       List<List<Row>> both = gpuAndCpu(() -> table().selectExpr("id", "epoch_day_j8(d)", "epoch_micros_j8(t)"));
       assertRowsEqual(both.get(1), both.get(0));
       List<Row> spark = table().selectExpr("id", "unix_date(d)", "unix_micros(t)").collectAsList().stream()
-          .sorted(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
+          .sorted(Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
       assertRowsEqual(spark, both.get(0));
       assertTrue(both.get(0).stream().anyMatch(r -> !r.isNullAt(1) && !r.isNullAt(2)));
     } finally {

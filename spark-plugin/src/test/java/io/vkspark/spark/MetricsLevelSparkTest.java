@@ -3,9 +3,9 @@ package io.vkspark.spark;
 import io.vkspark.spark.conf.MetricsLevel;
 
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkMetric;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.assertAllRowsOnGpu;
 import static io.vkspark.spark.TestSpark.gpuNodes;
@@ -39,7 +39,7 @@ class MetricsLevelSparkTest {
     assertTrue(m.get("uploadBytes") > 0 && m.get("peakDeviceMemory") > 0, m.toString());
     assertEquals("size", node.metrics().apply("peakDeviceMemory").metricType());
 
-    s.conf().set(VkConf.METRICS_LEVEL, "debug");
+    s.conf().set(Settings.METRICS_LEVEL.key(), "debug");
     try {
       Dataset<Row> debug = s.read().parquet(parquet()).selectExpr("id", "hypot_gpu(a, b) AS h");
       debug.collectAsList();
@@ -48,7 +48,7 @@ class MetricsLevelSparkTest {
       assertTrue(metrics(d).get("gpuDispatches") > 0, metrics(d).toString());
       assertAllRowsOnGpu(debug);
     } finally {
-      s.conf().unset(VkConf.METRICS_LEVEL);
+      s.conf().unset(Settings.METRICS_LEVEL.key());
     }
   }
 

@@ -1,19 +1,31 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.agg.ReducePlacement;
+import io.vkspark.spark.agg.VkGpuAggregateExec;
+import io.vkspark.spark.cache.VkCacheColumnsExec;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.conf.VerifySettings;
+import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.shim.Scala;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.execution.FormattedMode$;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.ReusedSubqueryExec;
@@ -26,15 +38,81 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.extension.ExtendWith;
+import scala.collection.Seq;
 
 /**
  * The VkGpuEval node as Spark's planner sees it: EXPLAIN FORMATTED, canonical form (exchange and
- * subquery reuse), partitioning, and the columns that pass through it.
+ * subquery reuse), partitioning, and the columns that pass through it; every vkspark node as Spark
+ * copies it.
  */
 @ExtendWith(TestSpark.Validated.class)
 final class PlanNodeTest {
   private static String wide;
 
+
+  /**
+   * Each vkspark node copied as Spark copies nodes: {@code TreeNode.makeCopy} passes the product's
+   * elements to the public constructor it finds by reflection, {@code withNewChildren} swaps the
+   * child; a copy equals the node, a node over another child does not.
+   */
+  @Test
+  void everyNode_copiesAsSparkCopiesIt() {
+    SparkPlan child = plan(spark().range(10).toDF());
+    SparkPlan other = plan(spark().range(20).toDF());
+    VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(-1, null, "", List.of(), List.of());
+    VkConf conf = VkConf.of(spark());
+    List<SparkPlan> nodes = List.of(new VkGpuEvalExec(Scala.seq(List.of()), conf, child), new VkRowToColumnarExec(conf, child),
+        new VkCacheColumnsExec(child), new VkGpuAggregateExec(spec, new ReducePlacement(null, "a test"),
+            Scala.seq(Scala.list(child.output())), child.outputPartitioning(), child));
+    for (SparkPlan node : nodes) {
+      Object[] fields = new Object[node.productArity()];
+      for (int i = 0; i < fields.length; i++) {
+        fields[i] = node.productElement(i);
+      }
+      assertSame(child, fields[fields.length - 1], node.nodeName() + ": the child is the last field");
+      SparkPlan copy = node.makeCopy(fields);
+      assertNotSame(node, copy);
+      assertEquals(node, copy, node.nodeName());
+      assertEquals(node.hashCode(), copy.hashCode(), node.nodeName());
+      SparkPlan moved = node.withNewChildren(Scala.seq(List.of(other)));
+      assertSame(node.getClass(), moved.getClass());
+      assertSame(other, moved.children().head(), node.nodeName());
+      assertNotEquals(node, moved, node.nodeName());
+      assertEquals(node, moved.withNewChildren(Scala.seq(List.of(child))), node.nodeName());
+      assertEquals(child.outputPartitioning(), node.outputPartitioning(), node.nodeName());
+      assertFalse(node.simpleString(25).contains("VkConf["), () -> node.simpleString(25));
+      assertFalse(node.argString(25).contains("VkConf["), () -> node.simpleString(25));
+    }
+  }
+
+  /**
+   * A query's nodes carry the session's settings as they were when it was planned, and its tasks use
+   * them: a setting changed between two queries takes effect in the second.
+   */
+  @Test
+  void settingChangedBetweenQueries_takesEffectInTheSecond() {
+    String sql = "SELECT j, hypot_gpu(a, b) AS h FROM parquet.`" + parquet() + "`";
+    SparkSession s = spark();
+    s.conf().set(Settings.VERIFY.key(), "strict");
+    s.conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
+    try {
+      Dataset<Row> strict = s.sql(sql);
+      strict.collectAsList();
+      s.conf().set(Settings.VERIFY.key(), "off");
+      Dataset<Row> off = s.sql(sql);
+      off.collectAsList();
+      VkGpuEvalExec checked = gpuNodes(strict).get(0);
+      VkGpuEvalExec unchecked = gpuNodes(off).get(0);
+      assertEquals(VerifySettings.Mode.STRICT, checked.vkConf().verify().mode());
+      assertEquals(VerifySettings.Mode.OFF, unchecked.vkConf().verify().mode());
+      assertTrue(metrics(checked).get("verifyRows") > 10_000, () -> metrics(checked).toString());
+      assertEquals(0L, metrics(unchecked).get("verifyRows"));
+      assertEquals(20_000L, metrics(unchecked).get("gpuRows"));
+    } finally {
+      s.conf().unset(Settings.VERIFY.key());
+      s.conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
+    }
+  }
 
   @Test
   void explainFormatted_showsEachCallReadably() {
@@ -120,7 +198,7 @@ final class PlanNodeTest {
       assertEquals(20_000L, metrics(ran.get(0)).get("gpuRows"), "every row of the cached result on the GPU");
       assertEquals(0L, metrics(ran.get(0)).get("cpuRows"));
       assertEquals(node.child().outputPartitioning(), node.outputPartitioning());
-      assertTrue(node.outputPartitioning() instanceof org.apache.spark.sql.catalyst.plans.physical.HashPartitioning,
+      assertTrue(node.outputPartitioning() instanceof HashPartitioning,
           node.outputPartitioning()::toString);
       assertEquals(node.child().outputOrdering(), node.outputOrdering());
       assertFalse(node.outputOrdering().isEmpty());
@@ -134,9 +212,9 @@ final class PlanNodeTest {
   private static synchronized String wideParquet() {
     if (wide == null) {
       try {
-        wide = java.nio.file.Files.createTempDirectory("vkspark-wide").resolve("wide.parquet").toString();
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
+        wide = Files.createTempDirectory("vkspark-wide").resolve("wide.parquet").toString();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
       List<String> columns = new ArrayList<>();
       for (int c = 0; c < 20; c++) {
@@ -148,7 +226,7 @@ final class PlanNodeTest {
     return wide;
   }
 
-  private static List<String> names(scala.collection.Seq<org.apache.spark.sql.catalyst.expressions.Attribute> output) {
+  private static List<String> names(Seq<Attribute> output) {
     return Scala.list(output).stream().map(a -> a.name()).toList();
   }
 

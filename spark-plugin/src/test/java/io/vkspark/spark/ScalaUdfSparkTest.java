@@ -3,13 +3,21 @@ package io.vkspark.spark;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.vkspark.spark.api.Tolerance;
+import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.scalaudfs.Closures;
+import io.vkspark.spark.scalaudfs.Fee;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
@@ -94,13 +102,13 @@ final class ScalaUdfSparkTest {
           + "scala_risk_score(age, income, debt) AS risk, scala_bmi_class(income / 1000, 1.5 + discount) AS bmi, "
           + "code, ts FROM scala_data WHERE scala_age_bucket(age) < 3");
     }, functions.stream().map(f -> "vkspark: " + f + "(").toArray(String[]::new));
-    java.util.Set<Integer> statuses = new java.util.TreeSet<>();
+    Set<Integer> statuses = new TreeSet<>();
     for (Row r : rows) {
       assertEquals(Closures.statusClass().apply(r.get(12)), r.get(7), r::toString);
       assertEquals(Closures.hourOfDay().apply(r.get(13)), r.get(8), r::toString);
       statuses.add(r.getInt(7));
     }
-    assertEquals(java.util.Set.of(0, 1, 2, 3, 4), statuses, "every case of the match");
+    assertEquals(Set.of(0, 1, 2, 3, 4), statuses, "every case of the match");
     assertTrue(rows.stream().allMatch(r -> r.getInt(6) < 3) && rows.size() > 2000 && rows.size() < 3000,
         () -> "the filter on scala_age_bucket kept " + rows.size() + " rows");
   }
@@ -113,7 +121,7 @@ final class ScalaUdfSparkTest {
    */
   @Test
   void nullChecks_moveIntoTheFunction_soCallsReadColumns_andSumsFuse() {
-    spark().conf().set(io.vkspark.spark.conf.Settings.PREFIX + "verify", "off"); // the GPU reduces the sum
+    spark().conf().set(Settings.PREFIX + "verify", "off"); // the GPU reduces the sum
     data().createOrReplaceTempView("scala_data");
     Supplier<Dataset<Row>> sums = () -> spark().sql("SELECT sum(scala_charged_price(price, discount, tax)), "
         + "sum(scala_affine(a)), count(scala_affine(a)) FROM scala_data");
@@ -148,7 +156,7 @@ final class ScalaUdfSparkTest {
     }); // fallback=false in this session: still no error
     assertRowsEqual(both.get(1), both.get(0));
     for (Row r : both.get(0)) {
-      assertEquals(new java.util.Random(r.getLong(0)).nextInt(100), r.getInt(1), r::toString);
+      assertEquals(new Random(r.getLong(0)).nextInt(100), r.getInt(1), r::toString);
     }
   }
 
@@ -161,8 +169,8 @@ final class ScalaUdfSparkTest {
   void anUntypedClosure_overANullableColumn_staysSparks_andExplainSaysWhy() {
     spark().conf().set("spark.sql.legacy.allowUntypedScalaUDF", "true");
     @SuppressWarnings("deprecation")
-    org.apache.spark.sql.expressions.UserDefinedFunction untyped =
-        functions.udf(Closures.affine(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    UserDefinedFunction untyped =
+        functions.udf(Closures.affine(), DataTypes.DoubleType);
     Supplier<Dataset<Row>> q = () -> data().select(functions.col("id"), functions.col("a"),
         untyped.apply(functions.col("a")).as("affine"));
     Dataset<Row> df = q.get();
@@ -214,7 +222,7 @@ final class ScalaUdfSparkTest {
       assertEquals(cpu.get(0), gpu.get(0));
       for (int c = 1; c <= 2; c++) {
         boolean agree = cpu.isNullAt(c) ? gpu.isNullAt(c)
-            : io.vkspark.spark.api.Tolerance.DOUBLE_DEFAULT.agrees(cpu.getDouble(c), gpu.getDouble(c), false);
+            : Tolerance.DOUBLE_DEFAULT.agrees(cpu.getDouble(c), gpu.getDouble(c), false);
         assertTrue(agree, cpu + " vs " + gpu);
       }
     }
@@ -252,7 +260,7 @@ final class ScalaUdfSparkTest {
   @Disabled("needs the translator to read a captured case class's fields and call a Scala object's methods "
       + "(RetailPricing$.MODULE$.price): refused on main and on branch ir at 2b6d8d5")
   void caseClassFields_andTraitMethods_runOnTheGpu() {
-    org.apache.spark.sql.expressions.UserDefinedFunction fee = Closures.feeOf(new io.vkspark.spark.scalaudfs.Fee(0.015, 2.5));
+    UserDefinedFunction fee = Closures.feeOf(new Fee(0.015, 2.5));
     List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("id"), functions.col("price"),
         fee.apply(functions.col("price")).as("fee"),
         functions.call_function("scala_retail_price", functions.col("price")).as("retail")), "(translated from Scala)");

@@ -3,11 +3,12 @@ package io.vkspark.spark;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.sql.Dataset;
@@ -15,6 +16,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.junit.jupiter.api.Test;
+import scala.Option;
 
 /**
  * A bad {@code spark.vkspark.*} setting fails the session that has it, clearly, and poisons nothing:
@@ -45,7 +47,7 @@ final class SessionRecoveryTest {
     Throwable t = assertThrows(Throwable.class, () -> builder().config(key, value).getOrCreate(), key + "=" + value);
     assertTrue(SparkContext$.MODULE$.getActive().isEmpty(), "the failed SparkContext stopped: " + messages(t));
     // Spark 4 leaves no session behind; Spark 3.5 may keep the failed one as active/default, but stopped.
-    for (scala.Option<SparkSession> left : java.util.List.of(SparkSession.getActiveSession(), SparkSession.getDefaultSession())) {
+    for (Option<SparkSession> left : List.of(SparkSession.getActiveSession(), SparkSession.getDefaultSession())) {
       assertTrue(left.isEmpty() || left.get().sparkContext().isStopped(), "a session left running: " + messages(t));
     }
     SparkSession.clearActiveSession();
@@ -58,28 +60,28 @@ final class SessionRecoveryTest {
     parquet(); // written by the shared session before it stops
     TestSpark.stop();
 
-    String m = messages(failsToStart(VkConf.BATCH_ROWS, "lots"));
+    String m = messages(failsToStart(Settings.BATCH_ROWS.key(), "lots"));
     assertTrue(m.contains("spark.vkspark.batchRows is 'lots', not a positive whole number. Fix: set spark.vkspark.batchRows"), m);
 
-    m = messages(failsToStart(VkConf.FALLBACK, "maybe"));
+    m = messages(failsToStart(Settings.FALLBACK.key(), "maybe"));
     assertTrue(m.contains("spark.vkspark.fallback is 'maybe', not a boolean. Fix: set spark.vkspark.fallback to true or false."), m);
 
-    m = messages(failsToStart(VkConf.FUNCTIONS, FUNCTIONS + ",com.example.NoSuchUdf"));
+    m = messages(failsToStart(Settings.FUNCTIONS.key(), FUNCTIONS + ",com.example.NoSuchUdf"));
     assertTrue(m.contains("spark.vkspark.functions lists 'com.example.NoSuchUdf', which is not a class on the classpath. "
         + "Fix: correct the name"), m);
 
-    m = messages(failsToStart(VkConf.FUNCTIONS, String.class.getName()));
+    m = messages(failsToStart(Settings.FUNCTIONS.key(), String.class.getName()));
     assertTrue(m.contains("spark.vkspark.functions lists 'java.lang.String', which is not a GpuUdf (nor a plain Spark Java UDF). Fix: "), m);
 
-    FallbackTest.assertAnalysisError(failsToStart(VkConf.FUNCTIONS, ShadowsAbs.class.getName()),
+    FallbackTest.assertAnalysisError(failsToStart(Settings.FUNCTIONS.key(), ShadowsAbs.class.getName()),
         "VKSPARK_GPU_UDF_SHADOWS_BUILTIN", "42723", "would replace Spark's built-in function abs", "Fix: override name()");
 
-    FallbackTest.assertAnalysisError(failsToStart(VkConf.FUNCTIONS, FallbackTest.Broken.class.getName()),
+    FallbackTest.assertAnalysisError(failsToStart(Settings.FUNCTIONS.key(), FallbackTest.Broken.class.getName()),
         "VKSPARK_GPU_UDF_BODY_DOES_NOT_COMPILE", "42601", "GPU UDF 'broken' does not compile: line 3 of its body", "Fix: ");
 
     // The corrected builder, same JVM: the session starts and its GPU UDFs run on the GPU.
     SparkSession s = spark();
-    assertEquals("false", s.conf().get(VkConf.FALLBACK));
+    assertEquals("false", s.conf().get(Settings.FALLBACK.key()));
     assertTrue(ExecutorDevice.current().isPresent(), "the new executor opened its device");
     Dataset<Row> df = s.read().parquet(parquet()).selectExpr("id", "int_poly(i, j) AS p", "long_mix(l, m) AS q");
     assertEquals(20_000, df.collectAsList().size());

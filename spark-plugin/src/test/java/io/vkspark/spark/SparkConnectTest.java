@@ -16,11 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerEvent;
 import org.apache.spark.sql.SparkSession;
@@ -103,7 +105,7 @@ final class SparkConnectTest {
     return onClientThread(() -> client.apply(query));
   }
 
-  private static <T> T onClientThread(java.util.concurrent.Callable<T> call) {
+  private static <T> T onClientThread(Callable<T> call) {
     try {
       return clientThread.submit(call).get();
     } catch (ExecutionException e) {
@@ -225,7 +227,7 @@ final class SparkConnectTest {
    * Runs {@code body} (a client query) and asserts the server ran it with VkGpuEval nodes, every
    * row on the GPU: the executed plan comes from the server's SQL execution events.
    */
-  private static <T> T onGpu(java.util.function.Supplier<T> body) {
+  private static <T> T onGpu(Supplier<T> body) {
     executions.clear();
     T result = body.get();
     long deadline = System.nanoTime() + 60_000_000_000L;

@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.TransferMode;
 import io.vkspark.spark.conf.Settings;
 
 import io.vkspark.spark.executor.ExecutorDevice;
@@ -14,14 +15,17 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.spark.cache.VkCacheSerializer;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -80,10 +84,10 @@ final class SteadyStateSparkTest {
   static void start() throws Exception {
     TestSpark.stop();
     // spark.sql.cache.serializer is read once per JVM (see CacheSerializerSparkTest)
-    org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+    InMemoryRelation$.MODULE$.clearSerializer();
     s = builder()
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
-        .config(VkConf.DEVICE_MEMORY_LIMIT, String.valueOf(LIMIT))
+        .config(Settings.DEVICE_MEMORY_LIMIT.key(), String.valueOf(LIMIT))
         .getOrCreate();
     s.udf().register("steady_probe", new Probe(), DataTypes.LongType);
     table = Files.createTempDirectory("vkspark-steady").resolve("t.parquet").toString();
@@ -102,14 +106,15 @@ final class SteadyStateSparkTest {
         s.stop();
         s = null;
       }
-      org.apache.spark.sql.execution.columnar.InMemoryRelation$.MODULE$.clearSerializer();
+      InMemoryRelation$.MODULE$.clearSerializer();
     }
   }
 
   @AfterEach
   void defaults() {
     for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", "spark.sql.inMemoryColumnarStorage.batchSize",
-        VkConf.METRICS_LEVEL, VkConf.COALESCE, VkConf.BATCH_ROWS, Settings.FUSE_AGGREGATES.key(), "spark.sql.ansi.enabled")) {
+        Settings.METRICS_LEVEL.key(), Settings.COALESCE.key(), Settings.BATCH_ROWS.key(), Settings.FUSE_AGGREGATES.key(),
+        "spark.sql.ansi.enabled")) {
       s.conf().unset(k);
     }
     SAMPLES.clear();
@@ -128,8 +133,8 @@ final class SteadyStateSparkTest {
   private static void smallBatches() {
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH));
     s.conf().set("spark.sql.inMemoryColumnarStorage.batchSize", String.valueOf(BATCH));
-    s.conf().set(VkConf.COALESCE, "false");
-    s.conf().set(VkConf.METRICS_LEVEL, "debug");
+    s.conf().set(Settings.COALESCE.key(), "false");
+    s.conf().set(Settings.METRICS_LEVEL.key(), "debug");
   }
 
   private static final String PROBED = "SELECT sum(steady_probe(id)), sum(int_poly(i, j)) FROM %s";
@@ -145,8 +150,8 @@ final class SteadyStateSparkTest {
     smallBatches();
     // 16-row child batches gathered four at a time into 64-row dispatches (BatchCoalescer's staging reused).
     s.conf().set("spark.sql.parquet.columnarReaderBatchSize", String.valueOf(BATCH / 4));
-    s.conf().set(VkConf.COALESCE, "true");
-    s.conf().set(VkConf.BATCH_ROWS, String.valueOf(BATCH));
+    s.conf().set(Settings.COALESCE.key(), "true");
+    s.conf().set(Settings.BATCH_ROWS.key(), String.valueOf(BATCH));
     steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, 4 * BATCHES);
   }
 
@@ -156,14 +161,15 @@ final class SteadyStateSparkTest {
    */
   @Test
   void parquetStaged_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
-    org.apache.spark.SparkConf conf = s.sparkContext().conf();
+    SparkConf conf = s.sparkContext().conf();
     VkConf good = VkConf.from(conf);
     ExecutorDevice.shutdown();
-    ExecutorDevice.init(VkConf.from(k -> k.equals(VkConf.TRANSFERS) ? "staged" : conf.contains(k) ? conf.get(k) : null),
+    ExecutorDevice.init(
+        VkConf.from(k -> k.equals(Settings.TRANSFERS.key()) ? "staged" : conf.contains(k) ? conf.get(k) : null),
         "driver", null);
     try {
       ExecutorDevice gpu = ExecutorDevice.current().orElseThrow();
-      assertEquals(io.vkspark.gpu.TransferMode.STAGED, gpu.device().options().transfers());
+      assertEquals(TransferMode.STAGED, gpu.device().options().transfers());
       smallBatches();
       steady(() -> s.sql(String.format(PROBED, "parquet.`" + table + "`")), true, BATCHES);
       assertEquals(0, gpu.device().validationErrors(), () -> "validation errors: " + gpu.device().validationMessages());
@@ -204,7 +210,7 @@ final class SteadyStateSparkTest {
     s.conf().set("spark.sql.ansi.enabled", "false");
     Dataset<Row> ran = steady(() -> s.sql("SELECT sum(p) FROM (SELECT j, sum(int_poly(i, j)) AS p FROM parquet.`" + table
         + "` GROUP BY j)"), false, BATCHES);
-    List<VkGpuAggregateExec> fused = new java.util.ArrayList<>();
+    List<VkGpuAggregateExec> fused = new ArrayList<>();
     VkExplain.visit(ran.queryExecution().executedPlan(), p -> {
       if (p instanceof VkGpuAggregateExec g) {
         fused.add(g);

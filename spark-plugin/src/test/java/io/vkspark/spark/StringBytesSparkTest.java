@@ -1,16 +1,19 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.DeviceType;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -99,8 +102,8 @@ final class StringBytesSparkTest {
 
   @Test
   void illFormedUtf8_strictVerify_findsNoMismatch() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query().get();
       List<Row> rows = df.collectAsList();
@@ -110,8 +113,8 @@ final class StringBytesSparkTest {
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
       assertDecodedLengths(rows, 2);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 
@@ -137,7 +140,7 @@ final class StringBytesSparkTest {
     List<Row> rows = df.collectAsList();
     assertAllRowsOnGpu(df);
     assertDecodedLengths(rows, 2);
-    boolean lavapipe = io.vkspark.gpu.vulkan.GpuDevices.list().stream().anyMatch(d -> d.type() == io.vkspark.gpu.DeviceType.CPU);
+    boolean lavapipe = GpuDevices.list().stream().anyMatch(d -> d.type() == DeviceType.CPU);
     if (!lavapipe) {
       return; // a GPU host without Mesa: GlslUdfSqlTest covers what it says
     }
@@ -162,6 +165,6 @@ final class StringBytesSparkTest {
   }
 
   private static List<Row> sortedById(List<Row> rows) {
-    return rows.stream().sorted(java.util.Comparator.comparingLong(r -> r.getLong(0))).toList();
+    return rows.stream().sorted(Comparator.comparingLong(r -> r.getLong(0))).toList();
   }
 }

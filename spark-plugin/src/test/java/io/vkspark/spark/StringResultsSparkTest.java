@@ -7,15 +7,18 @@ import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.plan.VkExplain;
+import io.vkspark.spark.conf.Settings;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -105,7 +108,7 @@ final class StringResultsSparkTest {
       String name = r.nextInt(15) == 0 ? null : FIRST[r.nextInt(FIRST.length)] + (r.nextBoolean() ? " " + id : "");
       String email = r.nextInt(15) == 0 ? null : r.nextInt(20) == 0 ? "no-at-sign" + id
           : "User." + id + "@" + DOMAIN[r.nextInt(DOMAIN.length)];
-      byte[] raw = name == null ? null : name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] raw = name == null ? null : name.getBytes(StandardCharsets.UTF_8);
       if (id == 7) {
         name = "  " + "Long-Name ".repeat(400) + id; // 4 KB: past a small spark.vkspark.batchBytes
       }
@@ -123,7 +126,7 @@ final class StringResultsSparkTest {
 
   @Test
   void onGpu_equalSparksRows_nonAsciiRowsHandedBackAndCounted() {
-    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
     try {
       List<List<Row>> both = onAndOff(query(), TestSpark::assertOnGpuExceptHandedBackRows);
       assertRowsEqual(both.get(1), both.get(0));
@@ -135,7 +138,7 @@ final class StringResultsSparkTest {
       assertEquals(m.get("handedBackRows"), m.get("handedBackNonAscii"), m::toString);
       assertEquals(0L, m.get("handedBackMalformedUtf8") + m.get("handedBackOverflow"), m::toString);
     } finally {
-      spark().conf().unset(VkConf.METRICS_LEVEL);
+      spark().conf().unset(Settings.METRICS_LEVEL.key());
     }
   }
 
@@ -152,8 +155,8 @@ final class StringResultsSparkTest {
 
   @Test
   void strictVerify_comparesStrings_findsNoMismatch() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     try {
       Dataset<Row> df = query().get();
       df.collectAsList();
@@ -162,8 +165,8 @@ final class StringResultsSparkTest {
       assertTrue(m.get("verifyRows") > 3 * 2500, m::toString);
       assertEquals(0L, m.get("verifyMismatches"), m::toString);
     } finally {
-      spark().conf().unset(VkConf.VERIFY);
-      spark().conf().unset(VkConf.VERIFY_SAMPLE_RATE);
+      spark().conf().unset(Settings.VERIFY.key());
+      spark().conf().unset(Settings.VERIFY_SAMPLE_RATE.key());
     }
   }
 
@@ -195,7 +198,7 @@ final class StringResultsSparkTest {
       Dataset<Row> results = query().get().cache();
       try {
         List<Row> again = results.collectAsList();
-        assertRowsEqual(expected, again.stream().sorted(java.util.Comparator.comparing(
+        assertRowsEqual(expected, again.stream().sorted(Comparator.comparing(
             (Row x) -> String.valueOf(x.get(0)))).toList());
       } finally {
         results.unpersist(true);
@@ -207,20 +210,20 @@ final class StringResultsSparkTest {
 
   @Test
   void rowTooWideToStage_runsWithCall() {
-    spark().conf().set(VkConf.BATCH_BYTES, "2k");
+    spark().conf().set(Settings.BATCH_BYTES.key(), "2k");
     try {
       withFallback(() -> assertVksparkEqualsCpu(query(), df -> {
         Map<String, Long> m = metrics(gpuNodes(df).get(0));
         assertTrue(m.get("cpuRows") > 0 && m.get("gpuRows") > 0, m::toString);
       }));
     } finally {
-      spark().conf().unset(VkConf.BATCH_BYTES);
+      spark().conf().unset(Settings.BATCH_BYTES.key());
     }
   }
 
   @Test
   void aggregateOverStringResults_foldsOnTheHost() {
-    spark().conf().set(io.vkspark.spark.conf.Settings.FUSE_AGGREGATES.key(), "true");
+    spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     try {
       Supplier<Dataset<Row>> q = () -> spark().read().parquet(table).selectExpr("norm_name(name) AS n", "email_domain(email) AS d")
           .selectExpr("count(n)", "max(length(d))", "count(*)");
@@ -233,7 +236,7 @@ final class StringResultsSparkTest {
       });
       assertRowsEqual(both.get(1), both.get(0));
     } finally {
-      spark().conf().unset(io.vkspark.spark.conf.Settings.FUSE_AGGREGATES.key());
+      spark().conf().unset(Settings.FUSE_AGGREGATES.key());
     }
   }
 
@@ -249,14 +252,14 @@ final class StringResultsSparkTest {
     int checked = 0;
     for (Row r : rows) {
       String name = r.getString(1);
-      byte[] t = name == null ? null : name.trim().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] t = name == null ? null : name.trim().getBytes(StandardCharsets.UTF_8);
       int b = t == null || t.length == 0 ? -1 : t[0] & 0xff;
       // a multi-byte character's lead byte alone is not UTF-8: handed back, and a GLSL-only UDF has no call(): null
       String want = b < 0 || b >= 128 ? null : Character.toUpperCase((char) b) + "." + t.length;
       assertEquals(want, r.isNullAt(2) ? null : r.getString(2), r::toString);
       // spark.vkspark.glsl's glsl_file_trim: Java's trim, ASCII letters upper-cased, other characters kept
       String upper = name == null ? null : name.trim().chars().mapToObj(c -> String.valueOf((char) (c >= 'a' && c <= 'z'
-          ? c - 32 : c))).collect(java.util.stream.Collectors.joining());
+          ? c - 32 : c))).collect(Collectors.joining());
       assertEquals(upper, r.isNullAt(3) ? null : r.getString(3), r::toString);
       checked++;
     }

@@ -1,29 +1,41 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.exec.VkMetric;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuUdfs;
+import io.vkspark.spark.javaudfs.BlackScholesCall;
 import io.vkspark.spark.shim.SparkShim;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.conf.Settings;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.RuntimeConfig;
+import org.apache.spark.sql.execution.SimpleMode$;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -40,20 +52,20 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 public final class TestSpark {
   /** Two GPU UDF classes and a plain Java UDF class (SQL name black_scholes_call, translated to the GPU). */
   public static final String FUNCTIONS = TestUdfs.IntPoly.class.getName() + "," + TestUdfs.GpuHypot.class.getName()
-      + "," + io.vkspark.spark.javaudfs.BlackScholesCall.class.getName();
+      + "," + BlackScholesCall.class.getName();
   /** GLSL-only UDFs of every test session (spark.vkspark.glsl): glsl_file_mix, glsl_file_widen. */
   public static final String GLSL_FILE = glslFile();
 
   /** The test resource as a file (copied out of the classpath: the tests also run from jars, e.g. on the H200). */
   private static String glslFile() {
-    try (java.io.InputStream in = TestSpark.class.getResourceAsStream("/vkspark-test.glsl")) {
-      Path f = java.nio.file.Files.createTempFile("vkspark-test", ".glsl");
+    try (InputStream in = TestSpark.class.getResourceAsStream("/vkspark-test.glsl")) {
+      Path f = Files.createTempFile("vkspark-test", ".glsl");
       f.toFile().deleteOnExit();
-      java.nio.file.Files.copy(java.util.Objects.requireNonNull(in, "vkspark-test.glsl on the test classpath"), f,
-          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(Objects.requireNonNull(in, "vkspark-test.glsl on the test classpath"), f,
+          StandardCopyOption.REPLACE_EXISTING);
       return f.toString();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
   private static SparkSession spark;
@@ -76,7 +88,7 @@ public final class TestSpark {
     GpuUdfs.register(s, "is_positive", new TestUdfs.IsPositive());
     GpuUdfs.register(s, "add_days", new TestUdfs.AddDays());
     GpuUdfs.register(s, "add_hours", new TestUdfs.AddHours());
-    s.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), org.apache.spark.sql.types.DataTypes.DoubleType);
+    s.udf().register("hypot_gpu", new TestUdfs.GpuHypot(), DataTypes.DoubleType);
     return s;
   }
 
@@ -107,7 +119,7 @@ public final class TestSpark {
   }
 
   /** The settings of {@code base} with {@code overrides} set over them. */
-  static VkConf confWith(org.apache.spark.SparkConf base, java.util.Map<String, String> overrides) {
+  static VkConf confWith(SparkConf base, Map<String, String> overrides) {
     return VkConf.from(k -> overrides.containsKey(k) ? overrides.get(k) : base.contains(k) ? base.get(k) : null);
   }
 
@@ -116,8 +128,9 @@ public final class TestSpark {
     SparkSession s = spark();
     VkConf good = VkConf.from(s.sparkContext().conf());
     ExecutorDevice.shutdown();
-    ExecutorDevice.init(confWith(s.sparkContext().conf(), java.util.Map.of(VkConf.DEVICE, "no-such-gpu",
-        VkConf.FALLBACK, "true", VkConf.VALIDATION, "false", VkConf.DEVICE_MEMORY_LIMIT, "0")), "driver", null);
+    ExecutorDevice.init(confWith(s.sparkContext().conf(), Map.of(Settings.DEVICE.key(), "no-such-gpu",
+        Settings.FALLBACK.key(), "true", Settings.VALIDATION.key(), "false", Settings.DEVICE_MEMORY_LIMIT.key(), "0")),
+        "driver", null);
     try {
       assertTrue(ExecutorDevice.current().isEmpty());
       body.run();
@@ -140,11 +153,11 @@ public final class TestSpark {
   /** Runs {@code body} with {@code spark.vkspark.fallback=true} in the shared session, then sets it back to false. */
   public static void withFallback(Runnable body) {
     SparkSession s = spark();
-    s.conf().set(VkConf.FALLBACK, "true");
+    s.conf().set(Settings.FALLBACK.key(), "true");
     try {
       body.run();
     } finally {
-      s.conf().set(VkConf.FALLBACK, "false");
+      s.conf().set(Settings.FALLBACK.key(), "false");
     }
   }
 
@@ -156,8 +169,8 @@ public final class TestSpark {
     if (parquet == null) {
       try {
         parquet = Files.createTempDirectory("vkspark-test").resolve("data.parquet");
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
       spark().range(0, 20_000, 1, 12).selectExpr(
           "id",
@@ -200,21 +213,21 @@ public final class TestSpark {
    * Runs {@code query} with vkspark on, checks that run with {@code check}, then with vkspark off
    * (Spark's own CPU plan, in the query's session); returns {vkspark rows, CPU rows}, sorted by column 0.
    */
-  public static List<List<Row>> onAndOff(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+  public static List<List<Row>> onAndOff(Supplier<Dataset<Row>> query, Consumer<Dataset<Row>> check) {
     Dataset<Row> on = query.get();
     SparkSession s = on.sparkSession();
     List<Row> gpu = sorted(on.collectAsList());
     gpuNodes(on).forEach(TestSpark::metrics); // every node's CPU rows have their causes
     check.accept(on);
-    String was = s.conf().get(VkConf.ENABLED, "true");
-    s.conf().set(VkConf.ENABLED, "false");
+    String was = s.conf().get(Settings.ENABLED.key(), "true");
+    s.conf().set(Settings.ENABLED.key(), "false");
     try {
       Dataset<Row> off = query.get();
       assertTrue(gpuNodes(off).isEmpty(), () -> "the CPU run has no VkGpuEval node: " + explain(off));
       List<Row> cpu = sorted(off.collectAsList());
       return List.of(gpu, cpu);
     } finally {
-      s.conf().set(VkConf.ENABLED, was);
+      s.conf().set(Settings.ENABLED.key(), was);
     }
   }
 
@@ -228,7 +241,7 @@ public final class TestSpark {
    * For fallback tests: {@code query} with vkspark on (where calls may run on the CPU) agrees with
    * Spark's CPU plan; {@code check} sees the executed vkspark run (to assert where rows ran).
    */
-  public static void assertVksparkEqualsCpu(Supplier<Dataset<Row>> query, java.util.function.Consumer<Dataset<Row>> check) {
+  public static void assertVksparkEqualsCpu(Supplier<Dataset<Row>> query, Consumer<Dataset<Row>> check) {
     List<List<Row>> both = onAndOff(query, check);
     assertRowsEqual(both.get(1), both.get(0));
   }
@@ -316,14 +329,14 @@ public final class TestSpark {
   /** {@code m}'s {@code cpuRows*} causes add up to its {@code cpuRows}: no CPU row without a cause. */
   public static void assertCausesAddUp(String node, Map<String, Long> m) {
     long causes = 0;
-    for (io.vkspark.spark.exec.VkMetric c : io.vkspark.spark.exec.VkMetric.cpuRowCauses()) {
+    for (VkMetric c : VkMetric.cpuRowCauses()) {
       causes += m.getOrDefault(c.key(), 0L);
     }
     assertEquals(m.get("cpuRows"), causes, "the cpuRows* causes add up to cpuRows in " + node + ": " + m);
   }
 
   public static String explain(Dataset<Row> df) {
-    String plan = df.queryExecution().explainString(org.apache.spark.sql.execution.SimpleMode$.MODULE$);
+    String plan = df.queryExecution().explainString(SimpleMode$.MODULE$);
     // Spark 3.5 has no extended explain providers: add the section Spark 4 shows, from the same generator.
     return SparkShim.EXTENDED_EXPLAIN ? plan
         : plan + "\n== Extended Information (vkspark) ==\n" + new VkExplain().generateExtendedInfo(df.queryExecution().executedPlan());

@@ -4,7 +4,7 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.apache.spark.sql.functions.col;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,7 +71,7 @@ final class TranslatedStringsSparkTest {
   void emailDomain_plainJavaLambda_runsOnTheGpuByDefault_javasStringForEveryRow() {
     UDF1<String, String> domain = email -> email.substring(email.indexOf('@') + 1).toLowerCase();
     spark().udf().register("email_domain_java", domain, DataTypes.StringType);
-    spark().conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
     Supplier<Dataset<Row>> q = () -> data().selectExpr("id", "email", "email_domain_java(email) AS d");
     List<List<Row>> both = onAndOff(q, TestSpark::assertOnGpuExceptHandedBackRows);
     assertRowsEqual(both.get(1), both.get(0));
@@ -97,11 +97,11 @@ final class TranslatedStringsSparkTest {
     spark().udf().register("email_domain_java", domain, DataTypes.StringType);
     Supplier<Dataset<Row>> q = () -> spark().read().parquet(withNulls).selectExpr("id", "email_domain_java(email) AS d");
     assertThrows(Exception.class, () -> q.get().collectAsList()); // NullPointerException in call(), as in Spark
-    spark().conf().set(VkConf.ENABLED, "false");
+    spark().conf().set(Settings.ENABLED.key(), "false");
     try {
       assertThrows(Exception.class, () -> q.get().collectAsList());
     } finally {
-      spark().conf().set(VkConf.ENABLED, "true");
+      spark().conf().set(Settings.ENABLED.key(), "true");
     }
     UDF1<String, String> safe = email -> email == null ? null : email.substring(email.indexOf('@') + 1).toLowerCase();
     spark().udf().register("email_domain_safe", safe, DataTypes.StringType);

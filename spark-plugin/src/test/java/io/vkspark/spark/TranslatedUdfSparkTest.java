@@ -27,7 +27,6 @@ import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -193,12 +192,12 @@ final class TranslatedUdfSparkTest {
       assertTrue(explain(df).contains("idiv_java(i#") && explain(df).contains("on GPU (translated from Java)"),
           () -> explain(df));
       assertEquals(sql.contains("sum("), explain(df).contains("VkGpuAggregate"), () -> explain(df));
-      spark().conf().set(VkConf.ENABLED, "false");
+      spark().conf().set(Settings.ENABLED.key(), "false");
       Throwable plain;
       try {
         plain = assertThrows(Exception.class, () -> q.get().collectAsList());
       } finally {
-        spark().conf().set(VkConf.ENABLED, "true");
+        spark().conf().set(Settings.ENABLED.key(), "true");
       }
       assertSameFailure(plain, vk);
     }
@@ -283,8 +282,8 @@ final class TranslatedUdfSparkTest {
 
   @Test
   void plainUdfClasses_inFunctions_returnTheirCallsType() {
-    VkConf conf = VkConf.from(Map.of(VkConf.FUNCTIONS, BlackScholesCall.class.getName() + "," + IntDiv.class.getName()
-        + "," + TestUdfs.IntPoly.class.getName())::get);
+    VkConf conf = VkConf.from(Map.of(Settings.FUNCTIONS.key(), BlackScholesCall.class.getName() + ","
+        + IntDiv.class.getName() + "," + TestUdfs.IntPoly.class.getName())::get);
     List<ConfiguredUdfs.JavaFunction> fs = ConfiguredUdfs.javaFunctions(conf, null);
     assertEquals(List.of("black_scholes_call", "int_div"), fs.stream().map(ConfiguredUdfs.JavaFunction::name).toList());
     assertEquals(List.of(5, 2), fs.stream().map(ConfiguredUdfs.JavaFunction::arity).toList());

@@ -1,5 +1,6 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.api.GpuFunction;
 
 import static io.vkspark.spark.TestSpark.*;
@@ -65,13 +66,13 @@ final class UdfNamesSparkTest {
 
   @Test
   void badArgumentNames_areStillRefused_namingTheUdf() {
-    io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
+    GpuException e = assertThrows(GpuException.class,
         () -> GpuFunction.define("geo.dist3").returns("double").arg("float", "double").body("1.0"));
-    assertEquals(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT, e.code());
+    assertEquals(GpuException.Code.INVALID_ARGUMENT, e.code());
     assertTrue(e.getMessage().startsWith("argument name 'float' of GPU UDF 'geo.dist3' is a GLSL reserved word."),
         e.getMessage());
     assertTrue(e.getMessage().endsWith("Fix: rename the argument, e.g. to float_value."), e.getMessage());
-    e = assertThrows(io.vkspark.gpu.GpuException.class,
+    e = assertThrows(GpuException.class,
         () -> GpuFunction.define("dist-3").returns("double").arg("a-b", "double").body("1.0"));
     assertTrue(e.getMessage().startsWith("argument name 'a-b' of GPU UDF 'dist-3' is not an identifier."), e.getMessage());
     assertTrue(e.getMessage().endsWith("Fix: rename the argument, e.g. to a_b."), e.getMessage());

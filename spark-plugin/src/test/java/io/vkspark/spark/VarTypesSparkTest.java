@@ -5,7 +5,7 @@ import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.api.java.UDF1;
@@ -23,6 +24,7 @@ import org.apache.spark.sql.types.ArrayType;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import scala.collection.Seq;
 
 /**
  * String, binary and array arguments in Spark SQL: a string hash, a string-to-int parser, a
@@ -113,9 +115,9 @@ final class VarTypesSparkTest {
   }
 
   /** Cosine similarity over the elements both arrays hold (nulls skipped); 0 when either has no norm. */
-  public static final class Cosine implements UDF2<scala.collection.Seq<Float>, scala.collection.Seq<Float>, Float>, GpuUdf {
+  public static final class Cosine implements UDF2<Seq<Float>, Seq<Float>, Float>, GpuUdf {
     @Override
-    public Float call(scala.collection.Seq<Float> x, scala.collection.Seq<Float> y) {
+    public Float call(Seq<Float> x, Seq<Float> y) {
       if (x == null || y == null) {
         return null;
       }
@@ -156,9 +158,9 @@ final class VarTypesSparkTest {
   }
 
   /** The sum of an array<int>'s elements as a bigint, nulls skipped. */
-  public static final class ArraySum implements UDF1<scala.collection.Seq<Integer>, Long>, GpuUdf {
+  public static final class ArraySum implements UDF1<Seq<Integer>, Long>, GpuUdf {
     @Override
-    public Long call(scala.collection.Seq<Integer> v) {
+    public Long call(Seq<Integer> v) {
       if (v == null) {
         return null;
       }
@@ -222,8 +224,8 @@ final class VarTypesSparkTest {
         "cosine(emb, cast(array(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) AS array<float>)) AS c"};
     // the constant is computed below the node, row by row: RowToColumnar's 300-row batches are coalesced
     // (arrays staged by BatchCoalescer); strict verify: every row against call() inside the GPU run too
-    String[] conf = {"spark.sql.inMemoryColumnarStorage.batchSize", "300", VkConf.METRICS_LEVEL, "debug",
-        VkConf.VERIFY, "strict", VkConf.VERIFY_SAMPLE_RATE, "1"};
+    String[] conf = {"spark.sql.inMemoryColumnarStorage.batchSize", "300", Settings.METRICS_LEVEL.key(), "debug",
+        Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1"};
     for (int k = 0; k < conf.length; k += 2) {
       spark().conf().set(conf[k], conf[k + 1]);
     }
@@ -235,7 +237,7 @@ final class VarTypesSparkTest {
       assertGpuEqualsCpu(() -> select(cols));
       rows = gpu.collectAsList();
       assertAllRowsOnGpu(gpu);
-      java.util.Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
+      Map<String, Long> m = metrics(gpuNodes(gpu).get(0));
       assertEquals(6000L, m.get("gpuRows"), m.toString());
       assertTrue(m.get("gpuDispatches") < m.get("inputBatches"), "300-row batches coalesced: " + m);
       assertTrue(m.get("inputBatches") >= 20, "6,000 rows in batches of 300: " + m);

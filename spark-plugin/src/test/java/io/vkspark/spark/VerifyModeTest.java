@@ -1,17 +1,21 @@
 package io.vkspark.spark;
 
+import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.plan.ConditionalGuardTest;
 
 import io.vkspark.spark.api.GpuFunction;
-import io.vkspark.spark.conf.VkConf;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.plan.VkExplain;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -51,9 +55,9 @@ final class VerifyModeTest {
 
   @Test
   void sample_countsMismatches_andReturnsTheGpuValues() {
-    spark().conf().set(VkConf.VERIFY, "sample");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.01");
-    spark().conf().set(io.vkspark.spark.conf.Settings.VERIFY_BUDGET.key(), "1"); // the whole sample, to count it
+    spark().conf().set(Settings.VERIFY.key(), "sample");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.01");
+    spark().conf().set(Settings.VERIFY_BUDGET.key(), "1"); // the whole sample, to count it
     Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
     List<Row> rows = df.collectAsList();
     List<Row> expected = table().selectExpr("id", "IF(i > 100, i + 1, i) AS r").collectAsList();
@@ -73,16 +77,16 @@ final class VerifyModeTest {
    */
   @Test
   void sample_underAFusedAggregate_stillReducesOnTheGpu_andCatchesAWrongKernel() {
-    spark().conf().set(VkConf.VERIFY, "sample");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.05");
+    spark().conf().set(Settings.VERIFY.key(), "sample");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.05");
     Dataset<Row> df = table().selectExpr("sum(off_by_one_d(a)) AS s", "count(off_by_one_d(a)) AS n");
     Row got = df.collectAsList().get(0);
     Row want = table().selectExpr("sum(IF(a > 100, a + 1, a))", "count(a)").collectAsList().get(0);
     assertEquals(want.getLong(1), got.getLong(1));
     assertEquals(want.getDouble(0), got.getDouble(0), 1e-9 * Math.abs(want.getDouble(0)), "the GPU's values, as verify=sample returns them");
     long[] reduced = new long[1];
-    io.vkspark.spark.plan.VkExplain.visit(df.queryExecution().executedPlan(), p -> {
-      if (p instanceof io.vkspark.spark.agg.VkGpuAggregateExec g) {
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
         reduced[0] += g.metricsMap().get("gpuReducedRows").value();
       }
     });
@@ -95,7 +99,7 @@ final class VerifyModeTest {
 
   @Test
   void strict_failsNamingTheUdfTheRowAndBothValues() {
-    spark().conf().set(VkConf.VERIFY, "strict");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
     Throwable e = assertThrows(Throwable.class, () -> table().selectExpr("id", "off_by_one(i) AS r").collectAsList());
     GpuException g = cause(e);
     assertEquals(GpuException.Code.VERIFY, g.code(), g.getMessage());
@@ -117,8 +121,8 @@ final class VerifyModeTest {
 
   @Test
   void correctUdfs_noMismatches_rowsChecked() {
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "0.05");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.05");
     Supplier<Dataset<Row>> q = () -> table().selectExpr("id", "int_poly(i, j) AS p", "hypot_gpu(a, b) AS h",
         "float_saxpy(f, g) AS s", "long_mix(l, m) AS x", "is_positive(a) AS y", "add_days(d, j) AS z");
     Dataset<Row> df = q.get();
@@ -132,13 +136,13 @@ final class VerifyModeTest {
   @Test
   void strict_respectsGuards_neverRunsASkippedBranch() throws Exception {
     ConditionalGuardTest.table(); // x, y: y is 0 where id % 7 = 3, null where id % 11 = 0
-    spark().conf().set(VkConf.VERIFY, "strict");
-    spark().conf().set(VkConf.VERIFY_SAMPLE_RATE, "1");
+    spark().conf().set(Settings.VERIFY.key(), "strict");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "1");
     Supplier<Dataset<Row>> q = () -> ConditionalGuardTest.t().selectExpr("id",
         "CASE WHEN y <> 0 THEN safe_div(x, y) ELSE -1 END AS r");
     Dataset<Row> df = q.get();
     df.collectAsList();
-    long taken = java.util.stream.LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
+    long taken = LongStream.range(0, 20_000).filter(id -> id % 11 != 0 && id % 7 != 3).count();
     assertEquals(taken, metric(df, "verifyRows"), "every row whose branch is taken, and only those");
     assertEquals(0L, metric(df, "verifyMismatches"));
     assertGpuEqualsCpu(q);
@@ -158,21 +162,21 @@ final class VerifyModeTest {
       long t0 = System.nanoTime();
       q.get().collectAsList();
       off += System.nanoTime() - t0;
-      spark().conf().set(VkConf.VERIFY, "sample");
+      spark().conf().set(Settings.VERIFY.key(), "sample");
       t0 = System.nanoTime();
       Dataset<Row> df = q.get();
       df.collectAsList();
       on += System.nanoTime() - t0;
-      spark().conf().unset(VkConf.VERIFY);
+      spark().conf().unset(Settings.VERIFY.key());
       verifyNs += metric(df, "verifyTime");
       assertTrue(metric(df, "verifyRows") >= 2, "verify rows: " + metric(df, "verifyRows")); // within verify.budget
     }
     System.out.printf("vkspark verify cost: 2M rows x 2 UDFs, off %.0f ms, sample@%s %.0f ms per query (%+.1f%%); "
             + "verifier's own time %.1f ms per query%n",
-        off / 3e6, VkConf.DEFAULT_VERIFY_SAMPLE_RATE, on / 3e6, 100.0 * (on - off) / off, verifyNs / 3e6);
+        off / 3e6, Settings.VERIFY_SAMPLE_RATE.defaultValue(), on / 3e6, 100.0 * (on - off) / off, verifyNs / 3e6);
   }
 
   private static List<Row> sortById(List<Row> rows) {
-    return rows.stream().sorted(java.util.Comparator.comparingLong((Row r) -> r.getLong(0))).toList();
+    return rows.stream().sorted(Comparator.comparingLong((Row r) -> r.getLong(0))).toList();
   }
 }

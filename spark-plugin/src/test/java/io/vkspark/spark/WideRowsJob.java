@@ -1,12 +1,13 @@
 package io.vkspark.spark;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.conf.Settings;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -71,11 +72,11 @@ public final class WideRowsJob {
       for (int run = 1; run <= 2; run++) {
         report(spark, "wide" + run, wide);
       }
-      spark.conf().set(VkConf.FALLBACK, "false");
+      spark.conf().set(Settings.FALLBACK.key(), "false");
       for (int run = 1; run <= 2; run++) {
         report(spark, "strict" + run, wide);
       }
-      spark.conf().set(VkConf.ENABLED, "false");
+      spark.conf().set(Settings.ENABLED.key(), "false");
       report(spark, "narrowSpark", narrow);
       report(spark, "wideSpark", wide);
     } finally {
@@ -98,7 +99,7 @@ public final class WideRowsJob {
     try {
       GpuUdfs.register(spark, "slen", new Slen());
       for (int run = 1; run <= 6; run++) {
-        spark.conf().set(VkConf.ENABLED, String.valueOf(run <= 3));
+        spark.conf().set(Settings.ENABLED.key(), String.valueOf(run <= 3));
         report(spark, "folded" + run, FOLDED);
       }
     } finally {
@@ -133,7 +134,7 @@ public final class WideRowsJob {
       // Spark's wrapping names task and stage ids, which differ from run to run: the vkspark error alone
       out = "error " + e;
       for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
-        if (c instanceof io.vkspark.gpu.GpuException g) {
+        if (c instanceof GpuException g) {
           out = "error " + g.code() + " " + g.getMessage().replace('\n', ' ');
           break;
         }

@@ -1,10 +1,10 @@
 package io.vkspark.spark;
 
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
+import io.vkspark.spark.conf.Settings;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -48,7 +48,7 @@ final class WideRowsSparkTest {
     assertEquals(narrowRows + off, r.get("narrowSpark"), tail);
     assertEquals(wideRows + off, r.get("wideSpark"), tail);
     // 10 MiB rows: every row on the GPU, in batches of at most 128 MiB (12 rows), not one batch
-    int perBatch = (int) (VkConf.DEFAULT_BATCH_BYTES / (WideRowsJob.WIDTH + 64));
+    int perBatch = (int) (Settings.BATCH_BYTES.defaultValue() / (WideRowsJob.WIDTH + 64));
     int batches = (WideRowsJob.ROWS + perBatch - 1) / perBatch;
     String narrow = narrowRows + " gpuRows=" + WideRowsJob.ROWS + " cpuRows=0 batches=" + batches + " wideRows=0";
     assertEquals(narrow, r.get("narrow1"), tail);
@@ -110,7 +110,7 @@ final class WideRowsSparkTest {
   void batchBytes_perSession_splitsByMeasuredBytes_widerRowOnCpuOrSize() {
     SparkSession s = TestSpark.spark();
     GpuUdfs.register(s, "slen", new WideRowsJob.Slen());
-    s.conf().set(VkConf.BATCH_BYTES, "1m");
+    s.conf().set(Settings.BATCH_BYTES.key(), "1m");
     try {
       String narrow = WideRowsJob.query(40, 100_000);
       List<List<Row>> both = TestSpark.gpuAndCpu(() -> s.sql(narrow));
@@ -137,7 +137,7 @@ final class WideRowsSparkTest {
           && m.contains("Fix: set spark.vkspark.fallback=true"), m);
       TestSpark.assertGpuEqualsCpu(() -> s.sql(narrow));
     } finally {
-      s.conf().unset(VkConf.BATCH_BYTES);
+      s.conf().unset(Settings.BATCH_BYTES.key());
     }
   }
 

@@ -1,8 +1,8 @@
 package io.vkspark.examples.bench;
 
 import io.vkspark.examples.SparkJobs;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.cache.VkCacheSerializer;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -71,7 +71,7 @@ public final class CacheBench {
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
         .config("spark.sql.inMemoryColumnarStorage.batchSize", cacheBatch)
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
-        .config(VkConf.METRICS_LEVEL, "debug")
+        .config(Settings.METRICS_LEVEL.key(), "debug")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
@@ -116,7 +116,7 @@ public final class CacheBench {
       List<Variant> variants = List.of(
           new Variant("spark_cache", tables.get(DEFAULT), Map.of()),
           // vkspark's cache as CPU queries read it before ReadCacheColumns: rows built from the cached batches
-          new Variant("vk_cache_rows", tables.get(VK), Map.of(VkCacheSerializer.COLUMNAR_OUTPUT, "false")),
+          new Variant("vk_cache_rows", tables.get(VK), Map.of(Settings.CACHE_COLUMNAR_OUTPUT.key(), "false")),
           new Variant("vk_cache", tables.get(VK), Map.of()));
       for (String q : queries) {
         compare(spark, q, variants, runs, warmup);

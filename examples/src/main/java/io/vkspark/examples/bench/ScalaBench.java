@@ -3,7 +3,7 @@ package io.vkspark.examples.bench;
 import io.vkspark.examples.SparkJobs;
 import io.vkspark.examples.plain.BlackScholesJava;
 import io.vkspark.examples.plain.BlackScholesScala;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -49,9 +49,9 @@ public final class ScalaBench {
         .appName("vkspark ScalaBench")
         .master("local[" + cores + "]")
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
-        .config(VkConf.CONCURRENT_GPU_TASKS, a.getOrDefault("concurrent", String.valueOf(cores)))
-        .config(VkConf.BATCH_ROWS, a.getOrDefault("batch-rows", String.valueOf(VkConf.DEFAULT_BATCH_ROWS)))
-        .config(VkConf.METRICS_LEVEL, "debug")
+        .config(Settings.CONCURRENT_GPU_TASKS.key(), a.getOrDefault("concurrent", String.valueOf(cores)))
+        .config(Settings.BATCH_ROWS.key(), a.getOrDefault("batch-rows", String.valueOf(Settings.BATCH_ROWS.defaultValue())))
+        .config(Settings.METRICS_LEVEL.key(), "debug")
         .config("spark.sql.inMemoryColumnarStorage.batchSize", cacheBatch)
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
         .config("spark.ui.enabled", "false")

@@ -95,9 +95,9 @@ public final class SparkBench {
         .appName("vkspark SparkBench")
         .master(a.getOrDefault("master", "local[" + cores + "]"))
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
-        .config(VkConf.CONCURRENT_GPU_TASKS, a.getOrDefault("concurrent", String.valueOf(cores)))
-        .config(VkConf.METRICS_LEVEL, "debug")
-        .config(VkConf.BATCH_ROWS, a.getOrDefault("batch-rows", String.valueOf(VkConf.DEFAULT_BATCH_ROWS)))
+        .config(Settings.CONCURRENT_GPU_TASKS.key(), a.getOrDefault("concurrent", String.valueOf(cores)))
+        .config(Settings.METRICS_LEVEL.key(), "debug")
+        .config(Settings.BATCH_ROWS.key(), a.getOrDefault("batch-rows", String.valueOf(Settings.BATCH_ROWS.defaultValue())))
         .config("spark.sql.inMemoryColumnarStorage.batchSize", cacheBatch)
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
         .config("spark.ui.enabled", "false")
@@ -347,7 +347,7 @@ public final class SparkBench {
             new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), UNFUSED)));
         if (small) {
           v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"),
-              Map.of(VkConf.COALESCE, "false", FUSE_AGGREGATES, "false")));
+              Map.of(Settings.COALESCE.key(), "false", FUSE_AGGREGATES, "false")));
         }
         // Whole-stage code generation on (Spark's default) and off: the faster one is Spark's best.
         v.add(new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")));
@@ -360,7 +360,8 @@ public final class SparkBench {
         String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
         List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu), UNFUSED)));
         if (small) {
-          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu), Map.of(VkConf.COALESCE, "false", FUSE_AGGREGATES, "false")));
+          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu),
+              Map.of(Settings.COALESCE.key(), "false", FUSE_AGGREGATES, "false")));
         }
         if (ivSql) {
           // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.

@@ -25,6 +25,9 @@ import org.apache.spark.sql.internal.SQLConf;
  * {@code SELECT id % B AS bucket, sum(black_scholes(s, k, t, r + 0.01 i, v * (1 + 0.05 i))) FROM t
  * GROUP BY id % B} ({@code B = --buckets}; the key computed per row, on the device when the query runs
  * there; {@code --key column} groups by the cached column {@code bucket = CAST(id % B AS INT)} instead);
+ * {@code --filter on} adds {@code WHERE t > 0.5D AND v < 0.4D} to every Black-Scholes query (about 43% of
+ * the options kept; issue 35: over vkspark's cache the fused aggregate evaluates it on the device, the
+ * host reads no filtered column; {@code --filter} with any other value uses it as the condition);
  * the implied-volatility sweep ({@code --iv-queries}, ungrouped) solves {@code implied_volatility(price * (1 + 0.01 j), s, k, t, r + 0.005 j)} and sums it (NaN as
  * 0, counted apart). Each sweep runs as
  * <ul>
@@ -59,6 +62,7 @@ import org.apache.spark.sql.internal.SQLConf;
  *            [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] [--variants vk_device,vk_host,spark_cache,spark_sql]
  *            [--device-conf true|false] [--device-memory SIZE] [--fuse unset|true|false] [--key computed|column]
  *            [--placement adaptive|gpu] [--cache-batch R] [--partitions P] [--concurrent C] [--master M] [--out FILE]
+ *            [--filter none|on|CONDITION]
  * </pre>
  */
 public final class SweepBench {
@@ -74,12 +78,12 @@ public final class SweepBench {
 
   private static final Set<String> FLAGS = Set.of("rows", "runs", "queries", "buckets", "sweeps", "iv-rows", "iv-queries",
       "iv-runs", "iv-sql", "iv-sql-queries", "variants", "device-conf", "device-memory", "fuse", "cache-batch",
-      "partitions", "concurrent", "master", "out", "key", "placement");
+      "partitions", "concurrent", "master", "out", "key", "placement", "filter");
   private static final String USAGE = "SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] "
       + "[--iv-rows N] [--iv-queries Q] [--iv-runs K] [--iv-sql true|false] [--iv-sql-queries Q] "
       + "[--variants " + String.join(",", ALL_VARIANTS) + "] [--device-conf true|false] [--device-memory SIZE] "
       + "[--fuse unset|true|false] [--key computed|column] [--placement adaptive|gpu] [--cache-batch R] [--partitions P]"
-      + " [--concurrent C] [--master M] [--out FILE]";
+      + " [--concurrent C] [--master M] [--out FILE] [--filter none|on|CONDITION]";
 
   /** Rows a slow form run once warms up on. */
   static final int WARMUP_ROWS = 10_000;
@@ -114,11 +118,15 @@ public final class SweepBench {
     return String.format(Locale.ROOT, "%.6fD", x);
   }
 
+  /** {@code --filter on}'s condition: keeps about 43% of the options ({@code t} in [0, 2], {@code v} in [0.08, 0.63]). */
+  static final String DEFAULT_FILTER = "t > 0.5D AND v < 0.4D";
+
   /**
    * @param key the grouping key: {@code id % B}, computed per row (issue 35: on the device), or the
    *     cached column {@code bucket} (issue 25's form)
+   * @param where the options each query prices ({@code --filter}), null for all
    */
-  record BlackScholesSweep(int queries, String key) implements Sweep {
+  record BlackScholesSweep(int queries, String key, String where) implements Sweep {
     public String name() {
       return "black_scholes";
     }
@@ -129,11 +137,12 @@ public final class SweepBench {
 
     public Dataset<Row> gpu(SparkSession spark, String table, int i) {
       return spark.sql("SELECT " + key + " AS bucket, sum(black_scholes(s, k, t, r + " + lit(0.01 * i) + ", v * "
-          + lit(1 + 0.05 * i) + ")) AS bs FROM " + table + " GROUP BY " + key);
+          + lit(1 + 0.05 * i) + ")) AS bs FROM " + table + (where == null ? "" : " WHERE " + where) + " GROUP BY " + key);
     }
 
     public Dataset<Row> sql(SparkSession spark, String table, int i) {
-      Dataset<Row> in = spark.table(table).selectExpr(key + " AS bucket", "s", "k", "t", "r + " + lit(0.01 * i) + " AS r",
+      Dataset<Row> rows = where == null ? spark.table(table) : spark.table(table).where(where);
+      Dataset<Row> in = rows.selectExpr(key + " AS bucket", "s", "k", "t", "r + " + lit(0.01 * i) + " AS r",
           "v * " + lit(1 + 0.05 * i) + " AS v");
       return BlackScholesSql.with(in, "bucket").groupBy("bucket").agg(org.apache.spark.sql.functions.sum("bs").as("bs"));
     }
@@ -225,6 +234,9 @@ public final class SweepBench {
       common.put("placement", a.getOrDefault("placement", "default"));
       String key = keyForm.equals("computed") ? "id % " + buckets : "bucket";
       common.put("key", key);
+      String filter = a.getOrDefault("filter", "none");
+      String where = filter.equals("none") ? null : filter.equals("on") ? DEFAULT_FILTER : filter;
+      common.put("filter", where == null ? "none" : where);
       common.put("device", SparkBench.deviceName());
       // each store's tables, built once: the main table, and the implied-volatility one when it has fewer rows
       Map<String, String> mainTables = new LinkedHashMap<>();
@@ -255,7 +267,7 @@ public final class SweepBench {
       common.put("floor_s", floors);
       common.put("floor_device_path_s", deviceFloors);
       if (sweeps.contains("bs")) {
-        sweep(spark, json, new BlackScholesSweep(queries, key), variants, mainTables, rows, runs, queries, common);
+        sweep(spark, json, new BlackScholesSweep(queries, key, where), variants, mainTables, rows, runs, queries, common);
       }
       if (sweeps.contains("iv")) {
         sweep(spark, json, new ImpliedVolatilitySweep(ivQueries), variants, ivTables, ivRows, ivRuns, ivSqlQueries,
@@ -288,8 +300,8 @@ public final class SweepBench {
         .appName("vkspark SweepBench")
         .master(a.getOrDefault("master", "local[" + cores + "]"))
         .config("spark.plugins", "io.vkspark.spark.VkSparkPlugin")
-        .config(VkConf.CONCURRENT_GPU_TASKS, a.getOrDefault("concurrent", String.valueOf(cores)))
-        .config(VkConf.METRICS_LEVEL, "debug")
+        .config(Settings.CONCURRENT_GPU_TASKS.key(), a.getOrDefault("concurrent", String.valueOf(cores)))
+        .config(Settings.METRICS_LEVEL.key(), "debug")
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config(CACHE_DEVICE, a.getOrDefault("device-conf", "true"))
         .config("spark.sql.inMemoryColumnarStorage.batchSize", a.getOrDefault("cache-batch", "1000000"))

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.conf.Settings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,8 +38,8 @@ class SteadyBenchTest {
     spark.read().parquet(files.toString()).createOrReplaceTempView("steady_pq");
     // Small batches, one GPU dispatch each: about 80 per run.
     spark.conf().set("spark.sql.parquet.columnarReaderBatchSize", "256");
-    spark.conf().set(VkConf.COALESCE, "false");
-    spark.conf().set(VkConf.METRICS_LEVEL, "debug");
+    spark.conf().set(Settings.COALESCE.key(), "false");
+    spark.conf().set(Settings.METRICS_LEVEL.key(), "debug");
     List<SparkBench.Result> results = new ArrayList<>();
     List<String> lines;
     try {
@@ -49,7 +49,8 @@ class SteadyBenchTest {
           new SparkBench.Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM steady_pq"))),
           3, "\"rows\": " + rows + ", \"source\": \"parquet\"", 1e-9, results);
     } finally {
-      for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", VkConf.COALESCE, VkConf.METRICS_LEVEL)) {
+      for (String k : List.of("spark.sql.parquet.columnarReaderBatchSize", Settings.COALESCE.key(),
+          Settings.METRICS_LEVEL.key())) {
         spark.conf().unset(k);
       }
     }

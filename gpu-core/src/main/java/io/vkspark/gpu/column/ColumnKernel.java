@@ -15,6 +15,7 @@ import io.vkspark.gpu.internal.SpirvModule;
 import io.vkspark.gpu.internal.SpirvSeal;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.Serializable;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -46,11 +48,11 @@ import org.slf4j.LoggerFactory;
  * independent: the workgroup size is a specialization constant chosen per device. Immutable and
  * thread-safe.
  */
-public final class ColumnKernel implements java.io.Serializable {
+public final class ColumnKernel implements Serializable {
   private static final long serialVersionUID = 3L;
   private static final Logger LOG = LoggerFactory.getLogger(ColumnKernel.class);
   /** Kernels whose semantics warnings were logged in this JVM: each is logged once. */
-  private static final java.util.Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
   /** Binding of the parameter buffer: {@code uint rows} at byte 0, the group counts at byte 16. */
   public static final int PARAMS_BINDING = 0;
   /** Byte offset of the {@code VkDispatchIndirectCommand} in the parameter buffer. */

@@ -2,6 +2,8 @@ package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import java.io.Serializable;
+import java.math.BigDecimal;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -18,7 +20,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
  * @param precision digits in all, 1 to {@value #MAX_PRECISION}
  * @param scale digits after the point, 0 to {@code precision}
  */
-public record DecimalSpec(int precision, int scale) implements java.io.Serializable {
+public record DecimalSpec(int precision, int scale) implements Serializable {
   /** Most digits a GPU decimal has: every unscaled value fits an {@code int64_t}. */
   public static final int MAX_PRECISION = 18;
   /** Spark's {@code decimal} without parameters. */
@@ -83,8 +85,8 @@ public record DecimalSpec(int precision, int scale) implements java.io.Serializa
   }
 
   /** The value of {@code unscaled} at this scale, for messages. */
-  public java.math.BigDecimal value(long unscaled) {
-    return java.math.BigDecimal.valueOf(unscaled, scale);
+  public BigDecimal value(long unscaled) {
+    return BigDecimal.valueOf(unscaled, scale);
   }
 
   @Override

@@ -2,12 +2,16 @@ package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 
 /**
  * The typed signature of a GPU UDF: its name, named arguments and result type. Argument names
@@ -23,9 +27,9 @@ import java.util.stream.Collectors;
  * decimal result), so these names cannot be argument names.
  */
 public record KernelSignature(String name, List<Arg> args, SqlType result, DecimalSpec resultDecimal)
-    implements java.io.Serializable {
+    implements Serializable {
   /** One argument: the name the body uses, its type, and for a decimal its precision and scale (else null). */
-  public record Arg(String name, SqlType type, DecimalSpec decimal) implements java.io.Serializable {
+  public record Arg(String name, SqlType type, DecimalSpec decimal) implements Serializable {
     public Arg {
       Objects.requireNonNull(type, "type");
       requireDecimal("argument '" + name + "'", type, decimal);
@@ -42,7 +46,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result, Decim
     }
 
     /** The Arrow type of this argument's column. */
-    public org.apache.arrow.vector.types.pojo.ArrowType arrowType() {
+    public ArrowType arrowType() {
       return decimal == null ? type.arrowType() : decimal.arrowType();
     }
   }
@@ -79,7 +83,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result, Decim
     }
     Objects.requireNonNull(result, "result type of GPU UDF '" + name + "'");
     requireDecimal("the result of GPU UDF '" + name + "'", result, resultDecimal);
-    args = java.util.Collections.unmodifiableList(new java.util.ArrayList<>(args));
+    args = Collections.unmodifiableList(new ArrayList<>(args));
     if (args.size() > MAX_ARGS) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + name + "' has " + args.size() + " arguments.",
           "use at most " + MAX_ARGS + ".");
@@ -131,7 +135,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result, Decim
   }
 
   /** The Arrow type of the result column. */
-  public org.apache.arrow.vector.types.pojo.ArrowType resultArrowType() {
+  public ArrowType resultArrowType() {
     return resultDecimal == null ? result.arrowType() : resultDecimal.arrowType();
   }
 
@@ -141,7 +145,7 @@ public record KernelSignature(String name, List<Arg> args, SqlType result, Decim
    * decimal result, as GLSL declarations.
    */
   List<String> decimalConstants() {
-    List<String> out = new java.util.ArrayList<>();
+    List<String> out = new ArrayList<>();
     for (Arg a : args) {
       if (a.decimal() != null) {
         out.add("const int " + a.name() + "_scale = " + a.decimal().scale() + ";");

@@ -2,6 +2,7 @@ package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import java.io.Serializable;
 import java.util.List;
 import java.util.Objects;
 
@@ -29,7 +30,7 @@ import java.util.Objects;
  * computes from its column ({@code r + 0.01}); the literal values are not part of the spec.
  */
 public record KernelSpec(KernelSignature signature, String body, String functions, List<ArgOps> argOps)
-    implements java.io.Serializable {
+    implements Serializable {
   public KernelSpec {
     Objects.requireNonNull(signature, "signature");
     functions = functions == null ? "" : functions;

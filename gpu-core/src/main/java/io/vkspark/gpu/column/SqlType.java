@@ -1,6 +1,7 @@
 package io.vkspark.gpu.column;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.Sizes;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -124,15 +125,15 @@ public enum SqlType {
       return ((rows + 63) >>> 6) << 3;
     }
     if (isVariableWidth()) { // the offsets: one more than rows
-      return io.vkspark.gpu.Sizes.multiply(rows + 1, 4, "bytes of the offsets of " + rows + " " + sqlName + " values");
+      return Sizes.multiply(rows + 1, 4, "bytes of the offsets of " + rows + " " + sqlName + " values");
     }
-    long bytes = io.vkspark.gpu.Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
+    long bytes = Sizes.multiply(rows, byteWidth, "bytes of " + rows + " " + sqlName + " values");
     return isBytePacked() ? (bytes + 3) & ~3L : bytes;
   }
 
   /** Arrow bytes that hold {@code rows} values (16 a decimal). */
   public long arrowBytesFor(long rows) {
-    return this == DECIMAL ? io.vkspark.gpu.Sizes.multiply(rows, 16, "bytes of " + rows + " decimal values") : bytesFor(rows);
+    return this == DECIMAL ? Sizes.multiply(rows, 16, "bytes of " + rows + " decimal values") : bytesFor(rows);
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.lwjgl.vulkan.VK10.*;
 import static org.lwjgl.vulkan.VK11.VK_ERROR_OUT_OF_POOL_MEMORY;
 
 import io.vkspark.gpu.CacheStats;
+import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -137,7 +138,7 @@ final class DescriptorSetCache {
     try (MemoryStack stack = stackPush()) {
       VkDescriptorSetAllocateInfo ai = VkDescriptorSetAllocateInfo.calloc(stack).sType$Default()
           .descriptorPool(pool).pSetLayouts(stack.longs(layout));
-      java.nio.LongBuffer ps = stack.mallocLong(1);
+      LongBuffer ps = stack.mallocLong(1);
       int r;
       synchronized (device.poolLock) {
         r = vkAllocateDescriptorSets(device.handle, ai, ps);
@@ -159,7 +160,7 @@ final class DescriptorSetCache {
           .flags(VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT)
           .maxSets(SETS_PER_POOL)
           .pPoolSizes(sizes);
-      java.nio.LongBuffer pp = stack.mallocLong(1);
+      LongBuffer pp = stack.mallocLong(1);
       Vk.check(vkCreateDescriptorPool(device.handle, ci, null, pp), "vkCreateDescriptorPool");
       return pp.get(0);
     }

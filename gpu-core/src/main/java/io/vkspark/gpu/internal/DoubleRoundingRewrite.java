@@ -3,6 +3,7 @@ package io.vkspark.gpu.internal;
 import io.vkspark.gpu.internal.SpirvModule.Insn;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -296,7 +297,7 @@ final class DoubleRoundingRewrite {
 
   /** A literal string's words, NUL-terminated. */
   private static int[] words(String s) {
-    byte[] b = Arrays.copyOf(s.getBytes(java.nio.charset.StandardCharsets.UTF_8), s.length() / 4 * 4 + 4);
+    byte[] b = Arrays.copyOf(s.getBytes(StandardCharsets.UTF_8), s.length() / 4 * 4 + 4);
     int[] w = new int[b.length / 4];
     ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().get(w);
     return w;

@@ -5,6 +5,7 @@ import static io.vkspark.gpu.internal.SpirvEmitter.*;
 import io.vkspark.gpu.internal.SpirvModule.Insn;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -247,7 +248,7 @@ final class FlushFreeFloats {
     List<int[]> functions = new ArrayList<>(w.code);
     w.code.clear();
 
-    Set<Integer> replaced = new java.util.HashSet<>();
+    Set<Integer> replaced = new HashSet<>();
     for (Insn in : m.instructions()) {
       if (target(m, f, in)) {
         replaced.add(m.operand(in, 1));

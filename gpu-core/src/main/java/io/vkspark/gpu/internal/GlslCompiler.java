@@ -7,6 +7,7 @@ import io.vkspark.gpu.GpuException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -21,9 +23,21 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.lwjgl.Version;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,7 +105,7 @@ public final class GlslCompiler {
     if (cached != null && Files.isRegularFile(cached)) {
       try {
         byte[] spirv = readEntry(cached, key);
-        io.vkspark.gpu.internal.SpirvModule.parse("cached SPIR-V " + cached.getFileName(), spirv);
+        SpirvModule.parse("cached SPIR-V " + cached.getFileName(), spirv);
         seal.accept(spirv);
         return new CompileResult(Optional.of(spirv), List.of(), "", true);
       } catch (IOException | GpuException e) {
@@ -136,11 +150,11 @@ public final class GlslCompiler {
   static String compilerIdentity() {
     String id = identity;
     if (id == null) {
-      try (org.lwjgl.system.MemoryStack stack = org.lwjgl.system.MemoryStack.stackPush()) {
-        java.nio.IntBuffer version = stack.mallocInt(1);
-        java.nio.IntBuffer revision = stack.mallocInt(1);
+      try (MemoryStack stack = MemoryStack.stackPush()) {
+        IntBuffer version = stack.mallocInt(1);
+        IntBuffer revision = stack.mallocInt(1);
         shaderc_get_spv_version(version, revision);
-        id = "lwjgl " + org.lwjgl.Version.getVersion() + "; shaderc spv " + Integer.toHexString(version.get(0)) + "."
+        id = "lwjgl " + Version.getVersion() + "; shaderc spv " + Integer.toHexString(version.get(0)) + "."
             + revision.get(0) + "; " + SETTINGS;
       }
       identity = id;
@@ -198,10 +212,10 @@ public final class GlslCompiler {
    * waits for one within its own budget, then fails saying so.
    */
   public static final int MAX_IN_FLIGHT = 2;
-  private static final java.util.concurrent.Semaphore IN_FLIGHT = new java.util.concurrent.Semaphore(MAX_IN_FLIGHT);
+  private static final Semaphore IN_FLIGHT = new Semaphore(MAX_IN_FLIGHT);
   /** Daemon threads (shutdown never waits for shaderc), ended after 10 s idle: a deep expression's stack pages go back. */
-  private static final java.util.concurrent.ThreadPoolExecutor COMPILER_THREADS = new java.util.concurrent.ThreadPoolExecutor(
-      MAX_IN_FLIGHT, MAX_IN_FLIGHT, 10, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(),
+  private static final ThreadPoolExecutor COMPILER_THREADS = new ThreadPoolExecutor(
+      MAX_IN_FLIGHT, MAX_IN_FLIGHT, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
       r -> {
         Thread t = new Thread(null, r, "vkspark-shaderc", COMPILER_STACK_BYTES);
         t.setDaemon(true);
@@ -219,13 +233,13 @@ public final class GlslCompiler {
    * (all the compiles of one definition together; zero or negative: no budget). A nested budget
    * cannot extend an outer one. Past the budget a compile fails with TIMEOUT.
    */
-  public static <T> T withBudget(java.time.Duration budget, java.util.function.Supplier<T> work) {
+  public static <T> T withBudget(Duration budget, Supplier<T> work) {
     Long outer = DEADLINE.get();
     if (budget.isZero() || budget.isNegative()) {
       return work.get();
     }
     long now = System.nanoTime();
-    long nanos = budget.compareTo(java.time.Duration.ofDays(365)) > 0 ? java.time.Duration.ofDays(365).toNanos() : budget.toNanos();
+    long nanos = budget.compareTo(Duration.ofDays(365)) > 0 ? Duration.ofDays(365).toNanos() : budget.toNanos();
     long deadline = outer != null && outer - now < nanos ? outer : now + nanos;
     DEADLINE.set(deadline);
     try {
@@ -263,7 +277,7 @@ public final class GlslCompiler {
     long t0 = System.nanoTime();
     try {
       boolean placed = deadline == null ? acquire() : IN_FLIGHT.tryAcquire(Math.max(0, deadline - t0),
-          java.util.concurrent.TimeUnit.NANOSECONDS);
+          TimeUnit.NANOSECONDS);
       if (!placed) {
         throw GpuException.of(GpuException.Code.TIMEOUT, "shader '" + name + "' was not compiled: all " + MAX_IN_FLIGHT
             + " shader compiler threads stayed busy for its whole compile budget, with compiles that may have run past "
@@ -274,8 +288,8 @@ public final class GlslCompiler {
       Thread.currentThread().interrupt();
       throw cancelled(name, e);
     }
-    java.util.concurrent.atomic.AtomicBoolean abandoned = new java.util.concurrent.atomic.AtomicBoolean();
-    java.util.concurrent.Future<CompileResult> f;
+    AtomicBoolean abandoned = new AtomicBoolean();
+    Future<CompileResult> f;
     try {
       f = COMPILER_THREADS.submit(() -> {
         try {
@@ -290,12 +304,12 @@ public final class GlslCompiler {
     }
     try {
       return deadline == null ? f.get() : f.get(Math.max(0, deadline - System.nanoTime()),
-          java.util.concurrent.TimeUnit.NANOSECONDS);
+          TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       abandoned.set(true);
       Thread.currentThread().interrupt();
       throw cancelled(name, e);
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       abandoned.set(true);
       long ms = (System.nanoTime() - t0) / 1_000_000;
       LOG.warn("shader {} did not compile within its budget ({} ms); shaderc runs on in the background", name, ms);
@@ -303,7 +317,7 @@ public final class GlslCompiler {
           + ms + " ms so far; shaderc finishes it in the background, holding one of " + MAX_IN_FLIGHT
           + " compiler threads). Fix: shorten or simplify the definition (long expression chains and deep nesting "
           + "compile slowly), or raise spark.vkspark.compileTimeout.", e);
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
       }
@@ -345,16 +359,16 @@ public final class GlslCompiler {
     }
     long t0 = System.nanoTime();
     // on the heap, not LWJGL's thread stack (64 KiB): a long body would be an OutOfMemoryError there
-    ByteBuffer src = org.lwjgl.system.MemoryUtil.memUTF8(source, false);
-    ByteBuffer file = org.lwjgl.system.MemoryUtil.memUTF8(name);
-    ByteBuffer entry = org.lwjgl.system.MemoryUtil.memUTF8("main");
+    ByteBuffer src = MemoryUtil.memUTF8(source, false);
+    ByteBuffer file = MemoryUtil.memUTF8(name);
+    ByteBuffer entry = MemoryUtil.memUTF8("main");
     long result;
     try {
       result = shaderc_compile_into_spv(shaderc, src, shaderc_glsl_compute_shader, file, entry, options);
     } finally {
-      org.lwjgl.system.MemoryUtil.memFree(src);
-      org.lwjgl.system.MemoryUtil.memFree(file);
-      org.lwjgl.system.MemoryUtil.memFree(entry);
+      MemoryUtil.memFree(src);
+      MemoryUtil.memFree(file);
+      MemoryUtil.memFree(entry);
     }
     if (result == 0) {
       throw GpuException.of(GpuException.Code.COMPILE, "shaderc returned no result for '" + name + "'.",

@@ -5,6 +5,7 @@ import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.Program;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /**
  * The SPIR-V passes every program goes through when it loads on a device, after its seal, so that
@@ -60,7 +61,7 @@ public final class KernelPasses {
      * @param flushes a description of a case the device flushed, empty when it kept every one
      * @throws GpuException INVALID_ARGUMENT for another value
      */
-    public static Float32Mode of(DeviceFeatures f, java.util.function.Supplier<String> flushes) {
+    public static Float32Mode of(DeviceFeatures f, Supplier<String> flushes) {
       String v = System.getProperty(FLOAT32_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
       return switch (v) {
         case "", "auto" -> !f.denormPreserveFloat32() && f.shaderFloat64() && !flushes.get().isEmpty() ? EXACT : NATIVE;

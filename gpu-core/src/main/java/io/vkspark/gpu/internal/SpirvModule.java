@@ -6,7 +6,9 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * A SPIR-V module read word by word, every access bounds-checked: a truncated or garbage module is
@@ -140,7 +142,7 @@ public final class SpirvModule {
   }
 
   /** The module's bytes with the instructions {@code drop} selects left out (the header kept as is). */
-  public byte[] bytesWithout(java.util.function.Predicate<Insn> drop) {
+  public byte[] bytesWithout(Predicate<Insn> drop) {
     ByteBuffer out = ByteBuffer.allocate(words.length * 4).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < 5; i++) {
       out.putInt(words[i]);
@@ -152,6 +154,6 @@ public final class SpirvModule {
         }
       }
     }
-    return java.util.Arrays.copyOf(out.array(), out.position());
+    return Arrays.copyOf(out.array(), out.position());
   }
 }

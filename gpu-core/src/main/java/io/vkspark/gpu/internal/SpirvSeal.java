@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Checks that a SPIR-V module can touch nothing but what its {@link Program} declares, before any
@@ -122,7 +123,7 @@ public final class SpirvSeal {
           int cap = m.operand(in, 0);
           if (!CAPABILITIES.containsKey(cap)) {
             throw refuse(what, "declares SPIR-V capability " + cap + ", which vkspark kernels may not use"
-                + " (allowed: " + String.join(", ", new java.util.TreeSet<>(CAPABILITIES.values())) + ")");
+                + " (allowed: " + String.join(", ", new TreeSet<>(CAPABILITIES.values())) + ")");
           }
         }
         case OP_EXTENSION -> {
@@ -379,7 +380,7 @@ public final class SpirvSeal {
     Map<Integer, Long> size = new HashMap<>();
     Map<Integer, Long> constants = new HashMap<>();
     Map<Integer, Integer> intWidth = new HashMap<>();
-    java.util.Set<Integer> composite = new java.util.HashSet<>(); // array and struct types, and pointers to them
+    Set<Integer> composite = new HashSet<>(); // array and struct types, and pointers to them
     long total = 0;
     for (Insn in : m.instructions()) {
       switch (in.opcode()) {

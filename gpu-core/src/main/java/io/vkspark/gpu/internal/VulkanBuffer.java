@@ -11,6 +11,8 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.Sizes;
 import io.vkspark.gpu.TransferMode;
 import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.lwjgl.PointerBuffer;
@@ -19,6 +21,7 @@ import org.lwjgl.system.MemoryUtil;
 import org.lwjgl.util.vma.VmaAllocationCreateInfo;
 import org.lwjgl.util.vma.VmaAllocationInfo;
 import org.lwjgl.vulkan.VkBufferCreateInfo;
+import org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties;
 
 /**
  * A VMA buffer and, when staged, its host twin. Inputs ask VMA for sequential host writes with
@@ -157,7 +160,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
           aci.memoryTypeBits(mask);
         }
       }
-      java.nio.LongBuffer pb = stack.mallocLong(1);
+      LongBuffer pb = stack.mallocLong(1);
       PointerBuffer pa = stack.mallocPointer(1);
       VmaAllocationInfo ai = VmaAllocationInfo.calloc(stack);
       int r = vmaCreateBuffer(device.allocator, bci, aci, pb, pa, ai);
@@ -186,7 +189,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
     String want = System.getProperty("vkspark.controlMemory", "device");
     int mask = 0;
     try (MemoryStack stack = stackPush()) {
-      org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties mp = org.lwjgl.vulkan.VkPhysicalDeviceMemoryProperties.malloc(stack);
+      VkPhysicalDeviceMemoryProperties mp = VkPhysicalDeviceMemoryProperties.malloc(stack);
       vkGetPhysicalDeviceMemoryProperties(device.handle.getPhysicalDevice(), mp);
       int coherent = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
       for (int t = 0; t < mp.memoryTypeCount(); t++) {
@@ -208,7 +211,7 @@ final class VulkanBuffer implements GpuBuffer, VulkanDevice.Child {
 
   private static int memoryFlags(VulkanDevice device, long allocation) {
     try (MemoryStack stack = stackPush()) {
-      java.nio.IntBuffer flags = stack.mallocInt(1);
+      IntBuffer flags = stack.mallocInt(1);
       vmaGetAllocationMemoryProperties(device.allocator, allocation, flags);
       return flags.get(0);
     }

@@ -21,6 +21,7 @@ import io.vkspark.gpu.PrerecordedDispatch;
 import io.vkspark.gpu.Program;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.LongBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
 import org.lwjgl.system.MemoryUtil;
@@ -44,6 +46,7 @@ import org.lwjgl.vulkan.VkPhysicalDeviceVulkan11Features;
 import org.lwjgl.vulkan.VkPhysicalDeviceVulkan12Features;
 import org.lwjgl.vulkan.VkPipelineCacheCreateInfo;
 import org.lwjgl.vulkan.VkQueue;
+import org.lwjgl.vulkan.VkSubmitInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -137,7 +140,7 @@ public final class VulkanDevice implements GpuDevice {
       Vk.check(vmaCreateAllocator(aci, pp), "vmaCreateAllocator");
       this.allocator = pp.get(0);
 
-      java.nio.LongBuffer pl = stack.mallocLong(1);
+      LongBuffer pl = stack.mallocLong(1);
       VkCommandPoolCreateInfo pci = VkCommandPoolCreateInfo.calloc(stack).sType$Default()
           .queueFamilyIndex(physical.queueFamily());
       Vk.check(vkCreateCommandPool(handle, pci, null, pl), "vkCreateCommandPool");
@@ -197,7 +200,7 @@ public final class VulkanDevice implements GpuDevice {
       if (initial != null) {
         ci.pInitialData(initial);
       }
-      java.nio.LongBuffer pl = stack.mallocLong(1);
+      LongBuffer pl = stack.mallocLong(1);
       int r = vkCreatePipelineCache(handle, ci, null, pl);
       if (r != VK_SUCCESS && initial != null) {
         LOG.warn("the driver refused the pipeline cache {} ({}); starting empty", pipelineCacheFile, Vk.resultName(r));
@@ -243,7 +246,7 @@ public final class VulkanDevice implements GpuDevice {
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /** Runs {@code body} while the device cannot close; fails with CLOSED once it has. */
-  <T> T use(String what, java.util.function.Supplier<T> body) {
+  <T> T use(String what, Supplier<T> body) {
     ReentrantReadWriteLock.ReadLock lock = lifecycle.readLock();
     lock.lock();
     try {
@@ -281,7 +284,7 @@ public final class VulkanDevice implements GpuDevice {
     }
   }
 
-  void submit(org.lwjgl.vulkan.VkSubmitInfo submit, long fence, String what) {
+  void submit(VkSubmitInfo submit, long fence, String what) {
     ensureNotLost("vkQueueSubmit (" + what + ")");
     int r;
     synchronized (queueLock) {

@@ -15,6 +15,8 @@ import io.vkspark.gpu.Program;
 import io.vkspark.gpu.TimedDispatch;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -105,7 +107,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     long queryPool = VK_NULL_HANDLE;
     try (MemoryStack stack = stackPush()) {
       PointerBuffer pp = stack.mallocPointer(1);
-      java.nio.LongBuffer pl = stack.mallocLong(1);
+      LongBuffer pl = stack.mallocLong(1);
       synchronized (device.poolLock) {
         Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
             .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
@@ -293,7 +295,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     try (MemoryStack stack = stackPush()) {
       PointerBuffer pp = stack.mallocPointer(1);
       if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
-        java.nio.LongBuffer pl = stack.mallocLong(1);
+        LongBuffer pl = stack.mallocLong(1);
         Vk.check(vkCreateQueryPool(device.handle, VkQueryPoolCreateInfo.calloc(stack).sType$Default()
             .queryType(VK_QUERY_TYPE_TIMESTAMP).queryCount(2), null, pl), "vkCreateQueryPool");
         copyQueries = pl.get(0);
@@ -347,7 +349,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
 
   @Override
   public TimedDispatch await() {
-    java.time.Duration limit = device.options().fenceTimeout();
+    Duration limit = device.options().fenceTimeout();
     TimedDispatch t = awaitFor(limit);
     if (t == null) {
       throw GpuException.of(Code.TIMEOUT, "'" + name + "' did not finish within " + limit + ".",
@@ -357,7 +359,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   }
 
   @Override
-  public TimedDispatch awaitFor(java.time.Duration limit) {
+  public TimedDispatch awaitFor(Duration limit) {
     long t0 = System.nanoTime();
     long nanos = Math.max(0, limit.toNanos());
     Long[] deviceNs = new Long[1];
@@ -408,7 +410,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   /** Nanoseconds between the two timestamps of {@code pool}. */
   private long elapsedNs(long pool) {
     try (MemoryStack stack = stackPush()) {
-      java.nio.LongBuffer ticks = stack.mallocLong(2);
+      LongBuffer ticks = stack.mallocLong(2);
       int r = vkGetQueryPoolResults(device.handle, pool, 0, 2, ticks, 8,
           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       Vk.check(r, "vkGetQueryPoolResults");

@@ -14,9 +14,12 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
+import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -70,7 +73,7 @@ public final class VulkanInstance implements AutoCloseable {
   public static final String REQUIRED_ENV = "VKSPARK_VALIDATION_REQUIRED";
   private static final int MAX_MESSAGES = 200;
   private static boolean loaded;
-  private static final java.util.Map<Boolean, VulkanInstance> SHARED = new java.util.HashMap<>();
+  private static final Map<Boolean, VulkanInstance> SHARED = new HashMap<>();
   private static final long GRACE_MS = Long.getLong("vkspark.instance.graceMillis", 10_000L);
   /** How long the exit hook waits for devices other shutdown hooks are closing (see {@link #onExit}). */
   private static final long EXIT_WAIT_MS = Long.getLong("vkspark.instance.exitWaitMillis", 7_000L);
@@ -152,7 +155,7 @@ public final class VulkanInstance implements AutoCloseable {
       this.handle = new VkInstance(pp.get(0), ci);
       this.callback = cb;
       if (layer) {
-        java.nio.LongBuffer pm = stack.mallocLong(1);
+        LongBuffer pm = stack.mallocLong(1);
         dci.pNext(0);
         Vk.check(vkCreateDebugUtilsMessengerEXT(handle, dci, null, pm), "vkCreateDebugUtilsMessengerEXT");
         this.messenger = pm.get(0);

@@ -6,8 +6,8 @@ import static org.lwjgl.vulkan.VK10.*;
 import io.vkspark.gpu.BufferDecl;
 import io.vkspark.gpu.BufferRole;
 import io.vkspark.gpu.CacheStats;
-import io.vkspark.gpu.DeviceFeatures;
 import io.vkspark.gpu.DispatchStep;
+import io.vkspark.gpu.DoubleRounding;
 import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
@@ -17,10 +17,11 @@ import io.vkspark.gpu.PrerecordedDispatch;
 import io.vkspark.gpu.Program;
 import io.vkspark.gpu.TimedDispatch;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
 import org.lwjgl.vulkan.VkComputePipelineCreateInfo;
 import org.lwjgl.vulkan.VkDescriptorSetLayoutBinding;
 import org.lwjgl.vulkan.VkDescriptorSetLayoutCreateInfo;
@@ -58,7 +59,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
    * Creates the pipeline from the SPIR-V after {@link KernelPasses} (with {@code rounding} null:
    * exactly as compiled, for the probe).
    */
-  static VulkanKernel create(VulkanDevice device, Program program, io.vkspark.gpu.DoubleRounding rounding) {
+  static VulkanKernel create(VulkanDevice device, Program program, DoubleRounding rounding) {
     byte[] spirv = program.spirvCode().orElseGet(() ->
         GlslCompiler.compileOrThrow(program.name() + ".comp", program.glslSource().orElseThrow(),
             device.options().shaderCacheDir(), code -> SpirvSeal.check(program, code)));
@@ -75,9 +76,9 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
     long module = VK_NULL_HANDLE;
     long[] layouts = new long[0];
     long pipelineLayout = VK_NULL_HANDLE;
-    ByteBuffer code = org.lwjgl.system.MemoryUtil.memAlloc(spirv.length).put(spirv).flip();
+    ByteBuffer code = MemoryUtil.memAlloc(spirv.length).put(spirv).flip();
     try (MemoryStack stack = stackPush()) {
-      java.nio.LongBuffer pl = stack.mallocLong(1);
+      LongBuffer pl = stack.mallocLong(1);
       Vk.check(vkCreateShaderModule(device.handle,
           VkShaderModuleCreateInfo.calloc(stack).sType$Default().pCode(code), null, pl), "vkCreateShaderModule");
       module = pl.get(0);
@@ -120,7 +121,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
       destroyLayouts(device, module, layouts, pipelineLayout);
       throw e;
     } finally {
-      org.lwjgl.system.MemoryUtil.memFree(code);
+      MemoryUtil.memFree(code);
     }
   }
 

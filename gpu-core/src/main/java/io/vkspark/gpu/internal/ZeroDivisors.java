@@ -1,8 +1,12 @@
 package io.vkspark.gpu.internal;
 
 import io.vkspark.gpu.internal.SpirvModule.Insn;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -70,7 +74,7 @@ final class ZeroDivisors {
     for (int zero : zeros.keySet()) {
       infinity.put(zero, next++);
     }
-    java.util.List<int[]> out = new java.util.ArrayList<>();
+    List<int[]> out = new ArrayList<>();
     boolean placed = false;
     for (Insn in : m.instructions()) {
       if (!placed && in.opcode() == SpirvEmitter.OP_FUNCTION) {
@@ -94,9 +98,9 @@ final class ZeroDivisors {
       }
       out.add(w);
     }
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 * (5 + out.stream().mapToInt(a -> a.length).sum()))
-        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    java.nio.ByteBuffer header = java.nio.ByteBuffer.wrap(spirv).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer b = ByteBuffer.allocate(4 * (5 + out.stream().mapToInt(a -> a.length).sum()))
+        .order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer header = ByteBuffer.wrap(spirv).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < 5; i++) {
       b.putInt(i == 3 ? next : header.getInt(4 * i));
     }

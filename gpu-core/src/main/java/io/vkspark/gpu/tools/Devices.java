@@ -1,8 +1,11 @@
 package io.vkspark.gpu.tools;
 
 import io.vkspark.gpu.DeviceInfo;
+import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.vulkan.GpuDevices;
+import java.util.Arrays;
+import java.util.stream.Collectors;
 
 /**
  * Prints the Vulkan devices vkspark can use, one per line (index, name, type, UUID), or why there
@@ -19,13 +22,13 @@ public final class Devices {
 
   public static void main(String[] args) {
     boolean spark = args.length > 0 && args[0].equals("--spark-resources");
-    boolean all = java.util.Arrays.asList(args).contains("--all");
+    boolean all = Arrays.asList(args).contains("--all");
     try {
       var devices = GpuDevices.list();
       if (spark) {
         System.out.println("{\"name\": \"gpu\", \"addresses\": [" + devices.stream()
-            .filter(d -> all || d.type() != io.vkspark.gpu.DeviceType.CPU)
-            .map(d -> "\"" + d.uuid() + "\"").collect(java.util.stream.Collectors.joining(", ")) + "]}");
+            .filter(d -> all || d.type() != DeviceType.CPU)
+            .map(d -> "\"" + d.uuid() + "\"").collect(Collectors.joining(", ")) + "]}");
         return;
       }
       if (devices.isEmpty()) {

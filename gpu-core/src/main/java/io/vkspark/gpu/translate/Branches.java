@@ -71,25 +71,34 @@ final class Branches {
       Expr c = t.temp(JType.Z, condition(j));
       int target = exits.target(j.label);
       t.storeStackFor(target); // both successors start with the same stack
+      t.noteTables(exits.fallthrough());
       t.emit(new Stmt.If(c, List.of(exits.go(target)), List.of(exits.go(exits.fallthrough()))));
       return;
     }
     Expr key = ((Val.Prim) t.force(t.stack.pop())).e();
     List<Stmt.Case> cases = new ArrayList<>();
+    List<Integer> keys = new ArrayList<>();
+    List<LabelNode> labels;
     LabelNode dflt;
-    if (insn instanceof TableSwitchInsnNode t) {
-      for (int i = 0; i < t.labels.size(); i++) {
-        cases.add(new Stmt.Case(t.min + i, List.of(exits.go(exits.target(t.labels.get(i))))));
+    if (insn instanceof TableSwitchInsnNode ts) {
+      for (int i = 0; i < ts.labels.size(); i++) {
+        keys.add(ts.min + i);
       }
-      dflt = t.dflt;
+      labels = ts.labels;
+      dflt = ts.dflt;
     } else {
       LookupSwitchInsnNode l = (LookupSwitchInsnNode) insn;
-      for (int i = 0; i < l.keys.size(); i++) {
-        cases.add(new Stmt.Case(l.keys.get(i), List.of(exits.go(exits.target(l.labels.get(i))))));
-      }
+      keys.addAll(l.keys);
+      labels = l.labels;
       dflt = l.dflt;
     }
+    for (int i = 0; i < keys.size(); i++) {
+      cases.add(new Stmt.Case(keys.get(i), List.of(exits.go(exits.target(labels.get(i))))));
+    }
     t.storeStackFor(exits.target(dflt));
+    for (LabelNode l : labels) {
+      t.noteTables(exits.target(l));
+    }
     t.emit(new Stmt.Switch(key, cases, List.of(exits.go(exits.target(dflt)))));
   }
 

@@ -10,7 +10,7 @@ final class Constants {
   static Expr.Const of(Object c, Type t) {
     return switch (t.getSort()) {
       case Type.BOOLEAN -> Expr.i(c instanceof Boolean b ? (b ? 1 : 0) : ((Number) c).intValue());
-      case Type.CHAR -> Expr.i((Character) c);
+      case Type.CHAR -> Expr.i(c instanceof Character ch ? ch : ((Number) c).intValue());
       case Type.BYTE, Type.SHORT, Type.INT -> Expr.i(((Number) c).intValue());
       case Type.LONG -> Expr.j(((Number) c).longValue());
       case Type.FLOAT -> Expr.f(((Number) c).floatValue());

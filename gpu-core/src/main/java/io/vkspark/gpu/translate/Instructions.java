@@ -35,6 +35,9 @@ final class Instructions {
       return;
     }
     int op = insn.getOpcode();
+    if (fold(op)) {
+      return;
+    }
     switch (op) {
       case Opcodes.NOP -> { }
       case Opcodes.ACONST_NULL -> t.push(new Val.Obj(new ObjType.Box(Type.INT_TYPE), Expr.i(0), Expr.TRUE));
@@ -105,10 +108,22 @@ final class Instructions {
       case Opcodes.IREM, Opcodes.LREM -> integerDivision(op == Opcodes.IREM ? JType.I : JType.J, "jrem");
       case Opcodes.FDIV -> helper2(JType.F, "vkt_fdiv");
       case Opcodes.DDIV -> helper2(JType.D, "vkt_ddiv");
-      case Opcodes.DREM -> helper2(JType.D, "vkt_fmod"); // exact: IEEE fmod, as Java's %
+      case Opcodes.DREM -> {
+        Expr b = t.popPrim();
+        Expr a = t.popPrim();
+        if (a instanceof Expr.Const x && b instanceof Expr.Const y) {
+          t.push(Expr.d((Double) x.value() % (Double) y.value())); // Java's own, now
+        } else {
+          t.push(t.temp(JType.D, t.helper(JType.D, "vkt_fmod", a, b))); // exact: IEEE fmod, as Java's %
+        }
+      }
       case Opcodes.FREM -> { // the remainder of the widened floats is exact, so a float
         Expr b = t.popPrim();
         Expr a = t.popPrim();
+        if (a instanceof Expr.Const x && b instanceof Expr.Const y) {
+          t.push(Expr.f((Float) x.value() % (Float) y.value()));
+          return;
+        }
         t.push(t.temp(JType.F, new Expr.Convert(JType.F, t.helper(JType.D, "vkt_fmod", new Expr.Convert(JType.D, a),
             new Expr.Convert(JType.D, b)))));
       }
@@ -169,6 +184,36 @@ final class Instructions {
       case Opcodes.MONITORENTER, Opcodes.MONITOREXIT -> throw t.refuse("synchronized");
       default -> throw t.refuse("an instruction the translator does not handle");
     }
+  }
+
+  /** Folds instruction {@code op} of constants on the stack into a constant (see {@link Folding}). */
+  private boolean fold(int op) {
+    boolean two = Folding.binary(op);
+    if (!two && !Folding.unary(op)) {
+      return false;
+    }
+    Val top = t.stack.peek();
+    if (!(top instanceof Val.Prim p && p.e() instanceof Expr.Const b)) {
+      return false;
+    }
+    Expr.Const a = null;
+    if (two) {
+      Val top2 = t.stack.size() > 1 ? new java.util.ArrayList<>(t.stack).get(1) : null;
+      if (!(top2 instanceof Val.Prim p2 && p2.e() instanceof Expr.Const c)) {
+        return false;
+      }
+      a = c;
+    }
+    Expr.Const r = two ? Folding.instruction(op, a, b) : Folding.instruction(op, b, null);
+    if (r == null) {
+      return false;
+    }
+    t.stack.pop();
+    if (two) {
+      t.stack.pop();
+    }
+    t.push(r);
+    return true;
   }
 
   private void push(Val... vals) {

@@ -17,25 +17,31 @@ import org.objectweb.asm.tree.ClassNode;
  * Translates the JVM bytecode of a Java UDF's {@code call()} (or of a static method) into a GLSL
  * kernel with Java's results, so that an existing Java UDF runs on the GPU without a line of GLSL.
  *
- * <p>What translates: primitives and their boxes; arithmetic with Java's rules (wrapping,
- * masked shifts, saturating float-to-integer conversions, NaN ordering, division rounded as Java
- * does); {@code Math}/{@code StrictMath} functions with device versions ({@link LibraryCalls});
- * branches, {@code switch}, loops with {@code break}/{@code continue}, early returns; static helper
- * methods of the same class and instance methods on the UDF itself (non-recursive); {@code static
- * final} constants, the UDF object's fields and a lambda's captured values, read now as constants;
- * null checks of boxed arguments and null results. A row whose Java method throws (integer division
- * by zero, {@code *Exact} overflow, an explicit {@code throw}, unboxing a null) or returns null
+ * <p>What translates: primitives and their boxes, {@code LocalDate}, {@code Instant} and
+ * {@code java.sql.Timestamp} ({@link Temporal}); arithmetic with Java's rules (wrapping, masked
+ * shifts, saturating float-to-integer conversions, NaN ordering, division rounded as Java does,
+ * floating-point {@code %} exact); {@code Math}/{@code StrictMath} and box methods with device
+ * versions ({@link LibraryCalls}, {@link MathCalls}, {@link Boxes}, {@link DateCalls}); Scala
+ * closures' runtime calls ({@link ScalaCalls}); branches, {@code switch}, loops with
+ * {@code break}/{@code continue}, early returns; static methods of the UDF's class and of other
+ * classes on its class path, and instance methods on the UDF itself (non-recursive);
+ * {@code static final} constants, the UDF object's fields and a lambda's captured values, read now
+ * as constants, primitive arrays among them as constant tables ({@link ConstTable}); null checks
+ * and null results. A lambda erased to return {@code Object} translates with the box it returns
+ * ({@link Results}). A row whose Java method throws (integer division by zero, {@code *Exact}
+ * overflow, an index out of bounds, an explicit {@code throw}, unboxing a null) or returns null
  * calls {@code jthrow()}, and the caller recomputes its batch with {@code call()}. Strings:
  * {@code String}'s methods, concatenation, {@code StringBuilder}, {@code split} on one char,
  * {@code parseInt}, Scala's {@code StringOps} ({@link StringCalls}), a row whose characters Java's
  * semantics need handed back to {@code call()} alone.
  *
- * <p>What does not: allocation (but a {@code StringBuilder}), regular expressions, other arrays, caught exceptions, calls outside that set,
- * recursion, writes to fields, reads of non-final static fields, {@code synchronized},
- * floating-point {@code %}, {@code Math.hypot}, {@code Math.cbrt}, {@code Math.round},
- * {@code invokedynamic}. The {@link Translation.Refused} reason names the
- * class, the method, the source line and the instruction. Translations are cached per class,
- * method and constants read.
+ * <p>What does not: other allocation (but a {@code StringBuilder}), regular expressions, writes into arrays, caught exceptions, calls
+ * outside that set, recursion, writes to fields, reads of non-final static fields,
+ * {@code synchronized}, {@code java.sql.Date}, {@code invokedynamic}. The
+ * {@link Translation.Refused} reason names the class, the method, the source line and the
+ * instruction. Translations are cached per class, method, constants read and the types the
+ * caller gives. The package Javadoc says how the translation is built and where new value types
+ * and library calls plug in.
  */
 public final class JavaTranslator {
   private static final Map<List<Object>, Translation> CACHE = new ConcurrentHashMap<>();
@@ -248,9 +254,22 @@ public final class JavaTranslator {
       String body = GlslWriter.statement(new Stmt.Return(result == SqlType.BOOLEAN
           ? Expr.bin(Expr.BinOp.NE, value, Expr.i(0)) : value));
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
-      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations());
+      Translation.NullAware nullAware = null;
+      if (strict.contains(false)) { // the same method with its arguments' null flags and a null result
+        MethodTranslator n = new MethodTranslator(unit, main, "vkt_main", true, erased);
+        Fn nullable = n.translate();
+        List<Boolean> flags = new ArrayList<>();
+        for (int i = skip; i < args.length; i++) {
+          flags.add(main.argType(i) != null);
+        }
+        nullAware = new Translation.NullAware(unit.functions(nullable), flags, n.nullOut != null);
+      }
+      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations(),
+          nullAware);
     } catch (Untranslatable e) {
       return new Translation.Refused(source, e.getMessage());
+    } catch (StackOverflowError e) {
+      return new Translation.Refused(source, source + ": its control flow nests too deeply to translate");
     }
   }
 }

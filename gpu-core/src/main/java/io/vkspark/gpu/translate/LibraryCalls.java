@@ -42,6 +42,10 @@ final class LibraryCalls {
     String owner = call.owner;
     String name = call.name;
     String desc = call.desc;
+    Expr.Const folded = Folding.fold(owner, name, desc, a);
+    if (folded != null) {
+      return folded; // Java's own result, computed now
+    }
     if (owner.equals("java/lang/Math") || owner.equals("java/lang/StrictMath")) {
       return math(owner, name, desc, a, e);
     }

@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * GLSL helpers for the {@code Math} methods that need more than one operation, each written to give
  * Java's bits: {@code Math.round} (Java's own integer algorithm), {@code %} on doubles (an exact
- * remainder of the significands, 11 bits a step), and {@code StrictMath.cbrt}/{@code hypot}
+ * remainder of the significands, a bit a step: no 64-bit division, which lavapipe compiles slowly),
+ * and {@code StrictMath.cbrt}/{@code hypot}
  * (fdlibm, as the JDK's {@code FdLibm.Cbrt}/{@code Hypot} compute them: {@code precise} arithmetic,
  * divisions through {@code vkt_ddiv} and {@code sqrt}, which vkspark makes correctly rounded on
  * every device). On Java 17 {@code Math.cbrt} and {@code Math.hypot} are {@code StrictMath}'s;
@@ -38,7 +39,9 @@ final class MathHelpers {
           + " int shift = 149 - ((bits >> 23) & 0xff);"
           + " if ((shift & -32) == 0) { int r = (bits & 0x007fffff) | 0x00800000; if (bits < 0) { r = -r; }"
           + " return ((r >> shift) + 1) >> 1; } return jint(a); }"),
-      // x % y on doubles: the remainder of the significands, exact (IEEE fmod, the sign of x)
+      // x % y on doubles: the remainder of the significands, a bit a step (musl's fmod): exact, with the sign of x
+      Map.entry("vkt_msb64", "int vkt_msb64(uint64_t v) { uint hi = uint(v >> 32); return hi != 0u ? 32 + findMSB(hi)"
+          + " : findMSB(uint(v)); }"),
       Map.entry("vkt_fmod", "double vkt_fmod(double x, double y) { uint64_t ux = vkt_ubits(x); uint64_t uy = vkt_ubits(y);"
           + " uint64_t ax = ux & 0x7ffffffffffffffful; uint64_t ay = uy & 0x7ffffffffffffffful;"
           + " if (ay == 0ul || ay > 0x7ff0000000000000ul || ax >= 0x7ff0000000000000ul) {"
@@ -46,14 +49,15 @@ final class MathHelpers {
           + " if (ax < ay) { return x; }"
           + " uint64_t sx = ux & 0x8000000000000000ul; if (ax == ay) { return vkt_ubitsd(sx); }"
           + " int ex = int(ax >> 52); int ey = int(ay >> 52);"
-          + " uint64_t mx = ex == 0 ? ax : (ax & 0x000ffffffffffffful) | 0x0010000000000000ul; ex = max(ex, 1);"
-          + " uint64_t my = ey == 0 ? ay : (ay & 0x000ffffffffffffful) | 0x0010000000000000ul; ey = max(ey, 1);"
-          + " uint64_t r = mx % my; int d = ex - ey;"
-          + " while (d > 0) { int s = min(d, 11); r = (r << s) % my; d -= s; }"
-          + " if (r == 0ul) { return vkt_ubitsd(sx); }"
-          + " uint hi = uint(r >> 32); int n = hi != 0u ? 32 + findMSB(hi) : findMSB(uint(r));"
-          + " int shift = 52 - n; int e = ey - shift;"
-          + " uint64_t bits = e >= 1 ? ((r << shift) & 0x000ffffffffffffful) | (uint64_t(e) << 52) : r << (ey - 1);"
+          + " uint64_t mx = (ax & 0x000ffffffffffffful) | (ex == 0 ? 0ul : 0x0010000000000000ul);"
+          + " uint64_t my = (ay & 0x000ffffffffffffful) | (ey == 0 ? 0ul : 0x0010000000000000ul);"
+          + " if (ex == 0) { int s = 52 - vkt_msb64(mx); mx <<= s; ex = 1 - s; }"
+          + " if (ey == 0) { int s = 52 - vkt_msb64(my); my <<= s; ey = 1 - s; }"
+          + " for (; ex > ey; ex--) { if (mx >= my) { mx -= my; } if (mx == 0ul) { break; } mx <<= 1; }"
+          + " if (mx >= my) { mx -= my; }"
+          + " if (mx == 0ul) { return vkt_ubitsd(sx); }"
+          + " int s = 52 - vkt_msb64(mx); mx <<= s; ex -= s;"
+          + " uint64_t bits = ex > 0 ? (mx & 0x000ffffffffffffful) | (uint64_t(ex) << 52) : mx >> (1 - ex);"
           + " return vkt_ubitsd(bits | sx); }"),
       // FdLibm.Cbrt.compute
       Map.entry("vkt_cbrt", "double vkt_cbrt(double x) {"
@@ -94,7 +98,7 @@ final class MathHelpers {
   /** Helpers that another helper needs first. */
   static final Map<String, List<String>> NEEDS = Map.of(
       "vkt_round", List.of("vkt_dbits"),
-      "vkt_fmod", List.of("vkt_ubits", "vkt_ubitsd"),
+      "vkt_fmod", List.of("vkt_ubits", "vkt_ubitsd", "vkt_msb64"),
       "vkt_cbrt", List.of("vkt_isnan", "vkt_isinf", "vkt_ddiv", "vkt_hilo"),
       "vkt_hypot", List.of("vkt_isnan", "vkt_isinf", "vkt_hilo"));
 }

@@ -47,6 +47,8 @@ final class MethodTranslator implements LibraryCalls.Code {
   AbstractInsnNode at;
   boolean mayThrow;
   private ControlFlow cfg;
+  /** Constant tables on the stack across a branch, by (first instruction of the block entered, depth). */
+  private final Map<List<Integer>, ConstTable> stackTables = new java.util.HashMap<>();
   /** Whether a box parameter comes with its null flag ({@code p1n}); else it is never null. */
   private final boolean boxNulls;
   /**
@@ -185,7 +187,8 @@ final class MethodTranslator implements LibraryCalls.Code {
     stack.clear();
     Frame<BasicValue> entry = frames[b.first()];
     for (int i = 0; i < entry.getStackSize(); i++) {
-      stack.push(stackVar(i, entry.getStack(i)));
+      ConstTable table = stackTables.get(List.of(b.first(), i));
+      stack.push(table != null ? new Val.Table(table) : stackVar(i, entry.getStack(i)));
     }
     // a block that ends in athrow only builds an exception: the row throws
     AbstractInsnNode last = m.instructions.get(b.last());
@@ -249,6 +252,20 @@ final class MethodTranslator implements LibraryCalls.Code {
     return Val.of(declare("s" + depth + j.name(), j, Var.Kind.STACK).ref());
   }
 
+  /** Notes the constant tables left on the stack for block {@code target} (a second successor of a branch). */
+  void noteTables(int target) {
+    List<Val> vals = new ArrayList<>(stack);
+    Collections.reverse(vals);
+    for (int i = 0; i < vals.size(); i++) {
+      if (vals.get(i) instanceof Val.Table table) {
+        ConstTable before = stackTables.putIfAbsent(List.of(cfg.first(target), i), table.table());
+        if (before != null && !before.equals(table.table())) {
+          throw refuse("two different arrays on the stack across a branch");
+        }
+      }
+    }
+  }
+
   /** Stores what is left on the stack into the entry variables of block {@code target}. */
   void storeStackFor(int target) {
     if (stack.isEmpty()) {
@@ -260,6 +277,13 @@ final class MethodTranslator implements LibraryCalls.Code {
     List<Stmt.Assign> assigns = new ArrayList<>();
     for (int i = 0; i < vals.size(); i++) {
       Val from = force(vals.get(i));
+      if (from instanceof Val.Table table) { // a constant: the same table on every path, no variable
+        ConstTable before = stackTables.putIfAbsent(List.of(cfg.first(target), i), table.table());
+        if (before != null && !before.equals(table.table())) {
+          throw refuse("two different arrays on the stack across a branch");
+        }
+        continue;
+      }
       Val to = stackVar(i, entry.getStack(i));
       if (to instanceof Val.Module) {
         continue;

@@ -31,11 +31,17 @@ public sealed interface Translation extends java.io.Serializable {
    *     every row gives Java's bits
    */
   record Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
-                    List<Boolean> nullStrict, List<String> approximate) implements Translation {
+                    List<Boolean> nullStrict, List<String> approximate, NullAware nullAware) implements Translation {
     public Translated {
       args = List.copyOf(args);
       nullStrict = List.copyOf(nullStrict);
       approximate = List.copyOf(approximate);
+    }
+
+    /** A translation without a {@link NullAware} form. */
+    public Translated(String source, List<SqlType> args, SqlType result, String body, String functions,
+                      List<Boolean> nullStrict, List<String> approximate) {
+      this(source, args, result, body, functions, nullStrict, approximate, null);
     }
 
     /** A translation with no approximate call. */
@@ -66,6 +72,35 @@ public sealed interface Translation extends java.io.Serializable {
     /** The kernel under SQL name {@code name}. */
     public KernelSpec spec(String name) {
       return new KernelSpec(signature(name), body, functions);
+    }
+  }
+
+  /**
+   * The same method computing its null rows too, for a kernel that receives its arguments' nullness
+   * (a UDF that tolerates null arguments: {@code x == null ? 0 : ...}). {@code functions} defines
+   * {@code vkt_main} with, for each argument, its value and, for an object argument (a box, a
+   * date), then a {@code bool} that is true when it is null; and, when the result is an object, a
+   * last {@code out bool} that it sets when the method returns null (a null result, not a
+   * {@code jthrow()}). {@code jthrow()} then marks only the rows whose Java method throws. The body
+   * of the kernel passes the arguments' null flags and turns the out flag into the result's
+   * validity ({@code exampleBody} shows the call, with {@code a0_null} .. as the flags and
+   * {@code r_null} as the result's).
+   *
+   * @param nullable per argument: whether it has a null flag (an object argument)
+   * @param nullResult whether the result has one
+   */
+  record NullAware(String functions, List<Boolean> nullable, boolean nullResult) implements java.io.Serializable {
+    public NullAware {
+      nullable = List.copyOf(nullable);
+    }
+
+    /** The call of {@code vkt_main}: {@code vkt_main(a0, a0_null, a1, r_null)}. */
+    public String exampleBody() {
+      StringBuilder s = new StringBuilder("vkt_main(");
+      for (int i = 0; i < nullable.size(); i++) {
+        s.append(i == 0 ? "" : ", ").append('a').append(i).append(nullable.get(i) ? ", a" + i + "_null" : "");
+      }
+      return s.append(nullResult ? (nullable.isEmpty() ? "" : ", ") + "r_null)" : ")").toString();
     }
   }
 

@@ -267,12 +267,19 @@ final class Unit {
 
   /** The helpers used and every translated function, callees first. */
   String functions() {
+    return functions(null);
+  }
+
+  /** As {@link #functions()}, with {@code main} in place of the main function added last (null: as added). */
+  String functions(Fn main) {
     StringBuilder s = new StringBuilder(strings.declarations());
     for (String h : helpers) {
       s.append(Helpers.text(h)).append('\n');
     }
     tables.forEach(t -> s.append(t.declaration()).append('\n'));
-    functions.forEach(f -> s.append(GlslWriter.function(f)));
+    for (int i = 0; i < functions.size(); i++) {
+      s.append(GlslWriter.function(main != null && i == functions.size() - 1 ? main : functions.get(i)));
+    }
     return s.toString();
   }
 }

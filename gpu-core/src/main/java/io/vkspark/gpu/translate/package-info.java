@@ -25,18 +25,29 @@
  * <h2>Where new features plug in</h2>
  *
  * <ul>
- *   <li><b>A value type</b> (a box, a date, a string): a record implementing {@code ObjType} (its
- *       device representation, {@link io.vkspark.gpu.translate.JType}), its JVM class in
- *       {@code ObjType.of}, its SQL type in {@code JType.sqlType} (for arguments and results), and
- *       how a constant of it is made in {@code Constants}. Locals, stack slots across branches,
- *       null checks and null results then work for it as for boxes.</li>
- *   <li><b>Library methods</b>: static ones in a call family reached from
- *       {@code LibraryCalls.translate} (by owner class; {@code ExactMath} is one), instance
- *       methods on a modelled value in {@code ObjectCalls}. A family returns an {@code Expr} (a
+ *   <li><b>A value type</b> (a box, a date, next a string): a record or enum implementing
+ *       {@code ObjType} (its device representation, a {@link io.vkspark.gpu.translate.JType}, and
+ *       its SQL type for arguments and results; {@code ObjType.Box}, {@code Temporal}), its JVM
+ *       class in {@code ObjType.of}, and how a constant of it is made in {@code Constants}. Locals,
+ *       stack slots across branches, null checks, null results, helper arguments and results then
+ *       work for it as for boxes. A value whose device form is not one primitive (a string's bytes)
+ *       adds a {@code Val} variant instead, as {@code Val.Text} (a string constant, today refused
+ *       where used) and {@code Val.Table} (a constant array) do.</li>
+ *   <li><b>Library methods</b>: static methods over primitives in a family reached from
+ *       {@code LibraryCalls.translate} by owner class ({@code ExactMath}, {@code MathCalls});
+ *       methods of or about modelled values in a family of {@code ObjectCalls} ({@code Boxes},
+ *       {@code DateCalls}, {@code ScalaCalls}). A family returns an {@code Expr} or {@code Val} (a
  *       temporary made through {@code LibraryCalls.Code}), may mark a row as throwing
- *       ({@code Code.throwIf}) or as approximate, and returns null for a method it does not know
- *       (the translator then refuses, naming the call).</li>
- *   <li><b>GLSL helpers</b> the IR calls by name: {@code Helpers} (pasted once when used).</li>
+ *       ({@code Code.throwIf}: it is recomputed with {@code call()}) or a call as approximate, and
+ *       returns null for a method it does not know (the translator then refuses, naming the call).
+ *       Pure calls and instructions of constants are computed on the JVM first ({@code Folding}).</li>
+ *   <li><b>GLSL helpers</b> the IR calls by name: {@code Helpers}, {@code MathHelpers},
+ *       {@code DateHelpers} (pasted once when used, with the helpers they need).</li>
+ *   <li><b>Erased types</b> (a lambda returning {@code Object}, a Scala {@code $adapted} bridge, an
+ *       {@code Option} result): {@code Results}, with the types the caller knows.</li>
+ *   <li><b>Null rows on the device</b>: {@code Translation.NullAware} is the same method taking its
+ *       arguments' null flags and giving its result's; the kernel side that feeds it the validity is
+ *       column code's.</li>
  * </ul>
  *
  * <p>May import: root, column.

@@ -74,6 +74,17 @@ class TranslatedKernelTest {
       return Math.sqrt(Math.abs(x)) + StrictMath.exp(-y * y) + Math.min(x, y);
     }
 
+    /** Tolerates null arguments, and returns null for some non-null ones. */
+    public static Double tolerant(Double x, Integer k) {
+      if (x == null) {
+        return k == null ? -1.0 : k * 2.0;
+      }
+      if (k == null || k == 0) {
+        return null;
+      }
+      return x * k;
+    }
+
     public static long longs(long a, int b) {
       long r = 1;
       do {
@@ -306,6 +317,37 @@ class TranslatedKernelTest {
     Translation.Translated t = translated("boxed");
     List<Object> got = gpu.run(ColumnKernel.compile(t.spec("boxed")), doubles(rnd, 100), doubles(rnd, 100));
     assertEquals(100, got.size());
+  }
+
+  /**
+   * The null-aware form computes the rows with null arguments and null results on the device. The
+   * kernel here makes its own null flags (x below -50 and k below -5 stand for null) and writes a
+   * null result as -12345, so that every row compares with the method called with those nulls.
+   */
+  @Test
+  void nullAware_computesNullArgumentsAndNullResults() throws Exception {
+    Translation.Translated t = translated("tolerant");
+    assertEquals(List.of(false, false), t.nullStrict());
+    Translation.NullAware n = t.nullAware();
+    assertEquals(List.of(true, true), n.nullable());
+    assertTrue(n.nullResult());
+    assertEquals("vkt_main(a0, a0_null, a1, a1_null, r_null)", n.exampleBody());
+    String body = "bool a0_null = a0 < -50.0LF; bool a1_null = a1 < -5; bool r_null = false; double r = "
+        + n.exampleBody() + "; return r_null ? -12345.0LF : r;";
+    ColumnKernel k = ColumnKernel.compile(new KernelSpec(t.signature("tolerant"), body, n.functions()));
+    Random rnd = new Random(9);
+    Object[] x = doubles(rnd, 200);
+    Object[] ks = ints(rnd, 200, false);
+    List<Object> got = gpu.run(k, x, ks);
+    int nulls = 0;
+    for (int i = 0; i < x.length; i++) {
+      double xv = (Double) x[i];
+      int kv = (Integer) ks[i];
+      Double want = Methods.tolerant(xv < -50 ? null : xv, kv < -5 ? null : kv);
+      nulls += want == null || xv < -50 || kv < -5 ? 1 : 0;
+      assertEquals(want == null ? -12345.0 : want, got.get(i), "row " + i + ": " + xv + ", " + kv);
+    }
+    assertTrue(nulls > 20, "null arguments and results seen: " + nulls); // and no RECOMPUTE: nulls are values
   }
 
   @Test

@@ -88,13 +88,15 @@ final class MethodGenerator {
     static final List<String> ALL_FUNCTIONS = List.of("abs", "min", "max", "sqrt", "floor", "ceil", "rint", "signum",
         "exp", "log", "log10", "pow", "sin", "cos", "tan", "atan", "atan2", "sinh", "cosh", "tanh", "hypot",
         "toIntExact", "addExact", "subtractExact", "multiplyExact", "negateExact", "floorDiv", "floorMod",
+        "round", "cbrt", "copySign", "bitCount", "numberOfLeadingZeros", "numberOfTrailingZeros", "compare", "boxes",
+        "tables", "dates",
         "isNaN", "isInfinite", "isFinite", "doubleToRawLongBits", "longBitsToDouble", "floatToRawIntBits",
         "intBitsToFloat");
 
     static Features defaults() {
-      // floating-point % off: JavaTranslator documents that it refuses it (vkspark.translate.floatRemainder=true)
+      // floating-point % is exact on the device (vkspark.translate.floatRemainder=false leaves it out)
       return new Features(new LinkedHashSet<>(ALL_FUNCTIONS), true, true, false, true,
-          Boolean.getBoolean("vkspark.translate.floatRemainder"));
+          !"false".equals(System.getProperty("vkspark.translate.floatRemainder")));
     }
 
     boolean has(String f) {
@@ -108,7 +110,12 @@ final class MethodGenerator {
 
   private static final String[] TRANSCENDENTAL1 = {"exp", "log", "log10", "sin", "cos", "tan", "atan", "sinh", "cosh",
       "tanh"};
-  private static final String[] TRANSCENDENTAL2 = {"pow", "atan2", "hypot"};
+  private static final String[] TRANSCENDENTAL2 = {"pow", "atan2"};
+
+  /** Constant tables every generated class holds (static final arrays read when translating). */
+  static final String TABLES = "  static final int[] TI = {1, 10, 100, 1000, -7, Integer.MIN_VALUE, 65535, 0};\n"
+      + "  static final long[] TJ = {Long.MAX_VALUE, -1L, 1L << 40, 3L, 0L, -99L, 7L, Long.MIN_VALUE};\n"
+      + "  static final double[] TD = {0.5, -0.0, Double.NaN, 1e300, Double.NEGATIVE_INFINITY, 3.25, Double.MIN_VALUE, -1.5};\n";
 
   private final Random r;
   private final Features f;
@@ -157,7 +164,7 @@ final class MethodGenerator {
 
   static String classSource(String pkg, String cls, List<Generated> methods) {
     StringBuilder sb = new StringBuilder("package ").append(pkg).append(";\n\npublic final class ").append(cls)
-        .append(" {\n  private ").append(cls).append("() {}\n");
+        .append(" {\n  private ").append(cls).append("() {}\n").append(TABLES);
     for (Generated g : methods) {
       sb.append('\n').append(g.source());
     }
@@ -213,13 +220,13 @@ final class MethodGenerator {
     returnBoxed = resBoxed;
     sig.append(resBoxed ? res.box : res.java).append(' ').append(name).append('(');
     for (int i = 0; i < np; i++) {
-      P p = anyType();
-      // boxed Integer, Long, Float, Double only, read as (+a): never compared by reference
+      P p = f.has("dates") && r.nextInt(16) == 0 ? P.LOCALDATE : anyType();
+      // boxed Integer, Long, Float, Double only, read as (+a), a.equals(..), Objects.equals: never compared by reference
       boolean b = f.boxed() && p.numeric() && p.rank >= 2 && r.nextInt(8) == 0;
       ps.add(p);
       boxed.add(b);
       sig.append(i > 0 ? ", " : "").append(b ? p.box : p.java).append(" a").append(i);
-      s.vars.add(new Var("a" + i, p, !b && !p.floating(), b));
+      s.vars.add(new Var("a" + i, p, !b && !p.floating() && p != P.LOCALDATE, b));
     }
     sb.append(sig).append(") {\n");
     block(sb, s, 2, 2, 0, false, 1 + r.nextInt(5));
@@ -655,8 +662,10 @@ final class MethodGenerator {
             "subtractExact", "multiplyExact", "negateExact"));
         fs.add(t == P.INT ? "toIntExact" : "doubleToRawLongBits");
         if (t == P.INT) {
-          fs.add("floatToRawIntBits");
+          fs.addAll(List.of("floatToRawIntBits", "bitCount", "numberOfLeadingZeros", "numberOfTrailingZeros", "compare",
+              "boxes", "dates"));
         }
+        fs.addAll(List.of("round", "tables"));
         fs.removeIf(x -> !f.has(x));
         if (fs.isEmpty()) {
           return expr(t, s, d - 1);
@@ -667,10 +676,50 @@ final class MethodGenerator {
           case "toIntExact" -> m + fn + "(" + expr(P.LONG, s, d - 1) + ")";
           case "doubleToRawLongBits" -> rawBits("Double.doubleToRawLongBits", P.DOUBLE, s, d);
           case "floatToRawIntBits" -> rawBits("Float.floatToRawIntBits", P.FLOAT, s, d);
+          case "round" -> t == P.INT ? m + "round((float) " + expr(P.FLOAT, s, d - 1) + ")"
+              : m + "round((double) " + expr(P.DOUBLE, s, d - 1) + ")";
+          case "bitCount", "numberOfLeadingZeros", "numberOfTrailingZeros" -> (r.nextBoolean() ? "Integer." + fn + "("
+              + expr(P.INT, s, d - 1) : "Long." + fn + "(" + expr(P.LONG, s, d - 1)) + ")";
+          case "compare" -> {
+            String c = pick("double", "float", "long", "int");
+            yield Character.toUpperCase(c.charAt(0)) + (c.equals("int") ? "nteger" : c.substring(1)) + ".compare((" + c + ") "
+                + expr(numericType(), s, d - 1) + ", (" + c + ") " + expr(numericType(), s, d - 1) + ")";
+          }
+          case "tables" -> t == P.INT ? "TI[(" + expr(P.INT, s, d - 1) + ") & 7]" : "TJ[(" + expr(P.INT, s, d - 1) + ") & 7]";
+          case "boxes" -> boxed(s, d);
+          case "dates" -> date(s, d);
           default -> m + fn + "(" + expr(t, s, d - 1) + ", " + expr(t, s, d - 1) + ")";
         };
       }
     }
+  }
+
+  /** An int from a boxed parameter: compareTo, hashCode, or a boolean equals as 0 or 1. */
+  private String boxed(Scope s, int d) {
+    List<Var> vs = s.all().stream().filter(Var::boxed).toList();
+    if (vs.isEmpty()) {
+      return expr(P.INT, s, d - 1);
+    }
+    Var v = vs.get(r.nextInt(vs.size()));
+    String other = "(" + v.type().java + ") " + expr(v.type(), s, d - 1);
+    return switch (r.nextInt(4)) {
+      case 0 -> v.name() + ".compareTo(" + other + ")";
+      case 1 -> v.name() + ".hashCode()";
+      case 2 -> "(" + v.name() + ".equals(" + other + ") ? 1 : 0)";
+      default -> "(java.util.Objects.equals(" + v.name() + ", " + other + ") ? 3 : " + v.type().box + ".compare(" + v.name()
+          + ", " + other + "))";
+    };
+  }
+
+  /** An int from a LocalDate parameter: its calendar fields, day of week, epoch day. */
+  private String date(Scope s, int d) {
+    List<Var> vs = s.all().stream().filter(v -> v.type() == P.LOCALDATE).toList();
+    if (vs.isEmpty()) {
+      return expr(P.INT, s, d - 1);
+    }
+    String v = vs.get(r.nextInt(vs.size())).name();
+    return v + pick(".getYear()", ".getMonthValue()", ".getDayOfMonth()", ".getDayOfYear()", ".getDayOfWeek().getValue()",
+        ".lengthOfMonth()", ".lengthOfYear()", ".hashCode()", ".compareTo(" + v + ")");
   }
 
   /** Raw bits of a parameter or local (its NaN, if any, is an input's or a literal's): else a cast. */
@@ -713,9 +762,9 @@ final class MethodGenerator {
         return "((" + t.java + ") " + expr(numericType(), s, d - 1) + ")";
       }
       default -> {
-        List<String> fs = new ArrayList<>(List.of("abs", "min", "max", "signum"));
+        List<String> fs = new ArrayList<>(List.of("abs", "min", "max", "signum", "copySign"));
         if (t == P.DOUBLE) {
-          fs.addAll(List.of("sqrt", "floor", "ceil", "rint", "longBitsToDouble"));
+          fs.addAll(List.of("sqrt", "floor", "ceil", "rint", "longBitsToDouble", "cbrt", "hypot", "tables"));
         } else {
           fs.add("intBitsToFloat");
         }
@@ -725,7 +774,14 @@ final class MethodGenerator {
         }
         String fn = fs.get(r.nextInt(fs.size()));
         return switch (fn) {
-          case "min", "max" -> m + fn + "(" + expr(t, s, d - 1) + ", " + expr(t, s, d - 1) + ")";
+          case "min", "max", "copySign" -> m + fn + "((" + t.java + ") " + expr(t, s, d - 1) + ", (" + t.java + ") "
+              + expr(t, s, d - 1) + ")";
+          // of a parameter: lavapipe's compiler folds such functions of constants for minutes (see variableExpr)
+          case "hypot", "cbrt" -> {
+            String x = variableExpr(P.DOUBLE, s);
+            yield x == null ? expr(t, s, d - 1) : m + fn + "(" + x + (fn.equals("hypot") ? ", " + expr(t, s, d - 1) : "") + ")";
+          }
+          case "tables" -> "TD[(" + expr(P.INT, s, d - 1) + ") & 7]";
           case "longBitsToDouble" -> "Double.longBitsToDouble(" + expr(P.LONG, s, d - 1) + ")";
           case "intBitsToFloat" -> "Float.intBitsToFloat(" + expr(P.INT, s, d - 1) + ")";
           // abs, signum of an int would be Math.abs(int): keep the argument floating

@@ -4,6 +4,7 @@ import io.vkspark.spark.exec.VkMetric;
 
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -19,7 +20,8 @@ public enum AggregateMetric {
   NUM_OUTPUT_ROWS("numOutputRows", VkMetric.Kind.SUM, "partial aggregate rows emitted"),
   AGGREGATED_ROWS("aggregatedRows", VkMetric.Kind.SUM, "rows aggregated without leaving columns"),
   GPU_REDUCED_ROWS("gpuReducedRows", VkMetric.Kind.SUM, "rows aggregated on the GPU (results not read back)"),
-  GPU_READBACK_BYTES("gpuReadbackBytes", VkMetric.Kind.SIZE, "GPU aggregate partials read back");
+  GPU_READBACK_BYTES("gpuReadbackBytes", VkMetric.Kind.SIZE, "GPU aggregate partials read back"),
+  DEVICE_FILTERED_ROWS("deviceFilteredRows", VkMetric.Kind.SUM, "rows a filter dropped on the GPU");
 
   private final String key;
   private final VkMetric.Kind kind;
@@ -59,6 +61,6 @@ public enum AggregateMetric {
 
   /** The metric as docs/METRICS.md lists it: {@code - `key`, "description" (kind)}. */
   String docLine() {
-    return "- `" + key + "`, \"" + description + "\" (" + kind.name().toLowerCase(java.util.Locale.ROOT) + ")";
+    return "- `" + key + "`, \"" + description + "\" (" + kind.name().toLowerCase(Locale.ROOT) + ")";
   }
 }

@@ -7,6 +7,7 @@ import io.vkspark.gpu.column.ArithOp;
 import io.vkspark.gpu.column.reduce.DeviceExpr;
 import io.vkspark.gpu.column.reduce.KeyRange;
 import io.vkspark.gpu.column.SqlType;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntFunction;
@@ -21,9 +22,12 @@ import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.EvalMode$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Floor;
 import org.apache.spark.sql.catalyst.expressions.GreaterThan;
 import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
 import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.In;
+import org.apache.spark.sql.catalyst.expressions.InSet;
 import org.apache.spark.sql.catalyst.expressions.IsNaN;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
@@ -34,6 +38,8 @@ import org.apache.spark.sql.catalyst.expressions.Multiply;
 import org.apache.spark.sql.catalyst.expressions.NaNvl;
 import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.Pmod;
+import org.apache.spark.sql.catalyst.expressions.Remainder;
 import org.apache.spark.sql.catalyst.expressions.Subtract;
 import org.apache.spark.sql.catalyst.expressions.UnaryMinus;
 import org.apache.spark.sql.catalyst.expressions.UnaryPositive;
@@ -101,17 +107,48 @@ public final class DeviceExprs {
     return t == SqlType.INT || t == SqlType.BIGINT;
   }
 
+  /**
+   * The device type of a column or literal of Spark type {@code t}: {@link #type}, and a date as its
+   * epoch day (an int) and a timestamp as its microseconds (a bigint), which only take part in
+   * comparisons with their own kind (Spark's analyzer types both sides alike), where the integer
+   * order is theirs. Null for others.
+   */
+  static SqlType valueType(DataType t) {
+    SqlType out = type(t);
+    return out != null ? out : t.equals(DataTypes.DateType) ? SqlType.INT
+        : t.equals(DataTypes.TimestampType) ? SqlType.BIGINT : null;
+  }
+
+  /** Most values of an {@code IN} list translated (one comparison each). */
+  static final int MAX_IN_VALUES = 64;
+
   /** The translation, null when not translatable. */
   private static DeviceExpr of(Expression e, IntFunction<DeviceExpr> columns) {
+    if (e instanceof BoundReference b) {
+      return valueType(b.dataType()) == null ? null : columns.apply(b.ordinal()); // a date or timestamp: its column's
+    }
+    if (e instanceof Literal l) {
+      SqlType lt = valueType(l.dataType());
+      return lt == null ? null : new DeviceExpr.Literal(lt, l.value());
+    }
     SqlType t = type(e.dataType());
     if (t == null) {
       return null;
     }
-    if (e instanceof BoundReference b) {
-      return columns.apply(b.ordinal());
+    if (e instanceof In in) {
+      return in(in.value(), Scala.list(in.list()), columns);
     }
-    if (e instanceof Literal l) {
-      return new DeviceExpr.Literal(t, l.value());
+    if (e instanceof InSet in) {
+      SqlType vt = valueType(in.child().dataType());
+      if (vt == null || vt == SqlType.FLOAT || vt == SqlType.DOUBLE) {
+        return null; // a hash set of doubles: -0.0 and 0.0 are two values there
+      }
+      List<Expression> values = new ArrayList<>();
+      scala.collection.Iterator<Object> it = in.hset().iterator();
+      while (it.hasNext()) {
+        values.add(Literal.create(it.next(), in.child().dataType()));
+      }
+      return in(in.child(), values, columns);
     }
     if (e instanceof IsNaN n) {
       DeviceExpr c = of(n.child(), columns);
@@ -152,7 +189,7 @@ public final class DeviceExprs {
       return acc;
     }
     if (e instanceof Coalesce c) {
-      List<DeviceExpr> values = new java.util.ArrayList<>();
+      List<DeviceExpr> values = new ArrayList<>();
       for (Expression x : Scala.list(c.children())) {
         DeviceExpr d = of(x, columns);
         if (d == null) {
@@ -206,13 +243,13 @@ public final class DeviceExprs {
       }
       return new DeviceExpr.Cast(x, t);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Remainder r) {
+    if (e instanceof Remainder r) {
       return remainder(r.left(), r.right(), false, t, columns);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Pmod p) {
+    if (e instanceof Pmod p) {
       return remainder(p.left(), p.right(), true, t, columns);
     }
-    if (e instanceof org.apache.spark.sql.catalyst.expressions.Floor f) {
+    if (e instanceof Floor f) {
       SqlType from = type(f.child().dataType());
       DeviceExpr x = from == SqlType.DOUBLE || from == SqlType.BIGINT ? of(f.child(), columns) : null;
       // Spark's floor of a double: (long) Math.floor(x); of a bigint: the value itself
@@ -275,6 +312,28 @@ public final class DeviceExprs {
     }
     DeviceExpr x = of(left, columns);
     return x == null ? null : new DeviceExpr.Remainder(x, n.longValue(), positive);
+  }
+
+  /**
+   * {@code value IN (list)} of literals as comparisons joined by {@code OR}: true where one equals
+   * (Spark's equality: NaN equals NaN, {@code -0.0} equals {@code 0.0}), else null where the value or
+   * a listed value is null, else false; as Spark's {@code In}. Null past {@link #MAX_IN_VALUES}.
+   */
+  private static DeviceExpr in(Expression value, List<Expression> list, IntFunction<DeviceExpr> columns) {
+    if (list.isEmpty() || list.size() > MAX_IN_VALUES || !list.stream().allMatch(x -> x instanceof Literal)) {
+      return null;
+    }
+    DeviceExpr v = of(value, columns);
+    DeviceExpr out = null;
+    for (Expression x : list) {
+      DeviceExpr c = v == null ? null : of(x, columns);
+      if (c == null) {
+        return null;
+      }
+      DeviceExpr eq = new DeviceExpr.Compare(DeviceExpr.CompareOp.EQ, v, c);
+      out = out == null ? eq : new DeviceExpr.Logic(true, out, eq);
+    }
+    return out;
   }
 
   private static DeviceExpr logic(boolean or, Expression l, Expression r, IntFunction<DeviceExpr> columns) {

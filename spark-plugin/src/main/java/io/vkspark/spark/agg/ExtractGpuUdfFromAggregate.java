@@ -15,13 +15,17 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import scala.PartialFunction;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
@@ -78,7 +82,7 @@ public final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
         boolean safe = site == CallSites.Site.ALWAYS
             || (site == CallSites.Site.CONDITIONAL && CallSites.guardableArguments(u) && guard != null && guard.deterministic()
                 && guard.references().subsetOf(input)
-                && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
+                && guard.find(x -> x instanceof PlanExpression<?>).isEmpty());
         if (safe && u.references().subsetOf(input)) {
           found.add(u);
         }
@@ -118,14 +122,14 @@ public final class ExtractGpuUdfFromAggregate extends Rule<LogicalPlan> {
       // A conditional call keeps its condition: IF(guard, f(a), NULL) is evaluated where Spark would evaluate f(a).
       Expression guard = guards.get(e.getKey());
       Expression value = guard == null ? e.getValue()
-          : new org.apache.spark.sql.catalyst.expressions.If(guard, e.getValue(),
-              org.apache.spark.sql.catalyst.expressions.Literal.create(null, e.getValue().dataType()));
+          : new If(guard, e.getValue(),
+              Literal.create(null, e.getValue().dataType()));
       Alias alias = CallSites.alias(value, GpuPlanner.name(e.getValue()) + "_" + i++);
       projectList.add(alias);
       columns.put(e.getKey(), alias.toAttribute());
     }
     Project project = new Project(Scala.seq(projectList), a.child());
-    scala.PartialFunction<Expression, Expression> replace = CallSites.replaceCalls(columns);
+    PartialFunction<Expression, Expression> replace = CallSites.replaceCalls(columns);
     List<Expression> grouping = Scala.list(a.groupingExpressions()).stream().map(g -> g.transformDown(replace)).toList();
     List<NamedExpression> aggregates = new ArrayList<>();
     for (NamedExpression ne : Scala.list(a.aggregateExpressions())) {

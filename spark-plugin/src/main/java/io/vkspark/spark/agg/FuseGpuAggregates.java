@@ -17,6 +17,7 @@ import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Average;
@@ -33,6 +34,8 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import scala.Function1;
+import scala.Option;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -82,7 +85,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
       return plan;
     }
     boolean ansi = ansi(session);
-    Placer placer = (s, e) -> ReducePlacement.fusing(session, mode, s, e);
+    Placer placer = (s, e, f) -> ReducePlacement.fusing(session, mode, s, e, f);
     return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
@@ -91,7 +94,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
 
       /** Decides each aggregate once (isDefinedAt then apply would plan its reduction twice). */
       @Override
-      public <A1 extends SparkPlan, B1> B1 applyOrElse(A1 p, scala.Function1<A1, B1> otherwise) {
+      public <A1 extends SparkPlan, B1> B1 applyOrElse(A1 p, Function1<A1, B1> otherwise) {
         if (p instanceof HashAggregateExec a) {
           Optional<SparkPlan> fused = fuse(a, ansi, placer);
           return fused.isPresent() ? (B1) fused.get() : otherwise.apply(p);
@@ -122,7 +125,8 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
   /** Where a fused aggregate reduces, or empty when the conf keeps Spark's partial aggregate ({@link ReducePlacement#fusing}). */
   @FunctionalInterface
   interface Placer {
-    Optional<ReducePlacement> place(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval);
+    /** @param filter a filter the reduction would evaluate on the device; null for none */
+    Optional<ReducePlacement> place(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval, DeviceFilter filter);
   }
 
   /** The fused node for {@code agg}, when it qualifies and {@code placer} (the conf's mode) places it. */
@@ -138,6 +142,27 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (!(below instanceof VkGpuEvalExec eval)) {
       return Optional.empty();
     }
+    DeviceFilter.Found filter = DeviceFilter.under(eval);
+    if (filter != null && filter.absorbable()) {
+      Optional<SparkPlan> absorbed = fuse(agg, project, filter.eval(), ansi, placer, filter);
+      if (absorbed.isPresent()) {
+        return absorbed;
+      }
+    }
+    String note = filter == null ? null : filter.absorbable()
+        ? "Spark's Filter " + filter.filter().text() + " stays on the host: the aggregate is not reduced on the GPU"
+        : filter.why();
+    return fuse(agg, project, eval, ansi, placer, null).map(p -> p instanceof VkGpuAggregateExec g && note != null
+        ? g.withPlacement(g.placement().withFilterNote(note)) : p);
+  }
+
+  /**
+   * The fused node for {@code agg} over {@code eval} (reached through {@code project}, or null), when
+   * it qualifies and {@code placer} places it; {@code absorbing} a filter (null: none), only when the
+   * GPU reduces it, the filter's source linked to its logical plan.
+   */
+  private static Optional<SparkPlan> fuse(HashAggregateExec agg, ProjectExec project, VkGpuEvalExec eval, boolean ansi,
+                                          Placer placer, DeviceFilter.Found absorbing) {
     List<Attribute> evalOut = Scala.list(eval.output());
     Columns columns = new Columns(evalOut, project);
     List<NamedExpression> grouping = Scala.list(agg.groupingExpressions());
@@ -196,9 +221,14 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
       }
     }
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(keyOrdinal, keyType, keyText, fused, columns.computed);
-    Optional<ReducePlacement> placement = placer.place(spec, eval);
-    if (placement.isEmpty()) {
+    Optional<ReducePlacement> placement = placer.place(spec, eval, absorbing == null ? null : absorbing.filter());
+    if (placement.isEmpty() || (absorbing != null && !placement.get().onGpu())) {
       return Optional.empty();
+    }
+    if (absorbing != null) {
+      absorbing.relink(); // before relinkBelow: the source's nodes then have links of their own
+      placement = Optional.of(placement.get().withFilterNote("the filter " + absorbing.filter().text()
+          + " evaluated on the device"));
     }
     // last check, and the only change to the plan's nodes: their links only get more precise, so it
     // is harmless that isDefinedAt makes it too (or that adaptive execution keeps the unfused plan)
@@ -222,7 +252,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
    * that outputs all its columns (for the example, the logical {@code Filter}).
    */
   private static boolean relinkBelow(ProjectExec project, SparkPlan eval) {
-    scala.Option<LogicalPlan> own = project.getTagValue(SparkPlan.LOGICAL_PLAN_TAG());
+    Option<LogicalPlan> own = project.getTagValue(SparkPlan.LOGICAL_PLAN_TAG());
     if (own.isEmpty()) {
       return true;
     }
@@ -250,7 +280,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     if (p.getTagValue(SparkPlan.LOGICAL_PLAN_TAG()).isDefined()) {
       return;
     }
-    scala.Option<LogicalPlan> inherited = p.getTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG());
+    Option<LogicalPlan> inherited = p.getTagValue(SparkPlan.LOGICAL_PLAN_INHERITED_TAG());
     if (inherited.isDefined() && inherited.get() == dropped) {
       if (!(p instanceof VkGpuEvalExec || p instanceof ColumnarToRowExec)) {
         stale.add(p);
@@ -348,7 +378,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
         return i < 0 ? null : i;
       }
       if (!over.deterministic()
-          || over.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>
+          || over.find(x -> x instanceof PlanExpression<?>
               || x instanceof AggregateFunction || (x instanceof Attribute a && indexOf(a) < 0)).isDefined()) {
         return null;
       }

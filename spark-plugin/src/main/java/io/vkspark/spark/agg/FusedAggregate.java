@@ -1,6 +1,8 @@
 package io.vkspark.spark.agg;
 
 import java.io.Serializable;
+import java.util.Arrays;
+import java.util.Objects;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
@@ -45,13 +47,13 @@ public record FusedAggregate(Kind kind, int[] ordinals, DataType input, boolean 
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof FusedAggregate f && f.kind == kind && java.util.Arrays.equals(f.ordinals, ordinals)
+    return o instanceof FusedAggregate f && f.kind == kind && Arrays.equals(f.ordinals, ordinals)
         && f.input.equals(input) && f.ansi == ansi && f.text.equals(text);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(kind, java.util.Arrays.hashCode(ordinals), input, ansi, text);
+    return Objects.hash(kind, Arrays.hashCode(ordinals), input, ansi, text);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.vkspark.spark.agg;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
@@ -13,11 +14,20 @@ import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.runtime.BoxedUnit;
 
 /**
  * A fused partial aggregate that the GPU computes in the same submission as its UDFs
@@ -43,10 +53,12 @@ import org.apache.spark.sql.types.DataTypes;
  * @param keyExpr the key computed from its source ({@link DeviceExpr.KeySource}); null when the key
  *     is the column itself (or ungrouped)
  * @param keyCall the GPU UDF call whose result the key is computed from; -1 for none
+ * @param filter a {@code WHERE} on the GPU node's child's columns the device evaluates in the
+ *     reduction ({@link DeviceFilter}); null for none
  */
 public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots, DeviceExpr keyExpr,
-                           int keyCall) implements Serializable {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GpuReduction.class);
+                           int keyCall, DeviceFilter filter) implements Serializable {
+  private static final Logger LOG = LoggerFactory.getLogger(GpuReduction.class);
 
   public GpuReduction {
     aggregates = List.copyOf(aggregates);
@@ -54,7 +66,12 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
 
   /** Ungrouped ({@code keyOrdinal} -1) or grouped by the column {@code keyOrdinal} itself. */
   public GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOrdinal, int slots) {
-    this(aggregates, keyOrdinal, slots, null, -1);
+    this(aggregates, keyOrdinal, slots, null, -1, null);
+  }
+
+  /** The same reduction of only the rows {@code f} keeps. */
+  GpuReduction withFilter(DeviceFilter f) {
+    return new GpuReduction(aggregates, keyOrdinal, slots, keyExpr, keyCall, f);
   }
 
   public boolean grouped() {
@@ -66,16 +83,27 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
    * source column in runner input {@code keyInput} of type {@code keyType} (unless the key is
    * computed from a call's result). The one place a {@link ColumnReduction} is built from a plan.
    *
+   * With a filter, the runner inputs {@code filterInputs} hold its columns, in order.
+   *
    * @throws io.vkspark.gpu.GpuException INVALID_ARGUMENT when the runner takes the key's source as
    *     another type than planned
    */
-  ColumnReduction build(List<SqlType> callTypes, int keyInput, SqlType keyType) {
+  ColumnReduction build(List<SqlType> callTypes, int keyInput, SqlType keyType, List<Integer> filterInputs) {
+    ColumnReduction r;
     if (!grouped()) {
-      return ColumnReduction.of(aggregates, callTypes);
+      r = ColumnReduction.of(aggregates, callTypes);
+    } else {
+      GroupKey key = keyCall >= 0 ? GroupKey.ofCall(keyCall, callTypes.get(keyCall), keyExpr)
+          : GroupKey.ofInput(keyInput, keyType, keyExpr == null ? new DeviceExpr.KeySource(keyType) : keyExpr);
+      r = ColumnReduction.grouped(aggregates, callTypes, key, slots);
     }
-    GroupKey key = keyCall >= 0 ? GroupKey.ofCall(keyCall, callTypes.get(keyCall), keyExpr)
-        : GroupKey.ofInput(keyInput, keyType, keyExpr == null ? new DeviceExpr.KeySource(keyType) : keyExpr);
-    return ColumnReduction.grouped(aggregates, callTypes, key, slots);
+    if (filter == null) {
+      return r;
+    }
+    DeviceExpr where = filter.onDevice(filterInputs).orElseThrow(() -> GpuException.of(
+        GpuException.Code.INVALID_ARGUMENT, "the filter " + filter.text() + " no longer translates.",
+        "report the query: the planner translated it."));
+    return r.filtered(where);
   }
 
   /**
@@ -89,14 +117,14 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
     }
     DeviceExpr.KeySource source = source(keyExpr);
     KeyRange r = GroupKey.ofInput(0, source.type(), keyExpr).staticRange();
-    return r.values() < slots;
+    return r.values() + (filter != null ? 1 : 0) < slots; // a null, and the rows a filter drops, take a slot each
   }
 
   private static DeviceExpr.KeySource source(DeviceExpr e) {
     if (e instanceof DeviceExpr.KeySource k) {
       return k;
     }
-    return e.children().stream().map(GpuReduction::source).filter(java.util.Objects::nonNull).findFirst().orElse(null);
+    return e.children().stream().map(GpuReduction::source).filter(Objects::nonNull).findFirst().orElse(null);
   }
 
   /**
@@ -109,7 +137,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
    * The reduction for {@code spec} over {@code eval}'s calls, when every part qualifies; a grouped
    * one when the key is a column of {@code eval}'s child of type int, bigint or date.
    */
-  static Optional<Planned> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval, int slots) {
+  static Optional<Planned> plan(VkGpuAggregateExec.Spec spec, VkGpuEvalExec eval, int slots, DeviceFilter filter) {
     if (slots < 1 || slots > ColumnReduction.MAX_SLOTS) {
       return Optional.empty();
     }
@@ -182,7 +210,7 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       SqlType t;
       try {
         t = args.get(0).type(callTypes);
-      } catch (io.vkspark.gpu.GpuException ill) {
+      } catch (GpuException ill) {
         return Optional.empty();
       }
       if (!sparkType(t).equals(a.input())) {
@@ -190,20 +218,25 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
       }
       out.add(new ColumnReduction.Aggregate(ColumnReduction.Function.valueOf(a.kind().name()), args.get(0)));
     }
-    GpuReduction planned = new GpuReduction(out, keyOrdinal, key >= 0 ? slots : 0, keyExpr, keyCall);
+    GpuReduction planned = new GpuReduction(out, keyOrdinal, key >= 0 ? slots : 0, keyExpr, keyCall, filter);
     if (keyCall >= 0 && !planned.keyBounded()) {
       return Optional.empty(); // a UDF result's key: only a bounded one is ever admitted
     }
     try {
       // compiled once per JVM: the executors' shaders are known to compile (a grouped one's source
       // does not depend on which runner input holds the key)
+      List<Integer> filterInputs = filter == null ? List.of()
+          : IntStream.range(0, filter.columns().size()).boxed().toList();
       ColumnReduction compiled = ColumnReduction.of(out, callTypes);
+      if (filter != null) {
+        compiled = compiled.filtered(filter.onDevice(filterInputs).orElseThrow());
+      }
       if (key >= 0) {
         SqlType sourceType = keyExpr != null ? source(keyExpr).type() : SparkTypes.of(spec.keyType()).orElseThrow();
-        planned.build(callTypes, 0, sourceType);
+        planned.build(callTypes, 0, sourceType, filterInputs);
       }
       return Optional.of(new Planned(planned, compiled));
-    } catch (io.vkspark.gpu.GpuException e) {
+    } catch (GpuException e) {
       LOG.info("vkspark: fused aggregate folds on the host: {}", e.getMessage());
       return Optional.empty();
     }
@@ -220,14 +253,14 @@ public record GpuReduction(List<ColumnReduction.Aggregate> aggregates, int keyOr
    * then the calls' results) as a key the device computes: it reads exactly one column, of a type a
    * key is computed from, and translates ({@link DeviceExprs#key}); empty otherwise.
    */
-  static Optional<KeyPlan> keyOf(org.apache.spark.sql.catalyst.expressions.Expression bound, List<Attribute> childOutput,
+  static Optional<KeyPlan> keyOf(Expression bound, List<Attribute> childOutput,
                                  List<GpuUdfCall> calls) {
-    java.util.Set<Integer> read = new java.util.TreeSet<>();
+    Set<Integer> read = new TreeSet<>();
     bound.foreach(x -> {
-      if (x instanceof org.apache.spark.sql.catalyst.expressions.BoundReference b) {
+      if (x instanceof BoundReference b) {
         read.add(b.ordinal());
       }
-      return scala.runtime.BoxedUnit.UNIT;
+      return BoxedUnit.UNIT;
     });
     if (read.size() != 1) {
       return Optional.empty();

@@ -5,6 +5,7 @@ import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -12,9 +13,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -61,9 +64,9 @@ public final class PartialAggregator implements Iterator<InternalRow> {
   private int[] slotOf = new int[0];
   private boolean done;
   /** Keys and arguments computed per row from the child's columns, and their columns (reused). */
-  private final List<org.apache.spark.sql.catalyst.expressions.Expression> computed;
+  private final List<Expression> computed;
   private final UnsafeProjection computeRow;
-  private org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[] computedColumns;
+  private OnHeapColumnVector[] computedColumns;
   private int computedCapacity;
 
   /**
@@ -80,7 +83,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     this.computed = spec.computed();
     this.computeRow = computed.isEmpty() ? null : UnsafeProjection.create(Scala.seq(computed));
     this.buffers = aggregates.stream().map(AggregateBuffer::of).toArray(AggregateBuffer[]::new);
-    java.util.List<DataType> types = new java.util.ArrayList<>();
+    List<DataType> types = new ArrayList<>();
     if (keyOrdinal >= 0) {
       types.add(keyType);
     }
@@ -164,7 +167,7 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     for (int i = 0; i < buffers.length; i++) {
       buffers[i].fold(0, values.get(i));
     }
-    reducedOnGpu(r.result().rows(), r.readbackBytes());
+    reducedOnGpu(r.result().rows(), r.readbackBytes(), r.result().filtered());
   }
 
   /**
@@ -178,12 +181,13 @@ public final class PartialAggregator implements Iterator<InternalRow> {
         buffers[i].fold(slot, g.values().get(i));
       }
     }
-    reducedOnGpu(r.result().rows(), r.readbackBytes());
+    reducedOnGpu(r.result().rows(), r.readbackBytes(), r.result().filtered());
   }
 
-  private void reducedOnGpu(long rows, long readbackBytes) {
+  private void reducedOnGpu(long rows, long readbackBytes, long filtered) {
     metrics.get(AggregateMetric.GPU_REDUCED_ROWS).add(rows);
     metrics.get(AggregateMetric.GPU_READBACK_BYTES).add(readbackBytes);
+    metrics.get(AggregateMetric.DEVICE_FILTERED_ROWS).add(filtered);
   }
 
   /** {@code in}'s columns followed by the computed ones, evaluated row by row as Spark's projection would. */
@@ -191,10 +195,10 @@ public final class PartialAggregator implements Iterator<InternalRow> {
     int n = computed.size();
     if (computedColumns == null || computedCapacity < rows) {
       closeComputed();
-      computedColumns = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector[n];
+      computedColumns = new OnHeapColumnVector[n];
       computedCapacity = Math.max(rows, 1);
       for (int c = 0; c < n; c++) {
-        computedColumns[c] = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(computedCapacity,
+        computedColumns[c] = new OnHeapColumnVector(computedCapacity,
             stored(computed.get(c).dataType()));
       }
     }

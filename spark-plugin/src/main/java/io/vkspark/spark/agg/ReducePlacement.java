@@ -1,7 +1,6 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -9,8 +8,10 @@ import io.vkspark.spark.executor.ExecutorDevice;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
+import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * @param reduction what the executors reduce on the GPU; null: every batch folds on the host
  * @param doubt why the driver cannot promise that every batch reduces on the GPU (null: it can);
  *     the default {@code fuseAggregates} fuses only what it can promise
+ * @param filterNote what became of a {@code Filter} under the GPU node, for EXPLAIN: evaluated on the
+ *     device ({@link DeviceFilter}), or why it stays in Spark's plan; null when there is none
  */
-public record ReducePlacement(GpuReduction reduction, String doubt) implements DeviceReduction {
+public record ReducePlacement(GpuReduction reduction, String doubt, String filterNote) implements DeviceReduction {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(ReducePlacement.class);
 
@@ -48,9 +51,28 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     }
   }
 
+  public ReducePlacement(GpuReduction reduction, String doubt) {
+    this(reduction, doubt, null);
+  }
+
   /** Every batch folds on the host. */
   static ReducePlacement host(String why) {
     return new ReducePlacement(null, why);
+  }
+
+  /** The same placement, with what became of the filter under the GPU node. */
+  ReducePlacement withFilterNote(String note) {
+    return new ReducePlacement(reduction, doubt, note);
+  }
+
+  @Override
+  public List<Integer> filterColumns() {
+    return reduction == null || reduction.filter() == null ? List.of() : reduction.filter().columns();
+  }
+
+  @Override
+  public Expression hostFilter() {
+    return reduction == null || reduction.filter() == null ? null : reduction.filter().condition();
   }
 
   /** Whether the executors try the reduction on the GPU. */
@@ -69,7 +91,7 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
    * host fold.
    */
   static Optional<ReducePlacement> fusing(SparkSession session, Mode mode, VkGpuAggregateExec.Spec spec,
-                                          VkGpuEvalExec eval) {
+                                          VkGpuEvalExec eval, DeviceFilter filter) {
     if (mode == Mode.NEVER) {
       return Optional.empty();
     }
@@ -77,13 +99,13 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     if (!onGpu(session)) {
       return always ? Optional.of(host(Settings.FUSE_AGGREGATES_ON_GPU.key() + " is false")) : Optional.empty();
     }
-    String doubt = doubt(session, eval);
+    String doubt = doubt(eval);
     if (!always && doubt != null) {
       return Optional.empty();
     }
     // as the node read it when it ran: an invalid keySlots fails a fused aggregate that may reduce on the GPU
     int slots = always || spec.keyOrdinal() >= 0 ? keySlots(session) : ColumnReduction.DEFAULT_SLOTS;
-    Optional<GpuReduction.Planned> planned = GpuReduction.plan(spec, eval, slots);
+    Optional<GpuReduction.Planned> planned = GpuReduction.plan(spec, eval, slots, filter);
     if (planned.isEmpty()) {
       return always ? Optional.of(host("not every part reduces on the GPU")) : Optional.empty();
     }
@@ -105,8 +127,8 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
   }
 
   /** What the driver knows stops a batch from reducing on the GPU, before planning the reduction. */
-  private static String doubt(SparkSession session, VkGpuEvalExec eval) {
-    if (eval.verifySettings(VkConf.of(session)).needsRows()) { // sample (a translated UDF's default) checks beside the reduction
+  private static String doubt(VkGpuEvalExec eval) {
+    if (eval.verifySettings().needsRows()) { // sample (a translated UDF's default) checks beside the reduction
       return "verify=strict is on: the rows come back to be re-checked";
     }
     if (eval.calls().isEmpty() || !eval.calls().stream().allMatch(GpuUdfCall::onGpu)) {
@@ -165,7 +187,13 @@ public record ReducePlacement(GpuReduction reduction, String doubt) implements D
     Optional<String> why;
     ColumnReduction built = null;
     try {
-      built = reduction.build(executor.resultTypes(), executor.keyInput(), executor.keyType());
+      DeviceFilter f = reduction.filter();
+      if (f != null && !executor.filterTypes().equals(f.types())) {
+        LOG.info("vkspark: fused aggregate folds on the host: the runner takes the filter's columns as {}, not {}",
+            executor.filterTypes(), f.types());
+        return Optional.empty();
+      }
+      built = reduction.build(executor.resultTypes(), executor.keyInput(), executor.keyType(), executor.filterInputs());
       why = built.unsupportedOn(executor.device());
     } catch (GpuException e) { // e.g. a grouped shader past the compiler's size limit
       why = Optional.of(e.getMessage());

@@ -2,11 +2,12 @@ package io.vkspark.spark.agg;
 
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -15,11 +16,14 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
+import scala.collection.immutable.Seq;
 
 /**
  * A partial aggregation fused onto a {@link VkGpuEvalExec}: in place of Spark's
@@ -46,7 +50,7 @@ import org.apache.spark.sql.types.DataType;
  * under it (when it was planned before them, in an adaptive plan) is removed by the rule after them,
  * and skipped here should one remain.
  */
-public final class VkGpuAggregateExec extends UnaryExecShim {
+public final class VkGpuAggregateExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
   /**
@@ -60,7 +64,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
    *     columns follow the child's: a key or argument that is not a plain column)
    */
   public record Spec(int keyOrdinal, DataType keyType, String keyText, List<FusedAggregate> aggregates,
-              List<org.apache.spark.sql.catalyst.expressions.Expression> computed) implements Serializable {
+              List<Expression> computed) implements Serializable {
     public Spec {
       aggregates = List.copyOf(aggregates);
       computed = List.copyOf(computed);
@@ -75,23 +79,31 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
 
   private final Spec spec;
   private final ReducePlacement placement;
-  private final scala.collection.immutable.Seq<Attribute> output;
+  private final Seq<Attribute> output;
   private final Partitioning partitioning;
-  private final SparkPlan child;
   private transient Map<AggregateMetric, SQLMetric> metrics;
 
   /** @param placement where the aggregates are reduced, decided once when the node is planned */
-  public VkGpuAggregateExec(Spec spec, ReducePlacement placement, scala.collection.immutable.Seq<Attribute> output,
+  public VkGpuAggregateExec(Spec spec, ReducePlacement placement, Seq<Attribute> output,
                             Partitioning partitioning, SparkPlan child) {
+    super(spec, placement, output, partitioning, child);
     this.spec = spec;
     this.placement = placement;
     this.output = output;
     this.partitioning = partitioning;
-    this.child = child;
   }
 
   Spec spec() {
     return spec;
+  }
+
+  ReducePlacement placement() {
+    return placement;
+  }
+
+  /** The same node, placed as {@code p}. */
+  VkGpuAggregateExec withPlacement(ReducePlacement p) {
+    return new VkGpuAggregateExec(spec, p, output, partitioning, child());
   }
 
   @Override
@@ -100,17 +112,7 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   }
 
   @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkGpuAggregateExec(spec, placement, output, partitioning, newChild);
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
+  public Seq<Attribute> output() {
     return output;
   }
 
@@ -128,13 +130,13 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
   public RDD<InternalRow> doExecute() {
     Spec s = spec;
     Map<AggregateMetric, SQLMetric> m = aggregateMetrics();
-    SparkPlan source = child instanceof ColumnarToRowExec c2r ? c2r.child() : child;
+    SparkPlan source = child() instanceof ColumnarToRowExec c2r ? c2r.child() : child();
     RDD<DeviceReduction.Step> steps = placement.onGpu() && source instanceof VkGpuEvalExec eval
         ? eval.executeReducing(placement)
         : source.executeColumnar().toJavaRDD()
             .mapPartitions(batches -> PartialAggregator.rows(batches)).rdd();
     return steps.toJavaRDD()
-        .mapPartitions(in -> (java.util.Iterator<InternalRow>) new PartialAggregator(in, s, m))
+        .mapPartitions(in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m))
         .rdd();
   }
 
@@ -172,13 +174,14 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
    * computed on the device where it is an expression), or folded on the host and why.
    */
   String where() {
+    String filter = placement.filterNote() == null ? "" : "; " + placement.filterNote();
     if (!placement.onGpu()) {
-      return "folded on the host: " + placement.doubt();
+      return "folded on the host: " + placement.doubt() + filter;
     }
     GpuReduction r = placement.reduction();
     String how = !r.grouped() ? "reduced on the GPU" : r.keyExpr() == null ? "reduced per key on the GPU"
         : "reduced per key on the GPU, the key computed on the device";
-    return how + (placement.doubt() == null ? "" : " where it can (" + placement.doubt() + ")");
+    return how + (placement.doubt() == null ? "" : " where it can (" + placement.doubt() + ")") + filter;
   }
 
   @Override
@@ -206,41 +209,6 @@ public final class VkGpuAggregateExec extends UnaryExecShim {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
     return new VkGpuAggregateExec(spec.canonical(), placement, Scala.seq(canonical),
-        new org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning(0), child.canonicalized());
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 5;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> spec;
-      case 1 -> placement;
-      case 2 -> output;
-      case 3 -> partitioning;
-      case 4 -> child;
-      default -> throw new IndexOutOfBoundsException(n);
-    };
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkGpuAggregateExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkGpuAggregateExec g && g.spec.equals(spec) && g.placement.equals(placement)
-        && g.output.equals(output) && g.partitioning.equals(partitioning) && g.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return java.util.Objects.hash(spec, placement, output, partitioning, child);
+        new UnknownPartitioning(0), child().canonicalized());
   }
 }

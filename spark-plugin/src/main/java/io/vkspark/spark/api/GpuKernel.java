@@ -1,5 +1,6 @@
 package io.vkspark.spark.api;
 
+import io.vkspark.gpu.column.DecimalSpec;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.KernelSpec;
 import io.vkspark.gpu.column.SqlType;
@@ -48,7 +49,7 @@ public final class GpuKernel implements Serializable {
    * returns a {@code vk_string}, see docs/GLSL-SEMANTICS.md "Strings").
    */
   public static Builder returns(String sqlType) {
-    return new Builder(SqlType.parse(sqlType), io.vkspark.gpu.column.DecimalSpec.parse(sqlType).orElse(null));
+    return new Builder(SqlType.parse(sqlType), DecimalSpec.parse(sqlType).orElse(null));
   }
 
   public static Builder returns(SqlType type) {
@@ -116,10 +117,10 @@ public final class GpuKernel implements Serializable {
   /** Builds a {@link GpuKernel}; {@link #body(String)} finishes it. */
   public static final class Builder {
     private final SqlType result;
-    private final io.vkspark.gpu.column.DecimalSpec resultDecimal;
+    private final DecimalSpec resultDecimal;
     private final List<KernelSignature.Arg> args = new ArrayList<>();
 
-    private Builder(SqlType result, io.vkspark.gpu.column.DecimalSpec resultDecimal) {
+    private Builder(SqlType result, DecimalSpec resultDecimal) {
       this.result = result;
       this.resultDecimal = resultDecimal;
     }

@@ -1,5 +1,6 @@
 package io.vkspark.spark.api;
 
+import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 
@@ -26,7 +27,7 @@ public record Tolerance(long ulps, double relative, double absolute) implements 
 
   public Tolerance {
     if (ulps < 0 || !(relative >= 0) || !(absolute >= 0)) {
-      throw io.vkspark.gpu.GpuException.of(io.vkspark.gpu.GpuException.Code.INVALID_ARGUMENT,
+      throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
           "a tolerance of " + ulps + " ulps, relative " + relative + ", absolute " + absolute + " has a negative part.",
           "give each part as 0 or more.");
     }

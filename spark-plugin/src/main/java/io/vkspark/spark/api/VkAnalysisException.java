@@ -7,6 +7,7 @@ import io.vkspark.spark.shim.Scala;
 import io.vkspark.gpu.GpuException;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * A GPU UDF problem found before anything runs (a wrong argument type, count or body), reported the
@@ -125,7 +126,7 @@ public final class VkAnalysisException extends AnalysisExceptionShim {
    * {@code spark.vkspark.compileTimeout}), or that vkspark refuses, becomes a VkAnalysisException
    * naming the UDF, whose cause names the line. A cancelled wait (CANCELLED) is thrown as it is.
    */
-  public static <T> T compiling(String name, java.util.function.Supplier<T> compile) {
+  public static <T> T compiling(String name, Supplier<T> compile) {
     try {
       return compile.get();
     } catch (GpuException e) {

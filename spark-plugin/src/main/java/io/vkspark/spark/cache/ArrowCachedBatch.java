@@ -8,10 +8,14 @@ import java.io.Externalizable;
 import java.io.IOException;
 import java.io.ObjectInput;
 import java.io.ObjectOutput;
+import java.io.UncheckedIOException;
 import java.lang.ref.Cleaner;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.sql.columnar.CachedBatch;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.Platform;
@@ -38,7 +42,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   private static final Cleaner CLEANER = Cleaner.create();
   private static final long ALIGN = 64;
   private static final int CHUNK = 1 << 16;
-  private static final java.util.concurrent.atomic.AtomicLong IDS = new java.util.concurrent.atomic.AtomicLong();
+  private static final AtomicLong IDS = new AtomicLong();
 
   private int rows;
   private CachedType[] types;
@@ -69,8 +73,8 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
     this.dataBytes = dataBytes;
     this.mins = new long[types.length];
     this.maxs = new long[types.length];
-    java.util.Arrays.fill(mins, 0);
-    java.util.Arrays.fill(maxs, -1); // unknown until bound(): "no value", never read before
+    Arrays.fill(mins, 0);
+    Arrays.fill(maxs, -1); // unknown until bound(): "no value", never read before
     allocate();
   }
 
@@ -199,7 +203,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
   }
 
   /** Columns {@code select} (indexes into the cached columns) as a batch viewing this batch's memory. */
-  ColumnarBatch view(int[] select, org.apache.spark.sql.types.DataType[] sparkTypes) {
+  ColumnarBatch view(int[] select, DataType[] sparkTypes) {
     ColumnVector[] out = new ColumnVector[select.length];
     for (int i = 0; i < select.length; i++) {
       out[i] = new CachedColumn(this, select[i], sparkTypes[i]);
@@ -278,7 +282,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
     try {
       readHeader(in::readInt, in::readLong);
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
     byte[] chunk = new byte[(int) Math.min(CHUNK, bytes)];
     for (long at = 0; at < bytes; at += chunk.length) {
@@ -316,7 +320,7 @@ public final class ArrowCachedBatch implements CachedBatch, KnownSizeEstimation,
         longs.put(maxs[c]);
       }
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 

@@ -1,7 +1,11 @@
 package io.vkspark.spark.cache;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
 import org.apache.spark.unsafe.Platform;
+import org.slf4j.LoggerFactory;
 
 /**
  * The native memory of vkspark's cache: every cached batch and every builder's scratch space is
@@ -11,8 +15,8 @@ import org.apache.spark.unsafe.Platform;
  */
 public final class CacheMemory {
   private static final AtomicLong LIVE = new AtomicLong();
-  private static final java.util.List<java.util.function.LongConsumer> LISTENERS =
-      new java.util.concurrent.CopyOnWriteArrayList<>();
+  private static final List<LongConsumer> LISTENERS =
+      new CopyOnWriteArrayList<>();
 
   private CacheMemory() {}
 
@@ -38,17 +42,17 @@ public final class CacheMemory {
    * its memory is freed (unpersist, eviction, or the batch became unreachable), on the thread that
    * frees it. Returns what removes the listener.
    */
-  public static Runnable onFree(java.util.function.LongConsumer listener) {
+  public static Runnable onFree(LongConsumer listener) {
     LISTENERS.add(listener);
     return () -> LISTENERS.remove(listener);
   }
 
   static void freed(long batchId) {
-    for (java.util.function.LongConsumer l : LISTENERS) {
+    for (LongConsumer l : LISTENERS) {
       try {
         l.accept(batchId);
       } catch (RuntimeException e) { // a listener's failure must not keep the memory or the other listeners
-        org.slf4j.LoggerFactory.getLogger(CacheMemory.class).warn("vkspark: dropping copies of cached batch {} failed: {}",
+        LoggerFactory.getLogger(CacheMemory.class).warn("vkspark: dropping copies of cached batch {} failed: {}",
             batchId, e.toString());
       }
     }

@@ -9,9 +9,11 @@ import org.apache.spark.sql.execution.columnar.DefaultCachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.storage.StorageLevel;
+import scala.Function2;
 import scala.Option;
 import scala.collection.Iterator;
 import scala.collection.immutable.Seq;
+import scala.collection.mutable.ArrayBuffer;
 
 /**
  * The routing half of {@link VkCacheSerializer}: each CachedBatchSerializer call for a schema the
@@ -30,7 +32,7 @@ public abstract class CacheSerializerShim extends ScalaSeqSerializer {
 
   abstract RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, scala.collection.Seq<Attribute> schema, SQLConf conf);
 
-  abstract scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> everyBatch();
+  abstract Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> everyBatch();
 
   abstract RDD<ColumnarBatch> toBatches(RDD<CachedBatch> input, scala.collection.Seq<Attribute> cached,
       scala.collection.Seq<Attribute> selected);
@@ -58,7 +60,7 @@ public abstract class CacheSerializerShim extends ScalaSeqSerializer {
   }
 
   @Override
-  final scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(Seq<Expression> predicates,
+  final Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(Seq<Expression> predicates,
       Seq<Attribute> cachedAttributes) {
     return stores(cachedAttributes) ? everyBatch() : fallback.buildFilter(predicates, cachedAttributes);
   }
@@ -75,7 +77,7 @@ public abstract class CacheSerializerShim extends ScalaSeqSerializer {
     if (!stores(attributes)) {
       return fallback.vectorTypes(attributes, conf);
     }
-    scala.collection.mutable.ArrayBuffer<String> classes = new scala.collection.mutable.ArrayBuffer<>();
+    ArrayBuffer<String> classes = new ArrayBuffer<>();
     attributes.foreach(a -> classes.$plus$eq(CachedColumn.class.getName()));
     return Option.apply(classes.toList());
   }

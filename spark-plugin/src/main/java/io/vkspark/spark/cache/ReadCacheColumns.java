@@ -20,7 +20,7 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
  * parent's code: no row is built at all.
  *
  * <p>Applies to scans of relations vkspark's cache stores and hands out as column batches
- * ({@link VkCacheSerializer#COLUMNAR_OUTPUT}), read by a row-based parent; not to the plan's root,
+ * ({@code spark.vkspark.cache.columnarOutput}), read by a row-based parent; not to the plan's root,
  * whose consumer (rows or batches) this rule cannot see. Idempotent: a wrapped scan is read by a
  * columnar parent.
  */
@@ -46,7 +46,7 @@ public final class ReadCacheColumns extends Rule<SparkPlan> {
   }
 
   /** Whether {@code plan} is a scan of vkspark's cache that can hand out column batches. */
-  static boolean readsVkCacheColumns(SparkPlan plan) {
+  public static boolean readsVkCacheColumns(SparkPlan plan) {
     SparkPlan scan = plan instanceof TableCacheQueryStageExec stage ? stage.plan() : plan;
     return plan.supportsColumnar() && scan instanceof InMemoryTableScanExec s && s.supportsColumnar()
         && s.relation().cacheBuilder().serializer() instanceof VkCacheSerializer;

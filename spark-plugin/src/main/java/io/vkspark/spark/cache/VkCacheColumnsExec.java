@@ -1,15 +1,12 @@
 package io.vkspark.spark.cache;
 
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 
-import io.vkspark.spark.cache.CachedColumn;
 import java.util.Collections;
 import java.util.List;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -21,28 +18,11 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * stage does not pass its scan's vector classes on, so without this node the code would call the
  * abstract {@code ColumnVector}. Shown in plans as {@code VkCacheColumns}.
  */
-public final class VkCacheColumnsExec extends UnaryExecShim {
+public final class VkCacheColumnsExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
-  private final SparkPlan child;
-
   public VkCacheColumnsExec(SparkPlan child) {
-    this.child = child;
-  }
-
-  @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkCacheColumnsExec(newChild);
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
-    return Scala.seq(Scala.list(child.output()));
+    super(child);
   }
 
   @Override
@@ -52,61 +32,21 @@ public final class VkCacheColumnsExec extends UnaryExecShim {
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    return child.executeColumnar();
+    return child().executeColumnar();
   }
 
   @Override
   public RDD<InternalRow> doExecute() {
-    return child.execute();
+    return child().execute();
   }
 
   @Override
   protected List<String> columnVectorClasses() {
-    return Collections.nCopies(Scala.list(child.output()).size(), CachedColumn.class.getName());
-  }
-
-  @Override
-  public Partitioning outputPartitioning() {
-    return child.outputPartitioning();
-  }
-
-  @Override
-  protected boolean keepsChildOrdering() {
-    return true;
+    return Collections.nCopies(Scala.list(child().output()).size(), CachedColumn.class.getName());
   }
 
   @Override
   public String nodeName() {
     return "VkCacheColumns";
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n != 0) {
-      throw new IndexOutOfBoundsException(n);
-    }
-    return child;
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkCacheColumnsExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkCacheColumnsExec c && c.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return 31 + child.hashCode();
   }
 }

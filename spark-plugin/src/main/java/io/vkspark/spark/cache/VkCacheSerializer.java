@@ -2,9 +2,9 @@ package io.vkspark.spark.cache;
 
 import io.vkspark.spark.conf.Settings;
 
-import io.vkspark.spark.conf.Settings;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -23,6 +23,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.TaskCompletionListener;
+import scala.Function2;
+import scala.collection.Seq;
 import scala.runtime.AbstractFunction2;
 
 /**
@@ -41,13 +43,6 @@ import scala.runtime.AbstractFunction2;
 public final class VkCacheSerializer extends CacheSerializerShim {
   private static final long serialVersionUID = 1L;
 
-  /**
-   * Session conf: whether scans read this cache as column batches (default true, zero-copy). false
-   * makes them read rows (copied into Spark's row format), as Spark does where a plan needs rows.
-   * The key of {@link Settings#CACHE_COLUMNAR_OUTPUT}.
-   */
-  public static final String COLUMNAR_OUTPUT = Settings.CACHE_COLUMNAR_OUTPUT.key();
-
   /** The column layouts of {@code schema}, or empty when a column's type is not cached columnar here. */
   static Optional<CachedType[]> layout(List<DataType> schema) {
     CachedType[] out = new CachedType[schema.size()];
@@ -61,29 +56,29 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     return Optional.of(out);
   }
 
-  private static Optional<CachedType[]> layout(scala.collection.Seq<Attribute> attributes) {
+  private static Optional<CachedType[]> layout(Seq<Attribute> attributes) {
     return layout(types(attributes));
   }
 
-  private static List<DataType> types(scala.collection.Seq<Attribute> attributes) {
+  private static List<DataType> types(Seq<Attribute> attributes) {
     List<DataType> out = new ArrayList<>();
     attributes.foreach(a -> out.add(a.dataType()));
     return out;
   }
 
-  private static List<Attribute> list(scala.collection.Seq<Attribute> attributes) {
+  private static List<Attribute> list(Seq<Attribute> attributes) {
     List<Attribute> out = new ArrayList<>();
     attributes.foreach(out::add);
     return out;
   }
 
   @Override
-  boolean stores(scala.collection.Seq<Attribute> attributes) {
+  boolean stores(Seq<Attribute> attributes) {
     return layout(attributes).isPresent();
   }
 
   @Override
-  RDD<CachedBatch> fromRows(RDD<InternalRow> input, scala.collection.Seq<Attribute> schema, SQLConf conf) {
+  RDD<CachedBatch> fromRows(RDD<InternalRow> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
     FlatMapFunction<Iterator<InternalRow>, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
@@ -96,7 +91,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, scala.collection.Seq<Attribute> schema, SQLConf conf) {
+  RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
     FlatMapFunction<Iterator<ColumnarBatch>, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
@@ -105,12 +100,12 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  scala.Function2<Object, scala.collection.Iterator<CachedBatch>, scala.collection.Iterator<CachedBatch>> everyBatch() {
+  Function2<Object, scala.collection.Iterator<CachedBatch>, scala.collection.Iterator<CachedBatch>> everyBatch() {
     return new EveryBatch();
   }
 
   /**
-   * Column batches for relations this cache stores (unless {@link #COLUMNAR_OUTPUT} is off); rows for
+   * Column batches for relations this cache stores (unless {@link Settings#CACHE_COLUMNAR_OUTPUT} is off); rows for
    * the relations of the fallback, so that every column batch a cache scan hands out is made of
    * {@link CachedColumn}s, the class {@code vectorTypes} names for ColumnarToRow's generated code
    * (which cannot tell the relations apart by their selected columns alone). Spark's scans read the
@@ -126,8 +121,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<ColumnarBatch> toBatches(RDD<CachedBatch> input, scala.collection.Seq<Attribute> cacheAttributes,
-      scala.collection.Seq<Attribute> selectedAttributes) {
+  RDD<ColumnarBatch> toBatches(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+      Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     DataType[] sparkTypes = types(selectedAttributes).toArray(DataType[]::new);
     FlatMapFunction<Iterator<CachedBatch>, ColumnarBatch> read =
@@ -136,8 +131,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   @Override
-  RDD<InternalRow> toRows(RDD<CachedBatch> input, scala.collection.Seq<Attribute> cacheAttributes,
-      scala.collection.Seq<Attribute> selectedAttributes) {
+  RDD<InternalRow> toRows(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
+      Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     FlatMapFunction<Iterator<CachedBatch>, InternalRow> read = batches -> {
       var writer = CatalystCalls.rowWriter(select.length);
@@ -147,7 +142,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   /** The index in the cached columns of each selected attribute. */
-  private static int[] select(scala.collection.Seq<Attribute> cached, scala.collection.Seq<Attribute> selected) {
+  private static int[] select(Seq<Attribute> cached, Seq<Attribute> selected) {
     List<Attribute> all = list(cached);
     List<Attribute> want = list(selected);
     int[] out = new int[want.size()];
@@ -264,7 +259,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     private final Iterator<CachedBatch> batches;
     private final Expand<R> expand;
     private ArrowCachedBatch held;
-    private Iterator<R> current = java.util.Collections.emptyIterator();
+    private Iterator<R> current = Collections.emptyIterator();
 
     Reading(Iterator<CachedBatch> batches, Expand<R> expand) {
       this.batches = batches;

@@ -1,7 +1,11 @@
 package io.vkspark.spark.conf;
 
+import io.vkspark.gpu.DeviceOptions;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import java.io.File;
+import java.io.Serializable;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -11,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.spark.network.util.JavaUtils;
 
 /**
  * One {@code spark.vkspark.*} setting as {@link Settings} declares it: key, type, default, bounds,
@@ -183,7 +188,7 @@ public sealed interface Setting<T>
           .replaceAll("^([0-9]+[kmgtp])ib$", "$1b");
       long n = -1;
       try {
-        n = org.apache.spark.network.util.JavaUtils.byteStringAsBytes(spark);
+        n = JavaUtils.byteStringAsBytes(spark);
       } catch (IllegalArgumentException e) { // NumberFormatException included: reported below
         n = -1;
       }
@@ -205,7 +210,7 @@ public sealed interface Setting<T>
    */
   public record Share(Info info, String example) implements Setting<Share.Amount> {
     /** Bytes (when {@code fraction} is 0) or a fraction of the device's memory. */
-    public record Amount(long bytes, double fraction) {
+    public record Amount(long bytes, double fraction) implements Serializable {
       /** The bytes this amount is of a device with {@code deviceBytes} of memory (at least 1). */
       public long of(long deviceBytes) {
         return Math.max(1, fraction > 0 ? (long) (fraction * deviceBytes) : bytes);
@@ -244,7 +249,7 @@ public sealed interface Setting<T>
       }
       String v = text.trim();
       try {
-        long ms = org.apache.spark.network.util.JavaUtils.timeStringAsMs(v.matches("\\d+") ? v + "s" : v);
+        long ms = JavaUtils.timeStringAsMs(v.matches("\\d+") ? v + "s" : v);
         if (ms >= 0) {
           return Duration.ofMillis(ms);
         }
@@ -317,7 +322,7 @@ public sealed interface Setting<T>
   public record Dir(Info info) implements Setting<String> {
     @Override
     public String defaultValue() {
-      return io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString();
+      return DeviceOptions.defaultCacheDir().toString();
     }
 
     @Override
@@ -333,7 +338,7 @@ public sealed interface Setting<T>
       }
       try {
         Path.of(expanded);
-      } catch (java.nio.file.InvalidPathException e) {
+      } catch (InvalidPathException e) {
         throw bad(key(), v, ", not a valid path (" + e.getReason() + ").", "a directory path, or none to switch it off.");
       }
       return expanded;
@@ -348,7 +353,7 @@ public sealed interface Setting<T>
       if (path.equals("~")) {
         return System.getProperty("user.home");
       }
-      if (path.startsWith("~/") || path.startsWith("~" + java.io.File.separator)) {
+      if (path.startsWith("~/") || path.startsWith("~" + File.separator)) {
         return Path.of(System.getProperty("user.home")).resolve(path.substring(2)).toString();
       }
       return path;

@@ -20,14 +20,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.SparkSession;
 
 /**
  * Every {@code spark.vkspark.*} setting, declared once, in the order of the README's configuration
  * table: each constant holds the key, type, default, bounds, scope and the README's text, and is
  * the only way code reads the key ({@code Settings.FALLBACK.get(lookup)}), so no key is parsed in
- * two ways. {@link VkConf} reads most of them when a plan is made; the fused-aggregate and cache
- * keys are read where they are used. {@code VkConfTest} fails when
- * the README's table and {@link #ALL} differ; {@link #table()} prints the rows to paste.
+ * two ways. {@link VkConf} reads most of them, once per planned query, and the plan's nodes carry
+ * it to the executors. Three are read where a plan is made instead, each by its one reader:
+ * {@code fuseAggregates*} ({@code agg.ReducePlacement}, per fused aggregate: a bad value fails only
+ * an aggregate it concerns), {@code translate} ({@code exec.ScalaUdfs}, when a call is recognized) and
+ * {@code cache.columnarOutput} ({@code cache.VkCacheSerializer}, when Spark plans a cache scan).
+ * {@code VkConfTest} fails when the README's table and {@link #ALL} differ; {@link #table()} prints
+ * the rows to paste.
  */
 public final class Settings {
   public static final String PREFIX = "spark.vkspark.";
@@ -230,7 +235,7 @@ public final class Settings {
       ALL.stream().collect(Collectors.toUnmodifiableMap(Setting::key, s -> s));
 
   /** A session's settings as a lookup (null for unset); a session sees its SparkContext's values too. */
-  public static Function<String, String> lookup(org.apache.spark.sql.SparkSession session) {
+  public static Function<String, String> lookup(SparkSession session) {
     return k -> session.conf().contains(k) ? session.conf().get(k) : null;
   }
 

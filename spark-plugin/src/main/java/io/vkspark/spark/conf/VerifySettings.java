@@ -1,6 +1,7 @@
 package io.vkspark.spark.conf;
 
 import java.io.Serializable;
+import java.util.Objects;
 
 /**
  * What {@code spark.vkspark.verify} asks of the GPU node (part of {@link VkConf}, which reads and
@@ -23,7 +24,7 @@ public record VerifySettings(Mode mode, double sampleRate, double budget) implem
     STRICT
   }
 
-  static final VerifySettings OFF = new VerifySettings(Mode.OFF, VkConf.DEFAULT_VERIFY_SAMPLE_RATE);
+  static final VerifySettings OFF = new VerifySettings(Mode.OFF, Settings.VERIFY_SAMPLE_RATE.defaultValue());
 
   /** With the default budget. */
   public VerifySettings(Mode mode, double sampleRate) {
@@ -44,7 +45,7 @@ public record VerifySettings(Mode mode, double sampleRate, double budget) implem
     return mode == Mode.STRICT;
   }
   public VerifySettings {
-    java.util.Objects.requireNonNull(mode, "mode");
+    Objects.requireNonNull(mode, "mode");
   }
 
   public boolean on() {

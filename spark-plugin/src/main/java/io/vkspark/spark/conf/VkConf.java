@@ -6,8 +6,14 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.TransferMode;
 import java.io.Serializable;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.SparkSession;
 
 /**
  * The {@code spark.vkspark.*} settings a plan uses, read through their declarations in
@@ -63,67 +69,48 @@ import java.util.function.Function;
  * @param fastMath the device's own floating-point arithmetic in GPU UDF kernels: contraction of
  *     {@code a * b + c} into fused multiply-adds, and a device's flushing of 32-bit subnormals
  *     ({@code spark.vkspark.fastMath}, default false: Java's bits)
+ * @param verifySet whether {@code spark.vkspark.verify} is set: unset, a GPU node that runs a
+ *     translated Java UDF on the GPU checks a sample ({@code VkGpuEvalExec.verifySettings})
+ * @param cacheDevice whether GPU UDFs over cached columns read them from device copies
+ *     ({@code spark.vkspark.cache.device}, default false)
+ * @param cacheDeviceMemory most device memory each executor's cached columns take
+ *     ({@code spark.vkspark.cache.deviceMemory}, a size or a fraction of the device's; static)
+ * @param glsl GLSL files on the driver whose functions become GLSL-only GPU UDFs of every session
+ *     ({@code spark.vkspark.glsl}, comma-separated, as written; {@link #glslFiles}; static)
+ *
+ * <p>Built once per planned query on the driver ({@link #of}, in the rules that build vkspark's
+ * nodes) and carried in the nodes to the executors, which use the node's copy; the executor plugin
+ * and the SQL extensions read the application's ({@link #from(org.apache.spark.SparkConf)}) once.
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
                      boolean fallback, List<String> functions, boolean validation, TransferMode transfers,
-                     long deviceMemoryLimit, java.time.Duration kernelTimeout,
+                     long deviceMemoryLimit, Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
-                     java.time.Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath)
+                     Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
+                     boolean verifySet, boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
     implements Serializable {
-
-  /** Keys, as {@link Settings} declares them (kept here for callers). */
-  public static final String ENABLED = Settings.ENABLED.key();
-  public static final String DEVICE = Settings.DEVICE.key();
-  public static final String BATCH_ROWS = Settings.BATCH_ROWS.key();
-  public static final String CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.key();
-  public static final String SHADER_CACHE_DIR = Settings.SHADER_CACHE_DIR.key();
-  public static final String FALLBACK = Settings.FALLBACK.key();
-  public static final String FUNCTIONS = Settings.FUNCTIONS.key();
-  /** GLSL files of GLSL-only GPU UDFs, comma-separated, read on the driver ({@code GlslDefinitions}). */
-  public static final String GLSL = Settings.GLSL.key();
-  public static final String VALIDATION = Settings.VALIDATION.key();
-  public static final String TRANSFERS = Settings.TRANSFERS.key();
-  public static final String DEVICE_MEMORY_LIMIT = Settings.DEVICE_MEMORY_LIMIT.key();
-  public static final String KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.key();
-  public static final String METRICS_LEVEL = Settings.METRICS_LEVEL.key();
-  public static final String VERIFY = Settings.VERIFY.key();
-  public static final String VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.key();
-  public static final String COALESCE = Settings.COALESCE.key();
-  public static final String BATCH_BYTES = Settings.BATCH_BYTES.key();
-  /** {@code adaptive} or {@code gpu}: whether batches may run on the CPU when it measures faster. */
-  public static final String PLACEMENT = Settings.PLACEMENT.key();
-  /** The most {@link #KERNEL_TIMEOUT} a session may ask for (static; unset: no cap). */
-  public static final String KERNEL_TIMEOUT_MAX = Settings.KERNEL_TIMEOUT_MAX.key();
-  /** Whether {@code vkspark_define} may be used (static). */
-  public static final String DEFINE_ENABLED = Settings.DEFINE_ENABLED.key();
-  /** Time budget for compiling one GPU UDF's kernel (static). */
-  public static final String COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.key();
-
-  public static final double DEFAULT_VERIFY_SAMPLE_RATE = Settings.VERIFY_SAMPLE_RATE.defaultValue();
-  public static final long DEFAULT_BATCH_BYTES = Settings.BATCH_BYTES.defaultValue();
-  public static final java.time.Duration DEFAULT_KERNEL_TIMEOUT = Settings.KERNEL_TIMEOUT.defaultValue();
-  public static final java.time.Duration DEFAULT_COMPILE_TIMEOUT = Settings.COMPILE_TIMEOUT.defaultValue();
-  public static final int DEFAULT_BATCH_ROWS = Settings.BATCH_ROWS.defaultValue();
-  public static final int DEFAULT_CONCURRENT_GPU_TASKS = Settings.CONCURRENT_GPU_TASKS.defaultValue();
 
   /**
    * Keys a session cannot change ({@link #forSession} reads them from the SparkContext's conf): the
    * executor's device and its resources, what is compiled and where it is cached, and the limits
    * an administrator sets for every session. Declared by {@link Setting#isStatic}.
    */
-  public static final java.util.Set<String> STATIC = Settings.ALL.stream().filter(Setting::isStatic)
-      .map(Setting::key).collect(java.util.stream.Collectors.toUnmodifiableSet());
+  public static final Set<String> STATIC = Settings.ALL.stream().filter(Setting::isStatic)
+      .map(Setting::key).collect(Collectors.toUnmodifiableSet());
 
   public VkConf {
     functions = List.copyOf(functions);
-    java.util.Objects.requireNonNull(kernelTimeout, "kernelTimeout");
-    java.util.Objects.requireNonNull(metricsLevel, "metricsLevel");
-    java.util.Objects.requireNonNull(verify, "verify");
-    java.util.Objects.requireNonNull(compileTimeout, "compileTimeout");
-    java.util.Objects.requireNonNull(placement, "placement");
+    glsl = List.copyOf(glsl);
+    Objects.requireNonNull(cacheDeviceMemory, "cacheDeviceMemory");
+    Objects.requireNonNull(kernelTimeout, "kernelTimeout");
+    Objects.requireNonNull(metricsLevel, "metricsLevel");
+    Objects.requireNonNull(verify, "verify");
+    Objects.requireNonNull(compileTimeout, "compileTimeout");
+    Objects.requireNonNull(placement, "placement");
     if (batchBytes <= 0) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, BATCH_BYTES + " is " + batchBytes + ", not a positive size.",
-          "set " + BATCH_BYTES + " to the most bytes of rows per batch, e.g. 128m.");
+      throw GpuException.of(Code.INVALID_ARGUMENT,
+          Settings.BATCH_BYTES.key() + " is " + batchBytes + ", not a positive size.",
+          "set " + Settings.BATCH_BYTES.key() + " to the most bytes of rows per batch, e.g. 128m.");
     }
   }
 
@@ -145,8 +132,8 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   }
 
   /** The settings of {@code session}: its own values, the static ones from its SparkContext ({@link #forSession}). */
-  public static VkConf of(org.apache.spark.sql.SparkSession session) {
-    org.apache.spark.SparkConf server = session.sparkContext().conf();
+  public static VkConf of(SparkSession session) {
+    SparkConf server = session.sparkContext().conf();
     return forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
         k -> server.contains(k) ? server.get(k) : null);
   }
@@ -172,7 +159,11 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Settings.COMPILE_TIMEOUT.get(lookup),
         Settings.BATCH_BYTES.get(lookup),
         Settings.PLACEMENT.get(lookup),
-        Settings.FAST_MATH.get(lookup));
+        Settings.FAST_MATH.get(lookup),
+        lookup.apply(Settings.VERIFY.key()) != null,
+        Settings.CACHE_DEVICE.get(lookup),
+        Settings.CACHE_DEVICE_MEMORY.get(lookup),
+        Settings.GLSL.get(lookup));
   }
 
   /**
@@ -181,10 +172,10 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
    * clamped, so a session never runs with a limit other than the one it asked for. The server's
    * own value is checked the same way, at start.
    */
-  private static java.time.Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
-    java.time.Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
-    String asked = lookup.apply(KERNEL_TIMEOUT);
-    java.time.Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
+  private static Duration kernelTimeout(Function<String, String> lookup, Function<String, String> server) {
+    Duration max = Settings.KERNEL_TIMEOUT_MAX.get(server);
+    String asked = lookup.apply(Settings.KERNEL_TIMEOUT.key());
+    Duration t = Settings.KERNEL_TIMEOUT.get(lookup);
     if (max.isZero()) {
       return t;
     }
@@ -192,17 +183,18 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
       return t.compareTo(max) > 0 ? max : t;
     }
     if (t.isZero() || t.compareTo(max) > 0) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, KERNEL_TIMEOUT + " is '" + asked.trim() + "'" + (t.isZero()
-              ? " (no limit)" : "") + ", above " + KERNEL_TIMEOUT_MAX + " (" + server.apply(KERNEL_TIMEOUT_MAX).trim()
-              + "), the most the server lets a session use.",
-          "set " + KERNEL_TIMEOUT + " to " + server.apply(KERNEL_TIMEOUT_MAX).trim() + " or less, or unset it; "
-              + KERNEL_TIMEOUT_MAX + " is static (set where the server starts).");
+      String key = Settings.KERNEL_TIMEOUT.key();
+      String maxKey = Settings.KERNEL_TIMEOUT_MAX.key();
+      String maxText = server.apply(maxKey).trim();
+      throw GpuException.of(Code.INVALID_ARGUMENT, key + " is '" + asked.trim() + "'" + (t.isZero() ? " (no limit)" : "")
+              + ", above " + maxKey + " (" + maxText + "), the most the server lets a session use.",
+          "set " + key + " to " + maxText + " or less, or unset it; " + maxKey + " is static (set where the server starts).");
     }
     return t;
   }
 
   /** From a SparkConf. */
-  public static VkConf from(org.apache.spark.SparkConf conf) {
+  public static VkConf from(SparkConf conf) {
     return from(k -> conf.contains(k) ? conf.get(k) : null);
   }
 
@@ -210,6 +202,11 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   public DeviceOptions deviceOptions(String deviceSelector) {
     return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
         .withShaderCacheDir(shaderCachePath()).withMemoryLimit(deviceMemoryLimit);
+  }
+
+  /** The files of {@link #glsl}, {@code ~/} expanded to the home directory. */
+  public List<Path> glslFiles() {
+    return glsl.stream().map(p -> Path.of(expandHome(p))).toList();
   }
 
   /** The shader cache directory, or null when it is off ("none" or blank). */

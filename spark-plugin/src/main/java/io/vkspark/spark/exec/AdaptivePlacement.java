@@ -1,5 +1,6 @@
 package io.vkspark.spark.exec;
 
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -300,8 +301,8 @@ public final class AdaptivePlacement {
       if (n == 0) {
         return Double.NaN;
       }
-      double[] w = java.util.Arrays.copyOf(window[p.ordinal()], n);
-      java.util.Arrays.sort(w);
+      double[] w = Arrays.copyOf(window[p.ordinal()], n);
+      Arrays.sort(w);
       return n % 2 == 1 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
     }
 

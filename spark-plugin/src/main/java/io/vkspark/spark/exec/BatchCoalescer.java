@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -153,7 +154,7 @@ public final class BatchCoalescer implements AutoCloseable {
     Optional<SqlType> sql = SparkTypes.of(type).filter(s -> !s.isVariableWidth());
     if (sql.isPresent() && sql.get() == SqlType.DECIMAL) {
       // Spark's vectors keep decimals of 9 digits or less as ints, the GPU upload reads int64s: Spark's own putDecimal
-      org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) type;
+      DecimalType d = (DecimalType) type;
       for (int r = 0; r < n; r++) {
         if (!src.isNullAt(r)) {
           dst.putDecimal(at + r, src.getDecimal(r, d.precision(), d.scale()), d.precision());

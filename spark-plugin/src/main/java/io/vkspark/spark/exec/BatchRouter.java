@@ -6,6 +6,8 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.run.BatchRunner;
+import io.vkspark.spark.conf.Settings;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -59,7 +61,7 @@ final class BatchRouter {
     if (planned.stream().noneMatch(GpuUdfCall::onGpu)) {
       return planned;
     }
-    List<GpuUdfCall> out = new java.util.ArrayList<>();
+    List<GpuUdfCall> out = new ArrayList<>();
     for (GpuUdfCall c : planned) {
       Placement p = !c.onGpu() ? c.placement() : c.translated() ? onThisExecutor(c, device, executor)
           : onThisExecutor(c, device, executor).strict(conf, c.name()); // Spark would run a plain Java UDF anyway
@@ -189,12 +191,12 @@ final class BatchRouter {
     String what = Placement.reason(Placement.Cause.WIDE_ROW, widest, names, limit);
     boolean glsl = gpu.calls().stream().anyMatch(GpuUdfCall::glslOnly);
     if (!conf.fallback() || glsl) {
-      throw GpuException.of(Code.SIZE, what + " (" + VkConf.BATCH_BYTES + " is " + conf.batchBytes()
+      throw GpuException.of(Code.SIZE, what + " (" + Settings.BATCH_BYTES.key() + " is " + conf.batchBytes()
           + ", and one dispatch stages at most " + BatchRunner.MAX_VAR_ELEMENTS + " per argument).",
           glsl ? "keep the values passed to GLSL-only UDFs below " + limit + " bytes per row (a GLSL-only UDF has "
-              + "no call() to run such rows on the CPU), or raise " + VkConf.BATCH_BYTES + " if it is below that."
-              : "set " + VkConf.FALLBACK + "=true to run such rows with the UDF's call() on the CPU, keep the values "
-              + "below " + limit + " bytes per row, or raise " + VkConf.BATCH_BYTES + " if it is below that.");
+              + "no call() to run such rows on the CPU), or raise " + Settings.BATCH_BYTES.key() + " if it is below that."
+              : "set " + Settings.FALLBACK.key() + "=true to run such rows with the UDF's call() on the CPU, keep the "
+              + "values below " + limit + " bytes per row, or raise " + Settings.BATCH_BYTES.key() + " if it is below that.");
     }
     if (!wideLogged) {
       wideLogged = true;

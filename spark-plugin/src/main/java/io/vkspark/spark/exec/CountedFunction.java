@@ -3,6 +3,16 @@ package io.vkspark.spark.exec;
 import java.io.Serializable;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.util.LongAccumulator;
+import scala.Function1;
+import scala.Function10;
+import scala.Function2;
+import scala.Function3;
+import scala.Function4;
+import scala.Function5;
+import scala.Function6;
+import scala.Function7;
+import scala.Function8;
+import scala.Function9;
 
 /**
  * A GPU UDF's Scala function (of 1 to 10 arguments, as Spark calls a Java UDF) that counts each
@@ -10,9 +20,9 @@ import org.apache.spark.util.LongAccumulator;
  * equal (exchange reuse).
  */
 @SuppressWarnings({"rawtypes", "unchecked"})
-public record CountedFunction(Object inner, LongAccumulator rows) implements scala.Function1, scala.Function2, scala.Function3,
-    scala.Function4, scala.Function5, scala.Function6, scala.Function7, scala.Function8, scala.Function9,
-    scala.Function10, Serializable {
+public record CountedFunction(Object inner, LongAccumulator rows) implements Function1, Function2, Function3,
+    Function4, Function5, Function6, Function7, Function8, Function9,
+    Function10, Serializable {
   /** Rows counted in this JVM, for the executor's metric {@code cpuRowsOutsideNode}. */
   public static final LongAdder ROWS = new LongAdder();
 
@@ -39,72 +49,72 @@ public record CountedFunction(Object inner, LongAccumulator rows) implements sca
   @Override
   public Object apply(Object a) {
     count();
-    return ((scala.Function1) inner).apply(a);
+    return ((Function1) inner).apply(a);
   }
 
   @Override
   public Object apply(Object a, Object b) {
     count();
-    return ((scala.Function2) inner).apply(a, b);
+    return ((Function2) inner).apply(a, b);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c) {
     count();
-    return ((scala.Function3) inner).apply(a, b, c);
+    return ((Function3) inner).apply(a, b, c);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d) {
     count();
-    return ((scala.Function4) inner).apply(a, b, c, d);
+    return ((Function4) inner).apply(a, b, c, d);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e) {
     count();
-    return ((scala.Function5) inner).apply(a, b, c, d, e);
+    return ((Function5) inner).apply(a, b, c, d, e);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f) {
     count();
-    return ((scala.Function6) inner).apply(a, b, c, d, e, f);
+    return ((Function6) inner).apply(a, b, c, d, e, f);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g) {
     count();
-    return ((scala.Function7) inner).apply(a, b, c, d, e, f, g);
+    return ((Function7) inner).apply(a, b, c, d, e, f, g);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h) {
     count();
-    return ((scala.Function8) inner).apply(a, b, c, d, e, f, g, h);
+    return ((Function8) inner).apply(a, b, c, d, e, f, g, h);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h, Object i) {
     count();
-    return ((scala.Function9) inner).apply(a, b, c, d, e, f, g, h, i);
+    return ((Function9) inner).apply(a, b, c, d, e, f, g, h, i);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h, Object i,
                       Object j) {
     count();
-    return ((scala.Function10) inner).apply(a, b, c, d, e, f, g, h, i, j);
+    return ((Function10) inner).apply(a, b, c, d, e, f, g, h, i, j);
   }
 
   /** Spark never curries or tuples a UDF's function; the traits of several arities both declare these. */
   @Override
-  public scala.Function1 curried() {
+  public Function1 curried() {
     throw new UnsupportedOperationException("curried");
   }
 
   @Override
-  public scala.Function1 tupled() {
+  public Function1 tupled() {
     throw new UnsupportedOperationException("tupled");
   }
 }

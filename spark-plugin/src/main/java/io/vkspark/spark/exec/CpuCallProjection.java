@@ -3,7 +3,9 @@ package io.vkspark.spark.exec;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.SqlType;
+import java.util.Arrays;
 import java.util.List;
+import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -60,7 +62,7 @@ final class CpuCallProjection {
     TaskContext task = TaskContext.get();
     p.initialize(task == null ? 0 : task.partitionId());
     // the columns whose nulls give a null result (a constant argument, -1, is never null)
-    return new CpuCallProjection(p, c.resultType(), java.util.Arrays.stream(c.argOrdinals()).filter(o -> o >= 0).toArray(),
+    return new CpuCallProjection(p, c.resultType(), Arrays.stream(c.argOrdinals()).filter(o -> o >= 0).toArray(),
         strict);
   }
 
@@ -174,7 +176,7 @@ final class CpuCallProjection {
         }
       }
       case STRING, BINARY -> {
-        org.apache.arrow.vector.BaseVariableWidthVector v = (org.apache.arrow.vector.BaseVariableWidthVector) out;
+        BaseVariableWidthVector v = (BaseVariableWidthVector) out;
         for (int r = 0; r < rows; r++) {
           InternalRow x = eval(in, r, checkNulls);
           if (x == null) {

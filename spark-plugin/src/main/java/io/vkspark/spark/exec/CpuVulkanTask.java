@@ -9,10 +9,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.TaskContext;
-import org.apache.spark.sql.util.ArrowUtils$;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -55,7 +55,7 @@ public final class CpuVulkanTask implements AutoCloseable {
     List<SqlType> types = new ArrayList<>();
     List<InputColumn> inputs = new ArrayList<>();
     for (int o : ordinals) {
-      int a = java.util.stream.IntStream.range(0, cols.length).filter(x -> c.argOrdinals()[x] == o).findFirst().orElseThrow();
+      int a = IntStream.range(0, cols.length).filter(x -> c.argOrdinals()[x] == o).findFirst().orElseThrow();
       types.add(argTypes.get(a));
       inputs.add(SparkInputs.of(in.column(o), argTypes.get(a), rows));
     }

@@ -2,9 +2,12 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ArithOp;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.api.SparkTypes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.DoubleStream;
 import org.apache.spark.sql.catalyst.expressions.Add;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.BinaryArithmetic;
@@ -44,9 +47,9 @@ public record DeviceArg(Attribute column, ArgOps ops, double[] literals) {
    * {@code arg} as a constant of the kernel's argument type {@code type}: foldable, deterministic,
    * not null, of a type with a device constant. Empty otherwise.
    */
-  public static Optional<DeviceArg> constant(Expression arg, io.vkspark.gpu.column.SqlType type) {
+  public static Optional<DeviceArg> constant(Expression arg, SqlType type) {
     if (!arg.foldable() || !arg.deterministic() || !ArgOps.constantType(type)
-        || !io.vkspark.spark.api.SparkTypes.of(arg.dataType()).equals(Optional.of(type))) {
+        || !SparkTypes.of(arg.dataType()).equals(Optional.of(type))) {
       return Optional.empty();
     }
     Object v = arg.eval(null);
@@ -113,12 +116,12 @@ public record DeviceArg(Attribute column, ArgOps ops, double[] literals) {
     if (ops.isEmpty()) {
       return new double[0];
     }
-    java.util.stream.DoubleStream.Builder out = java.util.stream.DoubleStream.builder();
+    DoubleStream.Builder out = DoubleStream.builder();
     for (int i = 0; i < args.size(); i++) {
       ArgOps want = ops.get(i);
       Expression arg = args.get(i);
       if (want.constant()) {
-        out.add(constant(arg, io.vkspark.spark.api.SparkTypes.of(arg.dataType()).orElseThrow()).orElseThrow(() -> new IllegalStateException(
+        out.add(constant(arg, SparkTypes.of(arg.dataType()).orElseThrow()).orElseThrow(() -> new IllegalStateException(
             "argument " + arg + " is no constant of its kernel's type")).literals()[0]);
       } else if (!want.isEmpty()) {
         DeviceArg a = of(arg).filter(d -> sameOps(d.ops(), want)).orElseThrow(() -> new IllegalStateException(

@@ -6,6 +6,7 @@ import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
 import java.util.List;
 import java.util.Optional;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
@@ -26,6 +27,23 @@ public interface DeviceReduction extends Serializable {
   }
 
   /**
+   * The columns of the GPU node's child that a filter absorbed into the reduction reads (runner
+   * inputs whether or not a call reads them: the device evaluates the filter); empty when none.
+   */
+  default List<Integer> filterColumns() {
+    return List.of();
+  }
+
+  /**
+   * The absorbed filter's condition bound to the GPU node's child's columns, or null when none:
+   * evaluated on the host ({@code HostFilter}) for every batch that is not reduced on the GPU, before
+   * its calls run, so {@code call()} sees only the rows Spark's {@code Filter} would have kept.
+   */
+  default Expression hostFilter() {
+    return null;
+  }
+
+  /**
    * The reduction this task's runner computes, or empty when this executor folds on the host
    * instead; asked once per task, before its first batch runs.
    */
@@ -40,9 +58,16 @@ public interface DeviceReduction extends Serializable {
    * @param keyInput the runner input holding the key (-1 when ungrouped)
    * @param keyType the key's type as the runner takes it (null when ungrouped or not every call is on the GPU)
    * @param device the executor's device (null when not every call is on the GPU)
+   * @param filterInputs the runner input holding each of {@link #filterColumns()}, in order
+   * @param filterTypes each one's type as the runner takes it
    */
   record Executor(boolean verifying, boolean allOnGpu, List<SqlType> resultTypes, int keyInput, SqlType keyType,
-                  DeviceInfo device) {}
+                  DeviceInfo device, List<Integer> filterInputs, List<SqlType> filterTypes) {
+    public Executor(boolean verifying, boolean allOnGpu, List<SqlType> resultTypes, int keyInput, SqlType keyType,
+                    DeviceInfo device) {
+      this(verifying, allOnGpu, resultTypes, keyInput, keyType, device, List.of(), List.of());
+    }
+  }
 
   /** One input batch evaluated for a fused aggregate: its aggregates reduced on the GPU, or its rows with the results. */
   sealed interface Step permits Reduced, ReducedByKey, Rows {}

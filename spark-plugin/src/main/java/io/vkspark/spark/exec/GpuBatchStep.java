@@ -15,10 +15,14 @@ import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.TaskContext;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
@@ -42,6 +46,8 @@ final class GpuBatchStep implements AutoCloseable {
   /** A grouped reduction's key: its column, and its type as a runner input (-1 and null when none). */
   private final int keyOrdinal;
   private final SqlType keyType;
+  /** The child's column types: the runner takes a column only a reduction's filter reads as its own type. */
+  private final List<DataType> childTypes;
   /** What {@link #runner} reduces with, when the task reduces on the GPU (set before its first batch). */
   private ColumnReduction reduction;
   private BatchRunner runner;
@@ -55,17 +61,19 @@ final class GpuBatchStep implements AutoCloseable {
   /** {@link #neverRecomputes()}, found once. */
   private Boolean neverRecomputes;
   /** Rows per cause each runner had handed to call() when last counted ({@link #handedBack}). */
-  private final java.util.Map<BatchRunner, long[]> causesSeen = new java.util.IdentityHashMap<>();
+  private final Map<BatchRunner, long[]> causesSeen = new IdentityHashMap<>();
 
   /**
    * @param placed the node's calls as placed on this executor (those on the GPU run here)
    * @param gpu this executor's device; null when no call runs on it
    * @param keyOrdinal a grouped reduction's key column (a runner input whether or not a call reads
    *     it: the device reduces per key value); -1 for none
+   * @param filterColumns the columns a reduction's absorbed filter reads (runner inputs too)
    */
-  GpuBatchStep(List<GpuUdfCall> placed, ExecutorDevice gpu, List<DataType> childTypes, int keyOrdinal, VkConf conf,
-               NodeMetrics metrics, BufferAllocator allocator) {
+  GpuBatchStep(List<GpuUdfCall> placed, ExecutorDevice gpu, List<DataType> childTypes, int keyOrdinal,
+               List<Integer> filterColumns, VkConf conf, NodeMetrics metrics, BufferAllocator allocator) {
     this.gpu = gpu;
+    this.childTypes = childTypes;
     this.conf = conf;
     this.metrics = metrics;
     this.allocator = allocator;
@@ -88,6 +96,11 @@ final class GpuBatchStep implements AutoCloseable {
     } else {
       this.keyOrdinal = -1;
       this.keyType = null;
+    }
+    for (int o : calls.isEmpty() ? List.<Integer>of() : filterColumns) {
+      if (!columns.contains(o)) {
+        columns.add(o);
+      }
     }
   }
 
@@ -180,7 +193,7 @@ final class GpuBatchStep implements AutoCloseable {
   }
 
   /** The GPU calls over {@code in} on the GPU, their results read back (a reducing task uses its plain runner). */
-  GpuOutcome<List<org.apache.arrow.vector.FieldVector>> evaluate(ColumnarBatch in, int rows) {
+  GpuOutcome<List<FieldVector>> evaluate(ColumnarBatch in, int rows) {
     return underLease(in, rows, this::rowsRunner, (r, inputs) -> new GpuOutcome.Done<>(r.run(inputs, rows)));
   }
 
@@ -317,6 +330,9 @@ final class GpuBatchStep implements AutoCloseable {
     if (keyType != null && ordinal == keyOrdinal) {
       return keyType; // a grouped reduction's key that no call reads
     }
+    if (columns.contains(ordinal)) {
+      return SparkTypes.of(childTypes.get(ordinal)).orElseThrow(); // read by an absorbed filter alone
+    }
     throw new IllegalStateException("column " + ordinal);
   }
 
@@ -330,21 +346,15 @@ final class GpuBatchStep implements AutoCloseable {
     r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
     // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
     r.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
-    if (cacheOnDevice()) {
+    if (conf.cacheDevice()) {
       r.readResident(gpu.deviceCache()); // cached columns from their device copies
     }
     return r;
   }
 
-  /** {@code spark.vkspark.cache.device} in this task's session (Spark passes a query's session conf to its tasks). */
-  private static boolean cacheOnDevice() {
-    return io.vkspark.spark.conf.Settings.CACHE_DEVICE.get(
-        k -> org.apache.spark.sql.internal.SQLConf.get().getConfString(k, null));
-  }
-
   /** Spark's ANSI mode in this task: a decimal result too wide for its type fails rather than giving null. */
   private static boolean ansiEnabled() {
-    return org.apache.spark.sql.internal.SQLConf.get().ansiEnabled();
+    return SQLConf.get().ansiEnabled();
   }
 
   private List<KernelCall> kernelCalls() {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataType;
@@ -49,6 +50,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** spark.vkspark.placement=adaptive: times each batch's path (null: not adaptive). */
   private final AdaptiveStep adaptive;
   private final BatchRouter router;
+  /** A fused aggregate's absorbed filter, for the batches not reduced on the GPU (null: none). */
+  private final HostFilter hostFilter;
 
   /** @param reduction a fused aggregate's reduction, read through {@link #steps()}; null for a plain GPU node */
   GpuEvalIterator(Iterator<ColumnarBatch> input, List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
@@ -64,7 +67,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (task != null) {
       task.addTaskCompletionListener((TaskCompletionListener) ctx -> close());
     }
-    String executor = org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
+    String executor = SparkEnv.get() == null ? "driver" : SparkEnv.get().executorId();
     ExecutorDevice device = planned.stream().anyMatch(GpuUdfCall::onGpu) ? ExecutorDevice.get(conf, executor).orElse(null)
         : null;
     this.calls = BatchRouter.placeOnExecutor(planned, device, conf, executor);
@@ -75,7 +78,9 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       onCpu[i] = !onGpu[i];
     }
     int key = reduction != null && reduction.grouped() ? reduction.keyOrdinal() : -1;
-    this.gpu = new GpuBatchStep(calls, device, childTypes, key, conf, metrics, allocator);
+    this.gpu = new GpuBatchStep(calls, device, childTypes, key, reduction == null ? List.of() : reduction.filterColumns(),
+        conf, metrics, allocator);
+    this.hostFilter = reduction == null ? null : HostFilter.of(reduction.hostFilter());
     this.cpu = new CpuBatchStep(calls, conf, allocator, metrics);
     this.reduction = reduction == null ? null : new ReductionStep(reduction, gpu, metrics);
     this.adaptive = AdaptiveStep.of(gpu.calls(), device, metrics);
@@ -126,7 +131,8 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     if (t != null && t.slice() > 0 && !(start.route() instanceof BatchRoute.Cpu)) {
       int k = Math.min(t.slice(), first.numRows()); // the trial: a slice timed with call(); the GPU computes it too
       long t0 = System.nanoTime();
-      onCpu(ChildBatches.prefix(first, k), k, onGpu, Placement.Cause.ADAPTIVE_TRIAL);
+      ColumnarBatch slice = filtered(ChildBatches.prefix(first, k)); // call() sees only the rows Spark's Filter keeps
+      onCpu(slice, slice.numRows(), onGpu, Placement.Cause.ADAPTIVE_TRIAL);
       adaptive.sliced(t, k, System.nanoTime() - t0);
     }
     ColumnarBatch in = first;
@@ -149,7 +155,13 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     int rows = in.numRows();
     BatchRoute route = g.route();
     AdaptiveStep.Batch t = g.timing();
+    boolean kept = hostFilter == null;
     while (true) {
+      if (!kept && (route instanceof BatchRoute.Gpu || route instanceof BatchRoute.Cpu)) {
+        in = hostFilter.apply(in); // not reduced on the GPU: the absorbed filter on the host, before any call runs
+        rows = in.numRows();
+        kept = true;
+      }
       if (gpu.calls().isEmpty() || route instanceof BatchRoute.Cpu) {
         if (route instanceof BatchRoute.Cpu c && !gpu.calls().isEmpty()) {
           onCpu(in, rows, onGpu, c.cause());
@@ -162,8 +174,9 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       long gpuNanos = System.nanoTime() - t0;
       if (o instanceof GpuOutcome.Done<?> done && done.value() instanceof DeviceReduction.Step step) {
         ended(t, route, g.reducing());
-        if (verifier.on()) {
-          verifier.checkReduced(gpu, in, calls, gpuNanos); // a sample beside the reduction, within its budget
+        if (verifier.on()) { // a sample beside the reduction, within its budget (of the rows the filter keeps)
+          verifier.checkReduced(gpu, kept ? in : filtered(ChildBatches.prefix(in,
+              Math.min(rows, verifier.sampleRows(rows, gpuNanos)))), calls, gpuNanos);
         }
         return step;
       }
@@ -196,6 +209,11 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       }
       route = router.after((GpuOutcome.Recompute<?>) o);
     }
+  }
+
+  /** {@code in}'s rows the absorbed filter keeps ({@code in} itself without one). */
+  private ColumnarBatch filtered(ColumnarBatch in) {
+    return hostFilter == null ? in : hostFilter.apply(in);
   }
 
   private void ended(AdaptiveStep.Batch t, BatchRoute route, boolean reducing) {

@@ -6,14 +6,22 @@ import io.vkspark.spark.shim.Scala;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 import java.util.stream.Collectors;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
+import org.apache.spark.sql.catalyst.plans.QueryPlan;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.unsafe.types.UTF8String;
 import scala.runtime.AbstractPartialFunction;
 
 /**
@@ -38,14 +46,14 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
-        && c.kernel.id().equals(kernel.id()) && java.util.Arrays.equals(c.argOrdinals, argOrdinals)
+        && c.kernel.id().equals(kernel.id()) && Arrays.equals(c.argOrdinals, argOrdinals)
         && c.result.equals(result) && c.placement.equals(placement)
-        && java.util.Objects.equals(c.guard, guard);
+        && Objects.equals(c.guard, guard);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(name, expr, kernel.id(), java.util.Arrays.hashCode(argOrdinals), result, placement);
+    return Objects.hash(name, expr, kernel.id(), Arrays.hashCode(argOrdinals), result, placement);
   }
 
   /** The literal values of the arguments the kernel computes ({@link DeviceArg}), for its {@code KernelCall}. */
@@ -85,7 +93,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   }
 
   /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
-  boolean evaluatedFor(org.apache.spark.sql.catalyst.InternalRow row) {
+  boolean evaluatedFor(InternalRow row) {
     return guard == null || Boolean.TRUE.equals(guard.eval(row));
   }
 
@@ -98,7 +106,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    * As {@link #describe()}; with the child's columns ({@code input}, may be null) the guard is shown
    * as its condition over them: {@code ... AS r#9 when coalesce((a#5 > 0.0), false) on GPU}.
    */
-  public String describe(java.util.List<Attribute> input) {
+  public String describe(List<Attribute> input) {
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(GpuUdfCall::shown).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
@@ -119,17 +127,17 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
       @Override
       public boolean isDefinedAt(Expression x) {
-        return x instanceof org.apache.spark.sql.catalyst.expressions.Literal l && l.value() != null
-            && (l.value() instanceof org.apache.spark.unsafe.types.UTF8String s ? s.numBytes() > SHOWN_LITERAL
+        return x instanceof Literal l && l.value() != null
+            && (l.value() instanceof UTF8String s ? s.numBytes() > SHOWN_LITERAL
             : l.value() instanceof byte[] b && b.length > SHOWN_LITERAL);
       }
 
       @Override
       public Expression apply(Expression x) {
-        Object v = ((org.apache.spark.sql.catalyst.expressions.Literal) x).value();
-        String text = v instanceof byte[] b ? b.length + " bytes" : ((org.apache.spark.unsafe.types.UTF8String) v)
-            .substring(0, SHOWN_LITERAL).toString() + "... (" + ((org.apache.spark.unsafe.types.UTF8String) v).numBytes() + " bytes)";
-        return org.apache.spark.sql.catalyst.expressions.Literal.create(text, org.apache.spark.sql.types.DataTypes.StringType);
+        Object v = ((Literal) x).value();
+        String text = v instanceof byte[] b ? b.length + " bytes" : ((UTF8String) v)
+            .substring(0, SHOWN_LITERAL).toString() + "... (" + ((UTF8String) v).numBytes() + " bytes)";
+        return Literal.create(text, DataTypes.StringType);
       }
     }).toString();
   }
@@ -145,14 +153,14 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    * result numbered {@code id}: two copies of one subquery (a CTE used twice) then compare equal,
    * so Spark reuses the exchange or subquery above them.
    */
-  GpuUdfCall canonical(java.util.List<Attribute> input, long id) {
+  GpuUdfCall canonical(List<Attribute> input, long id) {
     AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
     return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
         placement, guard == null ? null : normalize(guard, input));
   }
 
   /** Spark's {@code QueryPlan.normalizeExpressions}: columns numbered by their position in {@code input}. */
-  private static Expression normalize(Expression e, java.util.List<Attribute> input) {
+  private static Expression normalize(Expression e, List<Attribute> input) {
     return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
       @Override
       public boolean isDefinedAt(Expression x) {
@@ -163,7 +171,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
       @SuppressWarnings({"unchecked", "rawtypes"})
       public Expression apply(Expression x) {
         if (x instanceof PlanExpression p) {
-          return (Expression) p.withNewPlan(((org.apache.spark.sql.catalyst.plans.QueryPlan<?>) p.plan()).canonicalized());
+          return (Expression) p.withNewPlan(((QueryPlan<?>) p.plan()).canonicalized());
         }
         AttributeReference a = (AttributeReference) x;
         for (int i = 0; i < input.size(); i++) {
@@ -177,7 +185,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   }
 
   /** {@code e} with each {@link BoundReference} replaced by the column of {@code input} it reads, for EXPLAIN. */
-  private static Expression unbind(Expression e, java.util.List<Attribute> input) {
+  private static Expression unbind(Expression e, List<Attribute> input) {
     return e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
       @Override
       public boolean isDefinedAt(Expression x) {

@@ -5,19 +5,24 @@ import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
 import io.vkspark.spark.conf.VerifySettings;
-import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
@@ -34,13 +39,13 @@ public final class GpuVerifier {
   private static final Logger LOG = LoggerFactory.getLogger(GpuVerifier.class);
   /** What {@link #compare} returns for a row it could not check (a GLSL-only call() without a CPU Vulkan device). */
   private static final String SKIPPED = "skipped";
-  private static final java.util.concurrent.atomic.AtomicBoolean WARNED_SKIP = new java.util.concurrent.atomic.AtomicBoolean();
+  private static final AtomicBoolean WARNED_SKIP = new AtomicBoolean();
 
   private final VerifySettings settings;
   private final NodeMetrics metrics;
   private final long seed;
   private final Set<String> logged = new HashSet<>();
-  private final Map<GpuUdfCall, Tolerance> tolerances = new java.util.IdentityHashMap<>();
+  private final Map<GpuUdfCall, Tolerance> tolerances = new IdentityHashMap<>();
   private long batch;
 
   GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
@@ -88,7 +93,7 @@ public final class GpuVerifier {
       return;
     }
     ColumnarBatch sample = ChildBatches.prefix(in, n);
-    if (gpu.evaluate(sample, n) instanceof GpuOutcome.Done<List<org.apache.arrow.vector.FieldVector>> d) {
+    if (gpu.evaluate(sample, n) instanceof GpuOutcome.Done<List<FieldVector>> d) {
       ColumnVector[] results = new ColumnVector[calls.size()];
       for (int i = 0, v = 0; i < calls.size(); i++) {
         results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.value().get(v++)) : null;
@@ -176,7 +181,7 @@ public final class GpuVerifier {
     boolean agree = switch (c.resultType()) {
       case FLOAT -> tolerance(c).agrees((Float) cpuValue, (Float) gpuValue, true);
       case DOUBLE -> tolerance(c).agrees((Double) cpuValue, (Double) gpuValue, false);
-      case BINARY -> java.util.Arrays.equals((byte[]) cpuValue, (byte[]) gpuValue);
+      case BINARY -> Arrays.equals((byte[]) cpuValue, (byte[]) gpuValue);
       default -> cpuValue.equals(gpuValue) || exactWithin(c, cpuValue, gpuValue);
     };
     String tolerance = c.resultType() == SqlType.FLOAT || c.resultType() == SqlType.DOUBLE || tolerance(c).absolute() > 0
@@ -206,7 +211,7 @@ public final class GpuVerifier {
       case TINYINT -> v.getByte(r);
       case SMALLINT -> v.getShort(r);
       case DECIMAL -> {
-        org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
+        DecimalType d = (DecimalType) v.dataType();
         yield v.getDecimal(r, d.precision(), d.scale());
       }
       case STRING -> v.getUTF8String(r).clone(); // call() gives a UTF8String: compared byte for byte
@@ -220,7 +225,7 @@ public final class GpuVerifier {
     if (settings.mode() == VerifySettings.Mode.STRICT) {
       throw GpuException.of(Code.VERIFY, "vkspark: " + where + ".",
           "make the GLSL body and call() compute the same function (or widen the UDF's tolerance() if the difference "
-              + "is rounding); " + VkConf.VERIFY + "=sample only counts and logs mismatches.");
+              + "is rounding); " + Settings.VERIFY.key() + "=sample only counts and logs mismatches.");
     }
     if (logged.add(c.name())) {
       LOG.warn("vkspark verify: {} (further mismatches of this UDF in this task are only counted)", where);

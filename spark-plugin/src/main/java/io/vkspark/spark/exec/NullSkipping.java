@@ -2,6 +2,16 @@ package io.vkspark.spark.exec;
 
 import java.io.Serializable;
 import java.util.List;
+import scala.Function1;
+import scala.Function10;
+import scala.Function2;
+import scala.Function3;
+import scala.Function4;
+import scala.Function5;
+import scala.Function6;
+import scala.Function7;
+import scala.Function8;
+import scala.Function9;
 
 /**
  * A Scala closure's function that returns null, without calling it, when an argument Spark checks
@@ -13,9 +23,9 @@ import java.util.List;
  * still compare equal ({@code GROUP BY f(a)}, exchange reuse).
  */
 @SuppressWarnings({"rawtypes", "unchecked"})
-public record NullSkipping(Object inner, List<Boolean> skips) implements scala.Function1, scala.Function2,
-    scala.Function3, scala.Function4, scala.Function5, scala.Function6, scala.Function7, scala.Function8,
-    scala.Function9, scala.Function10, Serializable {
+public record NullSkipping(Object inner, List<Boolean> skips) implements Function1, Function2,
+    Function3, Function4, Function5, Function6, Function7, Function8,
+    Function9, Function10, Serializable {
   /** The most arguments a wrapped function may take. */
   public static final int MAX_ARITY = 10;
 
@@ -49,63 +59,63 @@ public record NullSkipping(Object inner, List<Boolean> skips) implements scala.F
 
   @Override
   public Object apply(Object a) {
-    return skip(a) ? null : ((scala.Function1) inner).apply(a);
+    return skip(a) ? null : ((Function1) inner).apply(a);
   }
 
   @Override
   public Object apply(Object a, Object b) {
-    return skip(a, b) ? null : ((scala.Function2) inner).apply(a, b);
+    return skip(a, b) ? null : ((Function2) inner).apply(a, b);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c) {
-    return skip(a, b, c) ? null : ((scala.Function3) inner).apply(a, b, c);
+    return skip(a, b, c) ? null : ((Function3) inner).apply(a, b, c);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d) {
-    return skip(a, b, c, d) ? null : ((scala.Function4) inner).apply(a, b, c, d);
+    return skip(a, b, c, d) ? null : ((Function4) inner).apply(a, b, c, d);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e) {
-    return skip(a, b, c, d, e) ? null : ((scala.Function5) inner).apply(a, b, c, d, e);
+    return skip(a, b, c, d, e) ? null : ((Function5) inner).apply(a, b, c, d, e);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f) {
-    return skip(a, b, c, d, e, f) ? null : ((scala.Function6) inner).apply(a, b, c, d, e, f);
+    return skip(a, b, c, d, e, f) ? null : ((Function6) inner).apply(a, b, c, d, e, f);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g) {
-    return skip(a, b, c, d, e, f, g) ? null : ((scala.Function7) inner).apply(a, b, c, d, e, f, g);
+    return skip(a, b, c, d, e, f, g) ? null : ((Function7) inner).apply(a, b, c, d, e, f, g);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h) {
-    return skip(a, b, c, d, e, f, g, h) ? null : ((scala.Function8) inner).apply(a, b, c, d, e, f, g, h);
+    return skip(a, b, c, d, e, f, g, h) ? null : ((Function8) inner).apply(a, b, c, d, e, f, g, h);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h, Object i) {
-    return skip(a, b, c, d, e, f, g, h, i) ? null : ((scala.Function9) inner).apply(a, b, c, d, e, f, g, h, i);
+    return skip(a, b, c, d, e, f, g, h, i) ? null : ((Function9) inner).apply(a, b, c, d, e, f, g, h, i);
   }
 
   @Override
   public Object apply(Object a, Object b, Object c, Object d, Object e, Object f, Object g, Object h, Object i,
                       Object j) {
-    return skip(a, b, c, d, e, f, g, h, i, j) ? null : ((scala.Function10) inner).apply(a, b, c, d, e, f, g, h, i, j);
+    return skip(a, b, c, d, e, f, g, h, i, j) ? null : ((Function10) inner).apply(a, b, c, d, e, f, g, h, i, j);
   }
 
   /** Spark never curries or tuples a UDF's function; the traits of several arities both declare these. */
   @Override
-  public scala.Function1 curried() {
+  public Function1 curried() {
     throw new UnsupportedOperationException("curried");
   }
 
   @Override
-  public scala.Function1 tupled() {
+  public Function1 tupled() {
     throw new UnsupportedOperationException("tupled");
   }
 }

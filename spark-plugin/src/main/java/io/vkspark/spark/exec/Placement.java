@@ -4,8 +4,11 @@ import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.spark.conf.Settings;
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -48,7 +51,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
    */
   public enum Cause {
     NO_DEVICE_WHEN_PLANNING(true, "no Vulkan device could be opened (%s)",
-        INSTALL_DRIVER + " or correct " + VkConf.DEVICE),
+        INSTALL_DRIVER + " or correct " + Settings.DEVICE.key()),
     NO_PLUGIN(true, "no Vulkan device is open in this JVM (is spark.plugins=io.vkspark.spark.VkSparkPlugin set?)",
         "set spark.plugins=io.vkspark.spark.VkSparkPlugin"),
     NO_DEVICE_ON_EXECUTOR(true, "executor %s has no Vulkan device (%s)", INSTALL_DRIVER),
@@ -62,7 +65,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
         + "cannot be re-evaluated (non-deterministic, or a subquery), which must not run for rows the condition skips",
         IN_A_SUBQUERY),
     UNPLANNED_OPERATOR(false, "it is inside %s, which vkspark does not plan on the GPU", IN_A_SUBQUERY + " there"),
-    DISABLED(false, VkConf.ENABLED + " is false", "set " + VkConf.ENABLED + "=true"),
+    DISABLED(false, Settings.ENABLED.key() + " is false", "set " + Settings.ENABLED.key() + "=true"),
     /**
      * A plain Java UDF (not a GPU UDF) whose {@code call()} does not translate to a GPU kernel, or
      * whose translation does not fit the call: it stays Spark's, and is never an error.
@@ -75,22 +78,22 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
     // ---- per batch: why one batch's GPU calls ran with call() (BatchRouter; each has a cpuRows* metric) ----
     /** A bounded slice of a batch timed with {@code call()} for adaptive placement; the GPU computes the batch too. */
     ADAPTIVE_TRIAL(true, "adaptive placement timed a slice of the batch with call() (%s)",
-        "set " + VkConf.PLACEMENT + "=gpu to time nothing on the CPU"),
+        "set " + Settings.PLACEMENT.key() + "=gpu to time nothing on the CPU"),
     /** Adaptive placement measured {@code call()} faster for batches of this shape. */
     ADAPTIVE_CHOICE(true, "adaptive placement measured call() faster for batches of this size (%s)",
-        "set " + VkConf.PLACEMENT + "=gpu to keep every batch on the GPU"),
+        "set " + Settings.PLACEMENT.key() + "=gpu to keep every batch on the GPU"),
     /** A translated UDF whose {@code call()} may return a value for a null argument met one. */
     NULL_ARGUMENTS(true, "a translated UDF whose call() may return a value for a null argument met a null argument",
         "return null for a null argument in call(), or filter the nulls out before the call"),
     /** A row's arguments are wider than one GPU batch may stage. */
     WIDE_ROW(true, "a row holds %s bytes of arguments of GPU UDF(s) %s, more than the %s bytes one GPU batch may stage",
-        "keep the values below that, or raise " + VkConf.BATCH_BYTES + " if it is below that"),
+        "keep the values below that, or raise " + Settings.BATCH_BYTES.key() + " if it is below that"),
     /** A translated UDF's row threw or returned null on the GPU: {@code call()} gives Spark's exception or null. */
     RECOMPUTE(true, "a row threw or returned null in the translated kernel, so call() recomputes its batch (%s)",
         "none needed: the results are Spark's; keep exceptions and nulls rare for speed"),
     /** The GPU run failed in a way {@code call()} can answer (a decimal overflow under ANSI). */
     GPU_FAILURE(true, "the GPU run of the batch failed (%s), so call() recomputes it",
-        "see the error; " + VkConf.FALLBACK + "=false makes the failure the task's"),
+        "see the error; " + Settings.FALLBACK.key() + "=false makes the failure the task's"),
     /**
      * Single rows the kernel handed to {@code call()} (a string it computes only as ASCII was not, a
      * string result that is not well-formed UTF-8, or the body's {@code vk_to_cpu()}); the rest of
@@ -156,7 +159,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   /** On the CPU for {@code cause}, whose text names {@code details}. */
   public static Placement cpu(Cause cause, DecidedBy by, Object... details) {
     return new Placement(Where.CPU, Objects.requireNonNull(cause, "cause"),
-        java.util.Arrays.stream(details).map(Placement::detail).toList(), by);
+        Arrays.stream(details).map(Placement::detail).toList(), by);
   }
 
 
@@ -176,7 +179,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
 
   /** Why it runs on the CPU, e.g. {@code "it is inside Sort, which vkspark does not plan on the GPU"}; empty on the GPU. */
   String reason() {
-    return cause == null ? "" : String.format(java.util.Locale.ROOT, cause.text, details.toArray());
+    return cause == null ? "" : String.format(Locale.ROOT, cause.text, details.toArray());
   }
 
   /**
@@ -198,7 +201,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   /** The error for {@code spark.vkspark.fallback=false}: the call cannot run on the GPU, and why. */
   GpuException error(String name) {
     return GpuException.of(Code.UNSUPPORTED, "vkspark: GPU UDF '" + name + "' cannot run on the GPU because " + reason(),
-        cause.fix + ", or set " + VkConf.FALLBACK + "=true to run it on the CPU.");
+        cause.fix + ", or set " + Settings.FALLBACK.key() + "=true to run it on the CPU.");
   }
 
   /**

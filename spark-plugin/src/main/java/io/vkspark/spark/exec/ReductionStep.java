@@ -60,8 +60,11 @@ final class ReductionStep {
     int keyInput = reduction.grouped() ? gpu.inputOf(reduction.keyOrdinal()) : -1;
     // the key's type as the runner takes it (a UDF's declared argument type where one reads it)
     SqlType keyType = allOnGpu && reduction.keyOrdinal() >= 0 ? gpu.inputType(reduction.keyOrdinal()) : null;
+    List<Integer> filter = reduction.filterColumns();
+    List<Integer> filterInputs = filter.stream().map(gpu::inputOf).toList();
+    List<SqlType> filterTypes = allOnGpu ? filter.stream().map(gpu::inputType).toList() : List.of();
     Optional<ColumnReduction> r = reduction.onExecutor(new DeviceReduction.Executor(verifying, allOnGpu, types,
-        keyInput, keyType, allOnGpu ? gpu.gpu().device().info() : null));
+        keyInput, keyType, allOnGpu ? gpu.gpu().device().info() : null, filterInputs, filterTypes));
     r.ifPresent(gpu::reduceWith);
     return r.isPresent();
   }

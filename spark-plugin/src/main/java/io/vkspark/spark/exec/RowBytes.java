@@ -10,6 +10,7 @@ import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -29,7 +30,7 @@ public final class RowBytes {
       return u.getSizeInBytes();
     }
     long out = 8;
-    org.apache.spark.sql.types.StructField[] fields = schema.fields();
+    StructField[] fields = schema.fields();
     for (int i = 0; i < fields.length; i++) {
       DataType t = fields[i].dataType();
       if (row.isNullAt(i)) {

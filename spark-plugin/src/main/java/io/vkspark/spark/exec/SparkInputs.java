@@ -12,6 +12,8 @@ import java.lang.reflect.Field;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.unsafe.Platform;
@@ -91,7 +93,7 @@ public final class SparkInputs {
 
     /** Whether Spark's writable vectors hold this decimal column as ints (precision 9 or less) rather than longs. */
     boolean decimalAsInts() {
-      return ((org.apache.spark.sql.types.DecimalType) v.dataType()).precision() <= org.apache.spark.sql.types.Decimal.MAX_INT_DIGITS();
+      return ((DecimalType) v.dataType()).precision() <= Decimal.MAX_INT_DIGITS();
     }
 
     /** Packs booleans of rows [start, start + count) into bits from bit 0 of dst. */
@@ -253,7 +255,7 @@ public final class SparkInputs {
           case TINYINT -> Platform.putByte(null, dst + i, nul ? 0 : v.getByte(r));
           case SMALLINT -> Platform.putShort(null, dst + 2L * i, nul ? 0 : v.getShort(r));
           case DECIMAL -> {
-            org.apache.spark.sql.types.DecimalType d = (org.apache.spark.sql.types.DecimalType) v.dataType();
+            DecimalType d = (DecimalType) v.dataType();
             Platform.putLong(null, dst + 8L * i, nul ? 0 : v.getDecimal(r, d.precision(), d.scale()).toUnscaledLong());
           }
           case BOOLEAN -> {

@@ -1,66 +1,64 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.conf.MetricsLevel;
-
-import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-
+import io.vkspark.spark.shim.PlanNode;
+import io.vkspark.spark.shim.Scala;
+import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.apache.spark.rdd.RDD;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet$;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.collection.immutable.Seq;
 
 /**
  * The physical node that evaluates GPU UDF calls for each partition: columnar batches from its
  * child go through the executor's {@link io.vkspark.gpu.column.run.BatchRunner}; its output is the
  * child's columns followed by one column per call. Everything else in the query stays on Spark's
  * own code path around it (the pattern of Spark's {@code ArrowEvalPythonExec}). Shown in plans as
- * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}.
+ * {@code VkGpuEval}, as Spark shows {@code ProjectExec} as {@code Project}. It only adds columns and
+ * keeps each partition's rows in order, so it keeps its child's partitioning and ordering: Spark adds
+ * no exchange or sort above it (a cached GPU result, say).
  *
- * <p>Written in Java: what a Scala case class gets for free (product members, copy by reflection,
- * trait forwarding) is spelled out here.
+ * <p>Written in Java: what a Scala case class gets for free comes from {@link PlanNode}.
  */
-public final class VkGpuEvalExec extends UnaryExecShim {
+public final class VkGpuEvalExec extends PlanNode {
   private static final long serialVersionUID = 1L;
 
-  private final scala.collection.immutable.Seq<GpuUdfCall> calls;
-  private final SparkPlan child;
+  private final Seq<GpuUdfCall> calls;
+  private final VkConf vkConf;
   private transient NodeMetrics metrics;
 
-  public VkGpuEvalExec(scala.collection.immutable.Seq<GpuUdfCall> calls, SparkPlan child) {
+  /** @param vkConf the settings of the session that planned the node, which its tasks use */
+  public VkGpuEvalExec(Seq<GpuUdfCall> calls, VkConf vkConf, SparkPlan child) {
+    super(calls, vkConf, child);
     this.calls = calls;
-    this.child = child;
+    this.vkConf = vkConf;
   }
 
   public List<GpuUdfCall> calls() {
     return Scala.list(calls);
   }
 
-  @Override
-  public SparkPlan child() {
-    return child;
+  /** The settings the node was planned with, carried to its tasks. */
+  public VkConf vkConf() {
+    return vkConf;
   }
 
   @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkGpuEvalExec(calls, newChild);
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
-    List<Attribute> out = new ArrayList<>(Scala.list(child.output()));
+  public Seq<Attribute> output() {
+    List<Attribute> out = new ArrayList<>(Scala.list(child().output()));
     for (GpuUdfCall c : calls()) {
       out.add(c.result());
     }
@@ -69,8 +67,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
 
   @Override
   public AttributeSet producedAttributes() {
-    List<org.apache.spark.sql.catalyst.expressions.Expression> produced =
-        calls().stream().map(c -> (org.apache.spark.sql.catalyst.expressions.Expression) c.result()).toList();
+    List<Expression> produced = calls().stream().map(c -> (Expression) c.result()).toList();
     return AttributeSet$.MODULE$.apply(Scala.seq(produced));
   }
 
@@ -87,8 +84,8 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Tasks tasks = tasks(null);
-    return child.executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> (java.util.Iterator<ColumnarBatch>) tasks.iterator(batches))
+    return child().executeColumnar().toJavaRDD()
+        .mapPartitions(batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches))
         .rdd();
   }
 
@@ -98,17 +95,14 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   public RDD<DeviceReduction.Step> executeReducing(DeviceReduction reduction) {
     Tasks tasks = tasks(reduction);
-    return child.executeColumnar().toJavaRDD()
+    return child().executeColumnar().toJavaRDD()
         .mapPartitions(batches -> tasks.iterator(batches).steps())
         .rdd();
   }
 
   private Tasks tasks(DeviceReduction reduction) {
-    VkConf conf = VkConf.of(session());
-    VerifySettings verify = verifySettings(conf);
-    List<org.apache.spark.sql.types.DataType> childTypes = Scala.list(child.output()).stream()
-        .map(a -> a.dataType()).toList();
-    return new Tasks(calls(), childTypes, conf, nodeMetrics(), verify, reduction);
+    List<DataType> childTypes = Scala.list(child().output()).stream().map(a -> a.dataType()).toList();
+    return new Tasks(calls(), childTypes, vkConf, nodeMetrics(), verifySettings(), reduction);
   }
 
   /**
@@ -116,20 +110,18 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    * translated Java UDF on the GPU (its kernel is the translator's, not the user's: a sample of its
    * rows is checked against {@code call()}), else {@code off}.
    */
-  public VerifySettings verifySettings(VkConf conf) {
-    SparkSession s = session();
-    boolean set = s != null && s.conf().contains(VkConf.VERIFY);
-    if (set || conf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
-      return conf.verify();
+  public VerifySettings verifySettings() {
+    if (vkConf.verifySet() || vkConf.verify().on() || calls().stream().noneMatch(c -> c.onGpu() && c.translated())) {
+      return vkConf.verify();
     }
-    return conf.verify().withMode(VerifySettings.Mode.SAMPLE);
+    return vkConf.verify().withMode(VerifySettings.Mode.SAMPLE);
   }
 
   /** What each task's iterator is made of, sent to the executors with the closure. */
-  private record Tasks(List<GpuUdfCall> planned, List<org.apache.spark.sql.types.DataType> childTypes, VkConf conf,
+  private record Tasks(List<GpuUdfCall> planned, List<DataType> childTypes, VkConf conf,
                        NodeMetrics metrics, VerifySettings verify, DeviceReduction reduction)
-      implements java.io.Serializable {
-    GpuEvalIterator iterator(java.util.Iterator<ColumnarBatch> batches) {
+      implements Serializable {
+    GpuEvalIterator iterator(Iterator<ColumnarBatch> batches) {
       return new GpuEvalIterator(batches, planned, childTypes, conf, metrics, verify, reduction);
     }
   }
@@ -140,9 +132,7 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   public synchronized NodeMetrics nodeMetrics() {
     if (metrics == null) {
-      SparkSession s = session();
-      MetricsLevel level = s == null ? MetricsLevel.ESSENTIAL : VkConf.of(s).metricsLevel();
-      metrics = NodeMetrics.create(sparkContext(), level);
+      metrics = NodeMetrics.create(sparkContext(), vkConf.metricsLevel());
     }
     return metrics;
   }
@@ -176,22 +166,8 @@ public final class VkGpuEvalExec extends UnaryExecShim {
   /** EXPLAIN FORMATTED's "Arguments:" line: each call, its guard over the child's columns, and where it runs. */
   @Override
   public String argString(int maxFields) {
-    List<Attribute> input = Scala.list(child.output());
+    List<Attribute> input = Scala.list(child().output());
     return calls().stream().map(c -> c.describe(input)).collect(Collectors.joining(", "));
-  }
-
-  /**
-   * The node only adds columns and keeps each partition's rows in order, so it keeps the child's
-   * partitioning and ordering: Spark adds no exchange or sort above it (a cached GPU result, say).
-   */
-  @Override
-  public Partitioning outputPartitioning() {
-    return child.outputPartitioning();
-  }
-
-  @Override
-  protected boolean keepsChildOrdering() {
-    return true;
   }
 
   /**
@@ -201,43 +177,12 @@ public final class VkGpuEvalExec extends UnaryExecShim {
    */
   @Override
   public SparkPlan doCanonicalize() {
-    List<Attribute> input = Scala.list(child.output());
+    List<Attribute> input = Scala.list(child().output());
     List<GpuUdfCall> planned = calls();
     List<GpuUdfCall> canonical = new ArrayList<>();
     for (int i = 0; i < planned.size(); i++) {
       canonical.add(planned.get(i).canonical(input, input.size() + i));
     }
-    return new VkGpuEvalExec(Scala.seq(canonical), child.canonicalized());
-  }
-
-  // ---- what a case class would generate -------------------------------------------------------
-
-  @Override
-  public int productArity() {
-    return 2;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> calls;
-      case 1 -> child;
-      default -> throw new IndexOutOfBoundsException(n);
-    };
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkGpuEvalExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkGpuEvalExec g && g.calls.equals(calls) && g.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return 31 * calls.hashCode() + child.hashCode();
+    return new VkGpuEvalExec(Scala.seq(canonical), vkConf, child().canonicalized());
   }
 }

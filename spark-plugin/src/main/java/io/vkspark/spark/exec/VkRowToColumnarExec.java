@@ -1,16 +1,13 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VkConf;
-
+import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
-import io.vkspark.spark.shim.UnaryExecShim;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.execution.RowToColumnarExec;
 import org.apache.spark.sql.execution.RowToColumnarTransition;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -18,6 +15,7 @@ import org.apache.spark.sql.execution.metric.SQLMetrics;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.runtime.AbstractPartialFunction;
 
 /**
  * Spark's {@code RowToColumnar} under a GPU node, bounded by bytes as well as rows. Spark's own
@@ -25,47 +23,35 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * 10 MB strings asked for one 1.3 GB vector and the out-of-memory error killed the executor. Here
  * a batch also ends before its rows pass {@code spark.vkspark.batchBytes}, and a single row wider
  * than that becomes a batch of its own, read in place ({@link RowColumn}), never copied. Shown in
- * plans as {@code VkRowToColumnar}; {@link #bound} puts it in place of Spark's.
+ * plans as {@code VkRowToColumnar}; {@link #bound} puts it in place of Spark's, with the settings
+ * of the GPU node above it.
  */
-public final class VkRowToColumnarExec extends UnaryExecShim implements RowToColumnarTransition {
+public final class VkRowToColumnarExec extends PlanNode implements RowToColumnarTransition {
   private static final long serialVersionUID = 1L;
 
-  private final SparkPlan child;
+  private final VkConf vkConf;
   private transient Map<String, SQLMetric> metrics;
 
-  public VkRowToColumnarExec(SparkPlan child) {
-    this.child = child;
+  /** @param vkConf the settings of the query ({@code batchBytes}) */
+  public VkRowToColumnarExec(VkConf vkConf, SparkPlan child) {
+    super(vkConf, child);
+    this.vkConf = vkConf;
   }
 
   /** {@code plan} with every {@code RowToColumnar} right under a {@link VkGpuEvalExec} bounded by bytes. */
   public static SparkPlan bound(SparkPlan plan) {
-    return plan.transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
+    return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return p instanceof VkGpuEvalExec e && e.child() instanceof org.apache.spark.sql.execution.RowToColumnarExec;
+        return p instanceof VkGpuEvalExec e && e.child() instanceof RowToColumnarExec;
       }
 
       @Override
       public SparkPlan apply(SparkPlan p) {
         VkGpuEvalExec e = (VkGpuEvalExec) p;
-        return e.withNewChildInternal(new VkRowToColumnarExec(e.child().children().head()));
+        return e.withNewChildInternal(new VkRowToColumnarExec(e.vkConf(), e.child().children().head()));
       }
     });
-  }
-
-  @Override
-  public SparkPlan child() {
-    return child;
-  }
-
-  @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new VkRowToColumnarExec(newChild);
-  }
-
-  @Override
-  public scala.collection.immutable.Seq<Attribute> output() {
-    return Scala.seq(Scala.list(child.output()));
   }
 
   @Override
@@ -75,20 +61,20 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
 
   @Override
   public RDD<InternalRow> doExecute() {
-    return child.execute();
+    return child().execute();
   }
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     int maxRows = SQLConf.get().columnBatchSize();
-    long maxBytes = VkConf.of(session()).batchBytes();
+    long maxBytes = vkConf.batchBytes();
     boolean offHeap = SQLConf.get().offHeapColumnVectorEnabled();
     StructType schema = schema();
     Map<String, SQLMetric> m = metricsMap();
     SQLMetric rows = m.get("numInputRows");
     SQLMetric batches = m.get("numOutputBatches");
     SQLMetric wide = m.get("wideRows");
-    return child.execute().toJavaRDD()
+    return child().execute().toJavaRDD()
         .mapPartitions(it -> new BoundedRowBatches(it, schema, maxRows, maxBytes, offHeap, rows, batches, wide))
         .rdd();
   }
@@ -110,47 +96,13 @@ public final class VkRowToColumnarExec extends UnaryExecShim implements RowToCol
   }
 
   @Override
-  public Partitioning outputPartitioning() {
-    return child.outputPartitioning();
-  }
-
-  @Override
-  protected boolean keepsChildOrdering() {
-    return true;
-  }
-
-  @Override
   public String nodeName() {
     return "VkRowToColumnar";
   }
 
-  // ---- what a case class would generate -------------------------------------------------------
-
+  /** Nothing besides the child, as Spark's {@code RowToColumnar} (the settings it carries are the GPU node's). */
   @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n != 0) {
-      throw new IndexOutOfBoundsException(n);
-    }
-    return child;
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof VkRowToColumnarExec;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof VkRowToColumnarExec c && c.child.equals(child);
-  }
-
-  @Override
-  public int hashCode() {
-    return 37 + child.hashCode();
+  public String argString(int maxFields) {
+    return "";
   }
 }

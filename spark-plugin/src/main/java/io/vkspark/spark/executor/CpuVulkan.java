@@ -6,9 +6,14 @@ import io.vkspark.gpu.DeviceInfo;
 import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.vulkan.GpuDevices;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.spark.sql.util.ArrowUtils$;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.apache.spark.SparkEnv;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +43,7 @@ public final class CpuVulkan {
   /** Set while verify mode runs {@code call()}: its rows must run on the CPU device. */
   private static final ThreadLocal<Boolean> CPU_ONLY = ThreadLocal.withInitial(() -> false);
   /** What closes with a device: the row runners of GLSL-only {@code call()}s ({@code glsl.GlslRows}). */
-  private static final List<RowRunners> RUNNERS = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private static final List<RowRunners> RUNNERS = new CopyOnWriteArrayList<>();
 
   private CpuVulkan() {}
 
@@ -56,7 +61,7 @@ public final class CpuVulkan {
     }
     if (unavailable == null) {
       try {
-        DeviceInfo cpu = rowDevice(java.util.Optional.empty(), devices(), d -> true).orElseThrow(() ->
+        DeviceInfo cpu = rowDevice(Optional.empty(), devices(), d -> true).orElseThrow(() ->
             GpuException.of(Code.NO_DEVICE, "Vulkan has no CPU device (only " + devices().stream()
                 .map(DeviceInfo::name).toList() + ")", FIX));
         device = ExecutorDevice.open(conf, String.valueOf(cpu.index()), executorId() + " (CPU Vulkan)");
@@ -107,12 +112,12 @@ public final class CpuVulkan {
   }
 
   private static List<DeviceInfo> devices() {
-    List<DeviceInfo> all = io.vkspark.gpu.vulkan.GpuDevices.list();
+    List<DeviceInfo> all = GpuDevices.list();
     return hidden ? all.stream().filter(d -> d.type() != DeviceType.CPU).toList() : all;
   }
 
   public static String executorId() {
-    return org.apache.spark.SparkEnv.get() == null ? "driver" : org.apache.spark.SparkEnv.get().executorId();
+    return SparkEnv.get() == null ? "driver" : SparkEnv.get().executorId();
   }
 
   /** Whether this JVM has a CPU Vulkan device, listed once. */
@@ -137,8 +142,8 @@ public final class CpuVulkan {
   }
 
   /** The CPU Vulkan device, if it is open. */
-  public static synchronized java.util.Optional<ExecutorDevice> current() {
-    return java.util.Optional.ofNullable(device);
+  public static synchronized Optional<ExecutorDevice> current() {
+    return Optional.ofNullable(device);
   }
 
   /** Counts {@code n} rows computed on the CPU Vulkan device ({@code cpu}) or on the JVM's own device. */
@@ -162,7 +167,7 @@ public final class CpuVulkan {
   }
 
   /** {@code body}, with any GLSL-only {@code call()} in it on the CPU Vulkan device (verify mode's reference). */
-  public static <T> T onCpuDevice(java.util.function.Supplier<T> body) {
+  public static <T> T onCpuDevice(Supplier<T> body) {
     boolean was = CPU_ONLY.get();
     CPU_ONLY.set(true);
     try {
@@ -177,8 +182,8 @@ public final class CpuVulkan {
    * lavapipe where that is the best it has), when it is open and has the kernel's features; else the
    * first CPU device of {@code devices}; empty when neither (the caller's error says to install lavapipe).
    */
-  public static java.util.Optional<DeviceInfo> rowDevice(java.util.Optional<DeviceInfo> own, List<DeviceInfo> devices,
-                                                   java.util.function.Predicate<DeviceInfo> runs) {
+  public static Optional<DeviceInfo> rowDevice(Optional<DeviceInfo> own, List<DeviceInfo> devices,
+                                                   Predicate<DeviceInfo> runs) {
     if (own.isPresent() && runs.test(own.get())) {
       return own;
     }

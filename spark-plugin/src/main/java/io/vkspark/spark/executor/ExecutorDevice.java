@@ -8,6 +8,7 @@ import io.vkspark.gpu.column.run.ColumnRuntime;
 import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import io.vkspark.spark.cache.CacheMemory;
+import io.vkspark.spark.conf.Setting;
 import io.vkspark.spark.conf.Settings;
 import java.time.Duration;
 import java.util.Optional;
@@ -33,6 +34,8 @@ public final class ExecutorDevice {
   private final ColumnRuntime runtime;
   private final GpuPermits permits;
   private final String executorId;
+  /** {@code spark.vkspark.cache.deviceMemory} of the settings the device was opened with (static). */
+  private final Setting.Share.Amount cacheMemory;
   /** How long closing waits for running GPU tasks to give their permits back. */
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
   /** The same at JVM exit: a Worker sends SIGKILL 10 s after its SIGTERM. */
@@ -43,11 +46,13 @@ public final class ExecutorDevice {
   /** Removes {@link #deviceCache}'s listener for freed cached batches. */
   private Runnable stopListening;
 
-  private ExecutorDevice(GpuDevice device, int concurrentTasks, String executorId) {
+  private ExecutorDevice(GpuDevice device, VkConf conf, String executorId) {
+    int concurrentTasks = conf.concurrentGpuTasks();
     this.device = device;
     this.runtime = new ColumnRuntime(device, ColumnRuntime.DEFAULT_MAX_IDLE_BYTES, concurrentTasks); // a set per permit stays
     this.permits = new GpuPermits(concurrentTasks);
     this.executorId = executorId;
+    this.cacheMemory = conf.cacheDeviceMemory();
   }
 
   /**
@@ -74,7 +79,7 @@ public final class ExecutorDevice {
     String selector = gpuAddress != null && !gpuAddress.isBlank() ? gpuAddress : conf.device();
     try {
       GpuDevice device = GpuDevices.open(conf.deviceOptions(selector));
-      current = new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
+      current = new ExecutorDevice(device, conf, executorId);
       LOG.info("vkspark executor {} uses Vulkan device {} ({} concurrent GPU tasks)", executorId,
           device.info().summary(), conf.concurrentGpuTasks());
     } catch (GpuException | LinkageError e) {
@@ -89,7 +94,7 @@ public final class ExecutorDevice {
    */
   static ExecutorDevice open(VkConf conf, String selector, String executorId) {
     GpuDevice device = GpuDevices.open(conf.deviceOptions(selector));
-    return new ExecutorDevice(device, conf.concurrentGpuTasks(), executorId);
+    return new ExecutorDevice(device, conf, executorId);
   }
 
   /** Closes a device made by {@link #open} once its tasks have given their permits back. */
@@ -194,18 +199,15 @@ public final class ExecutorDevice {
 
   /**
    * The device copies of cached columns on this device, made on first use with the budget
-   * {@code spark.vkspark.cache.deviceMemory} (static: the application's conf) sets. The copies of a
+   * {@code spark.vkspark.cache.deviceMemory} (static: the application's conf, as the device was opened) sets. The copies of a
    * cached batch are freed with its host memory (unpersist, eviction), and all of them with the
    * device (executor shutdown, a lost device); a new device starts empty.
    */
   public synchronized DeviceColumnCache deviceCache() {
     if (deviceCache == null) {
-      org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-      io.vkspark.spark.conf.Setting.Share.Amount amount = Settings.CACHE_DEVICE_MEMORY.get(
-          k -> env != null && env.conf().contains(k) ? env.conf().get(k) : null);
       long deviceBytes = device.info().deviceLocalBytes();
       long limit = device.options().memoryLimit();
-      long budget = amount.of(limit > 0 ? Math.min(limit, deviceBytes) : deviceBytes);
+      long budget = cacheMemory.of(limit > 0 ? Math.min(limit, deviceBytes) : deviceBytes);
       deviceCache = new DeviceColumnCache(device, budget);
       stopListening = CacheMemory.onFree(deviceCache::drop);
       LOG.info("vkspark executor {}: cached columns may take {} bytes of device memory ({})", executorId, budget,

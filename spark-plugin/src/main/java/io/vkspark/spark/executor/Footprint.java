@@ -5,11 +5,14 @@ import io.vkspark.spark.cache.CacheMemory;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.spark.sql.util.ArrowUtils$;
 
 /**
@@ -48,7 +51,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
     long idleBudget = 0;
     int keepSets = 1;
     long limit = 0;
-    java.util.Optional<ExecutorDevice> gpu = ExecutorDevice.current();
+    Optional<ExecutorDevice> gpu = ExecutorDevice.current();
     if (gpu.isPresent()) {
       ExecutorDevice g = gpu.get();
       counters = g.device().counters();
@@ -72,7 +75,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
   }
 
   private static long jvmCommitted() {
-    java.lang.management.MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+    MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
     return memory.getHeapMemoryUsage().getCommitted() + memory.getNonHeapMemoryUsage().getCommitted();
   }
 
@@ -173,7 +176,7 @@ public record Footprint(DeviceCounters device, long deviceBytesHeld, long idleBy
   /** For messages: the footprint in one line. */
   @Override
   public String toString() {
-    List<String> parts = new java.util.ArrayList<>();
+    List<String> parts = new ArrayList<>();
     json().forEach((k, v) -> parts.add(k + "=" + v));
     return "Footprint[" + String.join(", ", parts) + (device == null ? "" : ", " + device) + "]";
   }

@@ -18,12 +18,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.types.DataTypes;
@@ -65,7 +70,7 @@ public final class GlslDefinitions {
    * ({@code spark.vkspark.glsl} or {@code spark.vkspark.functions}), recorded by
    * {@link VkSqlExtensions}: {@code vkspark_define} refuses to redefine them.
    */
-  private static final Map<String, Map<String, String>> APP_WIDE = new java.util.concurrent.ConcurrentHashMap<>();
+  private static final Map<String, Map<String, String>> APP_WIDE = new ConcurrentHashMap<>();
 
   private static final Pattern HEADER = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*\\((.*)\\)\\s*");
   private static final Pattern ARG = Pattern.compile("(?s)\\s*(.+?)\\s+([A-Za-z_][A-Za-z0-9_]*)\\s*");
@@ -303,31 +308,22 @@ public final class GlslDefinitions {
 
   // ---- spark.vkspark.glsl ----
 
-  /** The paths of {@code spark.vkspark.glsl}, comma-separated; {@code ~/} is the home directory. */
-  public static List<Path> paths(java.util.function.Function<String, String> lookup) {
-    List<Path> out = new ArrayList<>();
-    for (String p : Settings.GLSL.get(lookup)) {
-      out.add(Path.of(VkConf.expandHome(p)));
-    }
-    return out;
-  }
-
   /**
    * The GLSL-only UDFs of every file of {@code spark.vkspark.glsl}, parsed, checked (no name twice,
    * none named like a Spark built-in) and compiled: a mistake fails here, on the driver at start,
    * naming the file, the line and the UDF.
    */
-  public static List<GlslUdf> configured(java.util.function.Function<String, String> lookup, VkConf conf) {
+  public static List<GlslUdf> configured(VkConf conf) {
     Map<String, GlslUdf> byName = new LinkedHashMap<>();
-    for (Path p : paths(lookup)) {
+    for (Path p : conf.glslFiles()) {
       String text;
       try {
         text = Files.readString(p, StandardCharsets.UTF_8);
       } catch (IOException | RuntimeException e) {
-        throw new GpuException(Code.INVALID_ARGUMENT, VkConf.GLSL + " names " + p + ", which cannot be read (" + e
-            + "). Fix: correct the path in " + VkConf.GLSL + " (comma-separated GLSL files on the driver).", e);
+        throw new GpuException(Code.INVALID_ARGUMENT, Settings.GLSL.key() + " names " + p + ", which cannot be read (" + e
+            + "). Fix: correct the path in " + Settings.GLSL.key() + " (comma-separated GLSL files on the driver).", e);
       }
-      String origin = VkConf.GLSL + " file " + p;
+      String origin = Settings.GLSL.key() + " file " + p;
       for (Parsed f : parse(text, origin)) {
         GlslUdf u = f.udf();
         GlslUdf other = byName.putIfAbsent(u.name(), u);
@@ -348,7 +344,8 @@ public final class GlslDefinitions {
       for (GlslUdf g : glsl) {
         if (c.name().equals(g.name())) {
           throw GpuException.of(Code.INVALID_ARGUMENT, g.origin() + ": GPU UDF '" + g.name() + "' has the name of class "
-              + c.getClass().getName() + " in " + VkConf.FUNCTIONS + ".", "rename the GLSL function, or remove one of them.");
+              + c.getClass().getName() + " in " + Settings.FUNCTIONS.key() + ".",
+              "rename the GLSL function, or remove one of them.");
         }
       }
     }
@@ -371,14 +368,14 @@ public final class GlslDefinitions {
   }
 
   private static void checkNotBuiltin(GlslUdf u) {
-    if (u.name().toLowerCase(java.util.Locale.ROOT).startsWith(RESERVED_PREFIX)) {
+    if (u.name().toLowerCase(Locale.ROOT).startsWith(RESERVED_PREFIX)) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' has a name reserved for "
               + "vkspark's own SQL functions (" + RESERVED_PREFIX + "..., such as " + DEFINE + "), so it could never "
               + "be called.", "give it a name that does not start with " + RESERVED_PREFIX + "."));
     }
-    if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
-        .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(u.name()))) {
+    if (FunctionRegistry$.MODULE$.builtin()
+        .functionExists(new FunctionIdentifier(u.name()))) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' would replace Spark's "
               + "built-in function " + u.name() + ".", "give it another name."));
@@ -427,7 +424,7 @@ public final class GlslDefinitions {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
           GpuException.of(Code.SIZE, DEFINE + " was given " + chars + " characters of definitions, more than it takes ("
               + MAX_DEFINE_CHARS + ").", "define fewer functions per call, or shorten them (long GLSL compiles "
-              + "slowly); for longer ones, have the administrator list a file in " + VkConf.GLSL + "."));
+              + "slowly); for longer ones, have the administrator list a file in " + Settings.GLSL.key() + "."));
     }
     List<GlslUdf> udfs;
     try {
@@ -454,31 +451,32 @@ public final class GlslDefinitions {
 
   /** The analysis error of {@code vkspark_define} on a server that turned it off. */
   private static RuntimeException disabled(SparkSession spark) {
-    String asked = spark.conf().contains(VkConf.DEFINE_ENABLED) ? spark.conf().get(VkConf.DEFINE_ENABLED) : null;
+    String key = Settings.DEFINE_ENABLED.key();
+    String asked = spark.conf().contains(key) ? spark.conf().get(key) : null;
     return VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_UNSUPPORTED, DEFINE,
-        GpuException.of(Code.UNSUPPORTED, DEFINE + " is turned off on this server: " + VkConf.DEFINE_ENABLED
+        GpuException.of(Code.UNSUPPORTED, DEFINE + " is turned off on this server: " + key
                 + " is false in its configuration" + (asked != null && !asked.trim().equalsIgnoreCase("false")
                 ? " (a session's SET of it changes nothing: it is static)" : "") + ".",
-            "call the GPU UDFs the administrator provides (" + VkConf.GLSL + ", " + VkConf.FUNCTIONS + "), or have "
-                + "the server started with " + VkConf.DEFINE_ENABLED + "=true."));
+            "call the GPU UDFs the administrator provides (" + Settings.GLSL.key() + ", " + Settings.FUNCTIONS.key()
+                + "), or have the server started with " + key + "=true."));
   }
 
   /** Records the application-wide GPU UDFs of application {@code appId}: name to where it comes from. */
   public static void recordAppWide(String appId, Map<String, String> origins) {
-    Map<String, String> byName = new java.util.HashMap<>();
-    origins.forEach((name, origin) -> byName.put(name.toLowerCase(java.util.Locale.ROOT), origin)); // as Spark looks up
+    Map<String, String> byName = new HashMap<>();
+    origins.forEach((name, origin) -> byName.put(name.toLowerCase(Locale.ROOT), origin)); // as Spark looks up
     APP_WIDE.put(appId == null ? "" : appId, Map.copyOf(byName));
   }
 
   private static void checkNotAppWide(SparkSession spark, GlslUdf u) {
     String appId = spark.sparkContext().applicationId();
-    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(java.util.Locale.ROOT));
+    String origin = APP_WIDE.getOrDefault(appId == null ? "" : appId, Map.of()).get(u.name().toLowerCase(Locale.ROOT));
     if (origin != null) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, u.name(),
           GpuException.of(Code.INVALID_ARGUMENT, u.origin() + ": GPU UDF '" + u.name() + "' is an application-wide "
                   + "function, from " + origin + "; " + DEFINE + " does not redefine it.",
-              "give the new definition another name, or change it where it comes from (" + VkConf.GLSL + " or "
-                  + VkConf.FUNCTIONS + ", read when the application starts)."));
+              "give the new definition another name, or change it where it comes from (" + Settings.GLSL.key() + " or "
+                  + Settings.FUNCTIONS.key() + ", read when the application starts)."));
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.vkspark.spark.glsl;
 
+import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.gpu.DeviceInfo;
@@ -11,23 +12,37 @@ import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSpec;
 import io.vkspark.gpu.column.SqlType;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.sql.Date;
+import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.stream.IntStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.sql.catalyst.util.DateTimeUtils;
 import org.apache.spark.sql.util.ArrowUtils$;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
@@ -41,6 +56,9 @@ import io.vkspark.spark.executor.GpuLease;
  */
 final class GlslRows {
   private static final Map<KernelSpec, Scalar> SCALARS = new HashMap<>();
+  /** {@link #conf()} and the SparkEnv it was read from. */
+  private static VkConf appConf;
+  private static SparkEnv appConfEnv;
 
   static {
     CpuVulkan.register(new CpuVulkan.RowRunners() {
@@ -71,9 +89,9 @@ final class GlslRows {
   /** The device for one row of {@code udf}'s {@code call()} ({@link #rowDevice}, or the CPU device in verify mode). */
   private static ExecutorDevice rowDevice(VkConf conf, GlslUdf udf) {
     if (!CpuVulkan.cpuOnly()) {
-      java.util.Optional<ExecutorDevice> own = ExecutorDevice.get(conf, CpuVulkan.executorId()).filter(g -> !g.isClosed());
-      io.vkspark.gpu.column.ColumnKernel kernel = CompiledKernels.compile(udf.kernel().spec(udf.name()), conf);
-      java.util.Optional<DeviceInfo> ownInfo = own.map(g -> g.device().info());
+      Optional<ExecutorDevice> own = ExecutorDevice.get(conf, CpuVulkan.executorId()).filter(g -> !g.isClosed());
+      ColumnKernel kernel = CompiledKernels.compile(udf.kernel().spec(udf.name()), conf);
+      Optional<DeviceInfo> ownInfo = own.map(g -> g.device().info());
       // The device list is read only when the own device cannot run the row (rowDevice then picks the CPU one).
       if (ownInfo.isPresent() && CpuVulkan.rowDevice(ownInfo, List.of(), d -> kernel.unsupportedOn(d).isEmpty()).isPresent()) {
         return own.get();
@@ -82,9 +100,17 @@ final class GlslRows {
     return CpuVulkan.device(conf, udf.name());
   }
 
-  private static VkConf conf() {
-    org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-    return env == null ? VkConf.from(k -> null) : VkConf.from(env.conf());
+  /**
+   * The application's settings (its static ones: device, shader cache, compile budget), read once
+   * per SparkEnv: a row that Spark evaluates has no GPU node, and so no planned settings, with it.
+   */
+  private static synchronized VkConf conf() {
+    SparkEnv env = SparkEnv.get();
+    if (appConf == null || appConfEnv != env) {
+      appConf = env == null ? VkConf.from(k -> null) : VkConf.from(env.conf());
+      appConfEnv = env;
+    }
+    return appConf;
   }
 
   /**
@@ -170,7 +196,7 @@ final class GlslRows {
         if (runner != null) {
           runner.close();
         }
-        int[] cols = java.util.stream.IntStream.range(0, inputs.size()).toArray();
+        int[] cols = IntStream.range(0, inputs.size()).toArray();
         runner = dev.runtime().runner(List.of(new KernelCall(CompiledKernels.compile(udf.kernel().spec(udf.name()), conf), cols)),
             udf.kernel().argTypes(), 64, allocator);
         runner.bound(conf.kernelTimeout(), () -> false);
@@ -191,11 +217,11 @@ final class GlslRows {
   /** Spark's external value {@code value} into row 0 of {@code v}. */
   private static void set(FieldVector v, SqlType t, Object value, String udf) {
     switch (t) {
-      case TINYINT -> ((org.apache.arrow.vector.TinyIntVector) v).setSafe(0, ((Number) value).byteValue());
-      case SMALLINT -> ((org.apache.arrow.vector.SmallIntVector) v).setSafe(0, ((Number) value).shortValue());
+      case TINYINT -> ((TinyIntVector) v).setSafe(0, ((Number) value).byteValue());
+      case SMALLINT -> ((SmallIntVector) v).setSafe(0, ((Number) value).shortValue());
       case DECIMAL -> {
-        org.apache.arrow.vector.DecimalVector d = (org.apache.arrow.vector.DecimalVector) v;
-        d.setSafe(0, ((java.math.BigDecimal) value).setScale(d.getScale(), java.math.RoundingMode.UNNECESSARY));
+        DecimalVector d = (DecimalVector) v;
+        d.setSafe(0, ((BigDecimal) value).setScale(d.getScale(), RoundingMode.UNNECESSARY));
       }
       case INT -> ((IntVector) v).setSafe(0, ((Number) value).intValue());
       case BIGINT -> ((BigIntVector) v).setSafe(0, ((Number) value).longValue());
@@ -204,9 +230,9 @@ final class GlslRows {
       case BOOLEAN -> ((BitVector) v).setSafe(0, (Boolean) value ? 1 : 0);
       case DATE -> ((DateDayVector) v).setSafe(0, days(value));
       case TIMESTAMP -> ((TimeStampVector) v).setSafe(0, micros(value));
-      case STRING -> ((org.apache.arrow.vector.VarCharVector) v).setSafe(0,
-          ((String) value).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      case BINARY -> ((org.apache.arrow.vector.VarBinaryVector) v).setSafe(0, (byte[]) value);
+      case STRING -> ((VarCharVector) v).setSafe(0,
+          ((String) value).getBytes(StandardCharsets.UTF_8));
+      case BINARY -> ((VarBinaryVector) v).setSafe(0, (byte[]) value);
       case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw GpuException.of(GpuException.Code.UNSUPPORTED,
           "GLSL-only GPU UDF '" + udf + "' was called row by row (Spark evaluated it outside its GPU node, e.g. on the "
               + "driver or in verify mode) with an array argument, which that path does not take yet.",
@@ -219,30 +245,30 @@ final class GlslRows {
   /** Days since the epoch of a Spark external date (as Spark itself converts it). */
   private static int days(Object value) {
     return value instanceof LocalDate d ? Math.toIntExact(d.toEpochDay())
-        : org.apache.spark.sql.catalyst.util.DateTimeUtils.fromJavaDate((java.sql.Date) value);
+        : DateTimeUtils.fromJavaDate((Date) value);
   }
 
   /** Microseconds since the epoch of a Spark external timestamp. */
   private static long micros(Object value) {
-    return value instanceof Instant i ? org.apache.spark.sql.catalyst.util.DateTimeUtils.instantToMicros(i)
-        : org.apache.spark.sql.catalyst.util.DateTimeUtils.fromJavaTimestamp((java.sql.Timestamp) value);
+    return value instanceof Instant i ? DateTimeUtils.instantToMicros(i)
+        : DateTimeUtils.fromJavaTimestamp((Timestamp) value);
   }
 
   /** Row 0 of {@code v} as the external value Spark converts back (LocalDate, Instant: no time zone involved). */
   private static Object get(FieldVector v, SqlType t) {
     return switch (t) {
-      case TINYINT -> ((org.apache.arrow.vector.TinyIntVector) v).get(0);
-      case SMALLINT -> ((org.apache.arrow.vector.SmallIntVector) v).get(0);
-      case DECIMAL -> ((org.apache.arrow.vector.DecimalVector) v).getObject(0);
+      case TINYINT -> ((TinyIntVector) v).get(0);
+      case SMALLINT -> ((SmallIntVector) v).get(0);
+      case DECIMAL -> ((DecimalVector) v).getObject(0);
       case INT -> ((IntVector) v).get(0);
       case BIGINT -> ((BigIntVector) v).get(0);
       case FLOAT -> ((Float4Vector) v).get(0);
       case DOUBLE -> ((Float8Vector) v).get(0);
       case BOOLEAN -> ((BitVector) v).get(0) != 0;
       case DATE -> LocalDate.ofEpochDay(((DateDayVector) v).get(0));
-      case TIMESTAMP -> org.apache.spark.sql.catalyst.util.DateTimeUtils.microsToInstant(((TimeStampVector) v).get(0));
-      case STRING -> new String(((org.apache.arrow.vector.VarCharVector) v).get(0), java.nio.charset.StandardCharsets.UTF_8);
-      case BINARY -> ((org.apache.arrow.vector.VarBinaryVector) v).get(0);
+      case TIMESTAMP -> DateTimeUtils.microsToInstant(((TimeStampVector) v).get(0));
+      case STRING -> new String(((VarCharVector) v).get(0), StandardCharsets.UTF_8);
+      case BINARY -> ((VarBinaryVector) v).get(0);
       case ARRAY_FLOAT, ARRAY_DOUBLE, ARRAY_INT -> throw new IllegalStateException(t + " is not a result type");
     };
   }

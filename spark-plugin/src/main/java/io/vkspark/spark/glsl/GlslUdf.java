@@ -3,6 +3,7 @@ package io.vkspark.spark.glsl;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 
+import java.util.stream.IntStream;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.api.java.UDF10;
 import org.apache.spark.sql.api.java.UDF2;
@@ -56,7 +57,7 @@ public final class GlslUdf implements GpuUdf, UDF1, UDF2, UDF3, UDF4, UDF5, UDF6
   /** {@code double poly(double x)}: its signature as it is written in GLSL files. */
   public String signature() {
     return kernel.result().sqlName() + " " + name + "(" + String.join(", ",
-        java.util.stream.IntStream.range(0, kernel.argNames().size())
+        IntStream.range(0, kernel.argNames().size())
             .mapToObj(i -> kernel.argTypes().get(i).sqlName() + " " + kernel.argNames().get(i)).toList()) + ")";
   }
 

@@ -2,7 +2,9 @@ package io.vkspark.spark.kernel;
 
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelSpec;
+import io.vkspark.spark.conf.VkConf;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -45,21 +47,21 @@ public final class CompiledKernels {
    * The compiled kernel of {@code spec}, compiled once per JVM (shaderc takes ~0.3 s) with the
    * settings' shader cache, within {@code spark.vkspark.compileTimeout}, interruptibly.
    */
-  public static ColumnKernel compile(KernelSpec spec, io.vkspark.spark.conf.VkConf conf) {
+  public static ColumnKernel compile(KernelSpec spec, VkConf conf) {
     // fastMath: the same SPIR-V, loaded without NoContraction (ColumnKernel.withFastMath)
     return JVM.get(spec, conf.shaderCachePath(), conf.compileTimeout()).withFastMath(conf.fastMath());
   }
 
   /** The kernel of {@code spec}, compiled once while it stays among the last {@code max} used. */
   public ColumnKernel get(KernelSpec spec, Path shaderCache) {
-    return get(spec, shaderCache, java.time.Duration.ZERO);
+    return get(spec, shaderCache, Duration.ZERO);
   }
 
   /**
    * {@link #get(KernelSpec, Path)}, compiling within {@code budget} (zero: none), all of the
-   * kernel's compiles together ({@link ColumnKernel#compile(KernelSpec, Path, java.time.Duration)}).
+   * kernel's compiles together ({@link ColumnKernel#compile(KernelSpec, Path, Duration)}).
    */
-  public ColumnKernel get(KernelSpec spec, Path shaderCache, java.time.Duration budget) {
+  public ColumnKernel get(KernelSpec spec, Path shaderCache, Duration budget) {
     synchronized (kernels) {
       ColumnKernel k = kernels.get(spec);
       if (k != null) {

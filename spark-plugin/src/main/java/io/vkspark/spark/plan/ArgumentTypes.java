@@ -1,5 +1,7 @@
 package io.vkspark.spark.plan;
 
+import io.vkspark.spark.api.GpuUdf;
+import io.vkspark.spark.exec.TranslatedUdf;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.api.GpuKernel;
@@ -12,11 +14,13 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.AnsiTypeCoercion$;
 import org.apache.spark.sql.catalyst.analysis.TypeCoercion$;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -88,8 +92,8 @@ public final class ArgumentTypes {
    * it runs; see {@code GpuPlanner#misfit}).
    */
   static boolean handWritten(ScalaUDF u) {
-    Optional<io.vkspark.spark.api.GpuUdf> udf = ScalaUdfs.of(u);
-    return udf.isPresent() && !(udf.get() instanceof io.vkspark.spark.exec.TranslatedUdf);
+    Optional<GpuUdf> udf = ScalaUdfs.of(u);
+    return udf.isPresent() && !(udf.get() instanceof TranslatedUdf);
   }
 
   static Optional<Expression> implicitCast(Expression e, DataType want) {
@@ -187,16 +191,16 @@ public final class ArgumentTypes {
   static String typeFix(Expression a, DataType want, String wantSql) {
     DataType got = a.dataType();
     String column = "pass a " + wantSql + " column";
-    if (org.apache.spark.sql.catalyst.expressions.Cast.canCast(got, want)) {
+    if (Cast.canCast(got, want)) {
       return "write CAST(" + a.sql() + " AS " + want.sql() + ") in the query, or " + column + ".";
     }
     if (got instanceof ArrayType at && !(want instanceof ArrayType)) {
       String element = a.sql() + "[0]";
-      if (!at.elementType().equals(want) && org.apache.spark.sql.catalyst.expressions.Cast.canCast(at.elementType(), want)) {
+      if (!at.elementType().equals(want) && Cast.canCast(at.elementType(), want)) {
         element = "CAST(" + element + " AS " + want.sql() + ")";
       }
       boolean arrayOfWant = at.elementType().equals(want)
-          && java.util.Arrays.stream(SqlType.values()).anyMatch(t -> t.sqlName().equals("array<" + wantSql + ">"));
+          && Arrays.stream(SqlType.values()).anyMatch(t -> t.sqlName().equals("array<" + wantSql + ">"));
       return "pass one element, e.g. " + element + (arrayOfWant ? ", or declare the argument as array<" + wantSql
           + "> and loop over it in the body." : ".");
     }

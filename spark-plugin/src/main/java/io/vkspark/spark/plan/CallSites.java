@@ -5,11 +5,14 @@ import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.shim.Scala;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AtLeastNNonNulls;
 import org.apache.spark.sql.catalyst.expressions.CaseWhen;
@@ -25,13 +28,19 @@ import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.LambdaFunction;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NaNvl;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.NamedLambdaVariable;
 import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.expressions.TryEval;
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
 import org.apache.spark.sql.types.DataTypes;
+import scala.Option;
+import scala.PartialFunction;
+import scala.runtime.AbstractPartialFunction;
+import scala.runtime.BoxedUnit;
 
 /**
  * Where GPU UDF calls sit in an expression, and under which condition Spark evaluates them (their
@@ -96,7 +105,7 @@ public final class CallSites {
    */
   public static Map<Expression, Expression> guards(List<Expression> exprs) {
     Map<Expression, List<Expression>> conditions = new HashMap<>();
-    Set<Expression> always = java.util.Collections.newSetFromMap(new HashMap<>());
+    Set<Expression> always = Collections.newSetFromMap(new HashMap<>());
     for (Expression e : exprs) {
       for (Occurrence o : occurrences(e)) {
         Expression key = o.call().canonicalized();
@@ -206,7 +215,7 @@ public final class CallSites {
       walkUnder(agg.aggregateFunction(), guard, isTrue(agg.filter().get()), out);
     } else if (e instanceof ConditionalExpression c) {
       // A conditional vkspark does not know: only its always-evaluated inputs are safe.
-      Set<Expression> alwaysIn = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+      Set<Expression> alwaysIn = Collections.newSetFromMap(new IdentityHashMap<>());
       alwaysIn.addAll(Scala.list(c.alwaysEvaluatedInputs()));
       for (Expression child : Scala.list(e.children())) {
         walk(child, alwaysIn.contains(child) ? site : Site.LAMBDA, guard, out);
@@ -238,7 +247,7 @@ public final class CallSites {
    * {@code asum(transform(v, x -> x * 2))} is computed by a projection like any other.
    */
   static boolean usesLambdaVariable(Expression e) {
-    Set<Object> bound = new java.util.HashSet<>();
+    Set<Object> bound = new HashSet<>();
     e.foreach(x -> {
       if (x instanceof LambdaFunction f) {
         for (Object a : Scala.list(f.arguments())) {
@@ -247,7 +256,7 @@ public final class CallSites {
           }
         }
       }
-      return scala.runtime.BoxedUnit.UNIT;
+      return BoxedUnit.UNIT;
     });
     return e.find(x -> x instanceof NamedLambdaVariable v && !bound.contains(v.exprId())).isDefined();
   }
@@ -258,12 +267,12 @@ public final class CallSites {
    */
   public static boolean guardableArguments(ScalaUDF u) {
     return Scala.list(u.children()).stream().allMatch(a -> a.deterministic()
-        && a.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty());
+        && a.find(x -> x instanceof PlanExpression<?>).isEmpty());
   }
 
   /** Replaces each GPU UDF call whose canonical form is a key of {@code columns} by its column. */
-  public static scala.PartialFunction<Expression, Expression> replaceCalls(java.util.Map<Expression, ? extends Expression> columns) {
-    return new scala.runtime.AbstractPartialFunction<>() {
+  public static PartialFunction<Expression, Expression> replaceCalls(Map<Expression, ? extends Expression> columns) {
+    return new AbstractPartialFunction<>() {
       @Override
       public boolean isDefinedAt(Expression x) {
         return x instanceof ScalaUDF && columns.containsKey(x.canonicalized());
@@ -277,10 +286,10 @@ public final class CallSites {
   }
 
   /** {@code e AS name} with a fresh expression id. */
-  public static org.apache.spark.sql.catalyst.expressions.Alias alias(Expression e, String name) {
-    return new org.apache.spark.sql.catalyst.expressions.Alias(e, name,
-        org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(), Scala.seq(java.util.List.of()),
-        scala.Option.empty(), Scala.seq(java.util.List.of()));
+  public static Alias alias(Expression e, String name) {
+    return new Alias(e, name,
+        NamedExpression$.MODULE$.newExprId(), Scala.seq(List.of()),
+        Option.empty(), Scala.seq(List.of()));
   }
 
   /** Where a call that a lambda or a condition keeps in Spark's projection or filter runs: left to Spark. */

@@ -8,10 +8,13 @@ import io.vkspark.spark.api.VkAnalysisException;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.conf.Settings;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
@@ -41,10 +44,10 @@ public final class ConfiguredUdfs {
   }
 
   private static void checkNotBuiltin(String name, String className, String fix) {
-    if (org.apache.spark.sql.catalyst.analysis.FunctionRegistry$.MODULE$.builtin()
-        .functionExists(new org.apache.spark.sql.catalyst.FunctionIdentifier(name))) {
+    if (FunctionRegistry$.MODULE$.builtin()
+        .functionExists(new FunctionIdentifier(name))) {
       throw VkAnalysisException.raise(VkAnalysisException.Condition.VKSPARK_GPU_UDF_SHADOWS_BUILTIN, name,
-          GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF class " + className + " in " + VkConf.FUNCTIONS
+          GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF class " + className + " in " + Settings.FUNCTIONS.key()
               + " is named '" + name + "', which would replace Spark's built-in function " + name + ".", fix));
     }
   }
@@ -72,8 +75,8 @@ public final class ConfiguredUdfs {
       DataType result = RESULT_TYPES.get(call.getReturnType());
       int arity = call.getParameterCount();
       if (result == null || arity < 1 || arity > 10) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', whose call() takes "
-                + arity + " arguments and returns " + call.getReturnType().getName() + ".",
+        throw GpuException.of(Code.INVALID_ARGUMENT, Settings.FUNCTIONS.key() + " lists '" + className
+                + "', whose call() takes " + arity + " arguments and returns " + call.getReturnType().getName() + ".",
             "give it a call() of 1 to 10 arguments returning Double, Float, Long, Integer, Short, Byte or Boolean, "
                 + "or register it with spark.udf().register and its result type.");
       }
@@ -98,8 +101,9 @@ public final class ConfiguredUdfs {
       }
     }
     if (best == null) {
-      throw GpuException.of(Code.INVALID_ARGUMENT, c.getName() + " in " + VkConf.FUNCTIONS + " has no public call method.",
-          "list classes that implement a Spark UDFn, or remove it from " + VkConf.FUNCTIONS + ".");
+      throw GpuException.of(Code.INVALID_ARGUMENT,
+          c.getName() + " in " + Settings.FUNCTIONS.key() + " has no public call method.",
+          "list classes that implement a Spark UDFn, or remove it from " + Settings.FUNCTIONS.key() + ".");
     }
     return best;
   }
@@ -109,18 +113,18 @@ public final class ConfiguredUdfs {
     try {
       Class<?> c = Class.forName(className.trim(), true, loader);
       if (!GpuUdf.class.isAssignableFrom(c) && !ScalaUdfs.isJavaUdfClass(c)) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which is not a GpuUdf"
-                + " (nor a plain Spark Java UDF).",
+        throw GpuException.of(Code.INVALID_ARGUMENT, Settings.FUNCTIONS.key() + " lists '" + className
+                + "', which is not a GpuUdf (nor a plain Spark Java UDF).",
             "list classes that implement io.vkspark.spark.api.GpuUdf and a Spark UDFn, or a plain Spark UDFn, or "
-                + "remove it from " + VkConf.FUNCTIONS + ".");
+                + "remove it from " + Settings.FUNCTIONS.key() + ".");
       }
       return c.getConstructor().newInstance();
     } catch (ClassNotFoundException e) {
-      throw new GpuException(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which is not a class"
-          + " on the classpath. Fix: correct the name in " + VkConf.FUNCTIONS + " (a fully qualified class name), or add"
-          + " its jar with --jars.", e);
+      throw new GpuException(Code.INVALID_ARGUMENT, Settings.FUNCTIONS.key() + " lists '" + className
+          + "', which is not a class on the classpath. Fix: correct the name in " + Settings.FUNCTIONS.key()
+          + " (a fully qualified class name), or add its jar with --jars.", e);
     } catch (ReflectiveOperationException e) {
-      throw new GpuException(Code.INVALID_ARGUMENT, VkConf.FUNCTIONS + " lists '" + className + "', which cannot be "
+      throw new GpuException(Code.INVALID_ARGUMENT, Settings.FUNCTIONS.key() + " lists '" + className + "', which cannot be "
           + "instantiated: " + e + ". Fix: give " + className + " a public no-argument constructor (a public static"
           + " nested or top-level class).", e);
     }

@@ -1,5 +1,8 @@
 package io.vkspark.spark.plan;
 
+import io.vkspark.gpu.GpuException;
+import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
@@ -63,8 +66,8 @@ public final class GpuPlanner {
       }
       try {
         return decideKernel(u, udf);
-      } catch (io.vkspark.gpu.GpuException e) {
-        if (e.code() != io.vkspark.gpu.GpuException.Code.COMPILE) {
+      } catch (GpuException e) {
+        if (e.code() != GpuException.Code.COMPILE) {
           throw e;
         }
         // a translated kernel that does not compile is the translator's fault, never the query's
@@ -83,13 +86,13 @@ public final class GpuPlanner {
    */
   static Optional<String> misfit(ScalaUDF u, TranslatedUdf t) {
     List<Expression> args = Scala.list(u.children());
-    List<io.vkspark.gpu.column.SqlType> want = t.translation().args();
+    List<SqlType> want = t.translation().args();
     if (args.size() != want.size()) {
       return Optional.of("it is called with " + args.size() + " arguments but " + t.translation().source() + " takes "
           + want.size());
     }
     for (int i = 0; i < args.size(); i++) {
-      Optional<io.vkspark.gpu.column.SqlType> actual = SparkTypes.of(args.get(i).dataType());
+      Optional<SqlType> actual = SparkTypes.of(args.get(i).dataType());
       if (actual.isEmpty() || actual.get() != want.get(i)
           || !args.get(i).dataType().equals(SparkTypes.of(want.get(i)))) {
         return Optional.of("argument " + (i + 1) + " is " + args.get(i).dataType().sql() + " but "
@@ -155,6 +158,6 @@ public final class GpuPlanner {
    * query; a translated Java UDF is left there either way (Spark runs it as it would without vkspark).
    */
   Placement leftover(ScalaUDF u, Placement p) {
-    return io.vkspark.spark.exec.ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf ? p : p.strict(conf, name(u));
+    return ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf ? p : p.strict(conf, name(u));
   }
 }

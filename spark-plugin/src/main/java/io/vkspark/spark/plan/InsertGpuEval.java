@@ -1,5 +1,6 @@
 package io.vkspark.spark.plan;
 
+import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.exec.CountedFunction;
 import io.vkspark.spark.exec.DeviceArg;
 import io.vkspark.spark.kernel.CompiledKernels;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -29,15 +31,22 @@ import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.PlanExpression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.LeafExecNode;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.Metadata;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractPartialFunction;
 import scala.runtime.BoxedUnit;
 
@@ -216,7 +225,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, kernel, ordinals, result, d.placement(), guard);
         calls.add(call);
       }
-      child = new VkGpuEvalExec(Scala.seq(calls), child);
+      child = new VkGpuEvalExec(Scala.seq(calls), planner.conf(), child);
       exprs = rewritten;
     }
   }
@@ -231,7 +240,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     Map<Expression, CallSites.Site> sites = sites(exprs);
     List<Expression> out = new ArrayList<>();
     for (Expression e : exprs) {
-      out.add(e.transformUp(new scala.runtime.AbstractPartialFunction<Expression, Expression>() {
+      out.add(e.transformUp(new AbstractPartialFunction<Expression, Expression>() {
         @Override
         public boolean isDefinedAt(Expression x) {
           return x instanceof ScalaUDF u && Scala.list(u.children()).stream().anyMatch(DeviceArg::nullConstant)
@@ -241,7 +250,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
 
         @Override
         public Expression apply(Expression x) {
-          return org.apache.spark.sql.catalyst.expressions.Literal.create(null, x.dataType());
+          return Literal.create(null, x.dataType());
         }
       }));
     }
@@ -255,11 +264,11 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
    * evaluates the call for, and cannot fail where the query would not.
    */
   private static Expression argValue(Expression arg, Expression guard) {
-    if (guard == null || arg instanceof Attribute || arg instanceof org.apache.spark.sql.catalyst.expressions.Literal) {
+    if (guard == null || arg instanceof Attribute || arg instanceof Literal) {
       return arg;
     }
-    return new org.apache.spark.sql.catalyst.expressions.If(guard, arg,
-        org.apache.spark.sql.catalyst.expressions.Literal.create(null, arg.dataType()));
+    return new If(guard, arg,
+        Literal.create(null, arg.dataType()));
   }
 
   /** Adds the expression ids of the columns {@code e} reads (none for null). */
@@ -313,7 +322,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
   private boolean guardReady(Expression guard, Map<Expression, CallSites.Site> sites,
                              Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
     return guard == null || (guard.deterministic()
-        && guard.find(x -> x instanceof org.apache.spark.sql.catalyst.expressions.PlanExpression<?>).isEmpty()
+        && guard.find(x -> x instanceof PlanExpression<?>).isEmpty()
         && guard.find(x -> x instanceof ScalaUDF v && extractable(v, sites, decisions, planner)).isEmpty());
   }
 
@@ -374,14 +383,14 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     SparkPlan counted = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return !(p instanceof VkGpuEvalExec || p instanceof org.apache.spark.sql.execution.LeafExecNode)
+        return !(p instanceof VkGpuEvalExec || p instanceof LeafExecNode)
             && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
                 && !(u.function() instanceof CountedFunction) && ScalaUdfs.of(u).isPresent()).isDefined());
       }
 
       @Override
       public SparkPlan apply(SparkPlan p) {
-        return (SparkPlan) p.mapExpressions(new scala.runtime.AbstractFunction1<Expression, Expression>() {
+        return (SparkPlan) p.mapExpressions(new AbstractFunction1<Expression, Expression>() {
           @Override
           public Expression apply(Expression e) {
             return OutsideNodeCalls.counted(e, OutsideNodeCalls.accumulator(session.sparkContext()));
@@ -401,7 +410,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     boolean enabled = planner.conf().enabled();
     plan.foreach(node -> {
       // Scans hold pushed-down filters only to prune files and row groups; they evaluate nothing per row.
-      if (node instanceof VkGpuEvalExec || node instanceof org.apache.spark.sql.execution.LeafExecNode) {
+      if (node instanceof VkGpuEvalExec || node instanceof LeafExecNode) {
         return BoxedUnit.UNIT;
       }
       Set<String> reasons = new LinkedHashSet<>();
@@ -429,8 +438,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
    * keeps them as they are; EXPLAIN says why (this tag), and the driver log says it once per method
    * at WARN.
    */
-  private static Map<String, io.vkspark.gpu.translate.Translation.Refused> untranslated(SparkPlan node) {
-    Map<String, io.vkspark.gpu.translate.Translation.Refused> out = new LinkedHashMap<>();
+  private static Map<String, Translation.Refused> untranslated(SparkPlan node) {
+    Map<String, Translation.Refused> out = new LinkedHashMap<>();
     for (Expression e : Scala.list(node.expressions())) {
       e.foreach(x -> {
         if (x instanceof ScalaUDF u) {
@@ -449,8 +458,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
   }
 
   /** Java UDF methods whose refusal the log has shown (once per method and JVM). */
-  private static final Set<String> WARNED = java.util.concurrent.ConcurrentHashMap.newKeySet();
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(InsertGpuEval.class);
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+  private static final Logger LOG = LoggerFactory.getLogger(InsertGpuEval.class);
 
   /** Why {@code u}, at {@code site} in {@code node}, was not moved into a GPU node. */
   private static Placement leftover(SparkPlan node, ScalaUDF u, CallSites.Site site, boolean enabled, GpuPlanner planner) {

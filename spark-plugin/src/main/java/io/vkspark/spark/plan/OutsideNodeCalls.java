@@ -3,7 +3,6 @@ package io.vkspark.spark.plan;
 import io.vkspark.spark.exec.CountedFunction;
 import io.vkspark.spark.exec.ScalaUdfs;
 
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
@@ -15,14 +14,12 @@ import scala.runtime.AbstractPartialFunction;
  * vkspark cannot guard, ...) compute with {@code call()}: no {@code VkGpuEval} node sees them, so
  * its {@code rows on CPU} cannot. The physical rule swaps each such call's Scala function for a
  * {@link CountedFunction} one that adds every row to a named accumulator of the application (the Spark UI
- * shows it on each stage) and to this executor's total (the plugin's metric
+ * shows it on each stage) and to this executor's total ({@link CountedFunction#ROWS}, the plugin's metric
  * {@code cpuRowsOutsideNode}).
  */
 public final class OutsideNodeCalls {
   /** The accumulator's name, as the Spark UI and EXPLAIN show it. */
   public static final String NAME = "vkspark: GPU UDF rows computed by call() outside VkGpuEval";
-  /** Rows counted in this JVM, for the executor's metric. */
-  public static final LongAdder ROWS = CountedFunction.ROWS;
 
   private static SparkContext owner;
   private static LongAccumulator accumulator;

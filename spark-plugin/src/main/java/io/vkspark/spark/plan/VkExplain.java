@@ -6,6 +6,7 @@ import io.vkspark.spark.exec.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.conf.Settings;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +35,7 @@ public final class VkExplain extends ExplainGeneratorShim {
         for (GpuUdfCall c : g.calls()) {
           lines.add("vkspark: " + c.describe() + (c.onGpu() ? " (" + device + ")" : ""));
           if (c.onGpu() && c.kernel().hasLoops()) {
-            lines.add("vkspark: " + loopNote(c, VkConf.of(g.session())));
+            lines.add("vkspark: " + loopNote(c, g.vkConf()));
           }
         }
       }
@@ -56,7 +57,8 @@ public final class VkExplain extends ExplainGeneratorShim {
           : "; '" + g.device().info().name() + "' has no loop limit";
     }).orElse("");
     return c.name() + " loops: a batch whose loops a device's loop limit cuts short (lavapipe: 65,535 iterations) "
-        + (conf.fallback() ? "is recomputed on the CPU with call()" : "fails the query (" + VkConf.FALLBACK + "=false)")
+        + (conf.fallback() ? "is recomputed on the CPU with call()"
+            : "fails the query (" + Settings.FALLBACK.key() + "=false)")
         + ", never returned" + here;
   }
 

@@ -9,6 +9,7 @@ import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.storage.StorageLevel;
+import scala.Function2;
 import scala.Option;
 import scala.collection.Iterator;
 import scala.collection.Seq;
@@ -31,7 +32,7 @@ public abstract class ScalaSeqSerializer implements CachedBatchSerializer {
   abstract RDD<CachedBatch> batchesToCache(RDD<ColumnarBatch> input, scala.collection.immutable.Seq<Attribute> schema,
       StorageLevel level, SQLConf conf);
 
-  abstract scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(
+  abstract Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(
       scala.collection.immutable.Seq<Expression> predicates, scala.collection.immutable.Seq<Attribute> cached);
 
   abstract Option<? extends Seq<String>> vectorClasses(scala.collection.immutable.Seq<Attribute> attributes, SQLConf conf);
@@ -60,7 +61,7 @@ public abstract class ScalaSeqSerializer implements CachedBatchSerializer {
   }
 
   @Override
-  public final scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> buildFilter(
+  public final Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> buildFilter(
       Seq<Expression> predicates, Seq<Attribute> cachedAttributes) {
     return filter(immutable(predicates), immutable(cachedAttributes));
   }

@@ -4,7 +4,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import scala.Function1;
 import scala.collection.JavaConverters;
+import scala.collection.Seq;
+import scala.collection.immutable.ListMap;
+import scala.collection.immutable.ListMap$;
 
 /**
  * Java to Scala collection bridges, the Scala 2.12 shim (2.12 has no {@code scala.jdk.javaapi};
@@ -18,7 +22,7 @@ public final class Scala {
     return JavaConverters.asScalaBufferConverter(list).asScala().toList();
   }
 
-  public static <T> List<T> list(scala.collection.Seq<T> seq) {
+  public static <T> List<T> list(Seq<T> seq) {
     return JavaConverters.seqAsJavaListConverter(seq).asJava();
   }
 
@@ -32,7 +36,7 @@ public final class Scala {
 
   /** An immutable Scala map that keeps {@code map}'s iteration order (a plain Scala Map of more than 4 entries does not). */
   public static <K, V> scala.collection.immutable.Map<K, V> orderedMap(Map<K, V> map) {
-    scala.collection.immutable.ListMap<K, V> out = scala.collection.immutable.ListMap$.MODULE$.empty();
+    ListMap<K, V> out = ListMap$.MODULE$.empty();
     for (Map.Entry<K, V> e : map.entrySet()) {
       out = out.updated(e.getKey(), e.getValue());
     }
@@ -49,7 +53,7 @@ public final class Scala {
    * its Seq is Scala's default one), for {@code SparkSessionExtensions.injectFunction} or
    * {@code FunctionRegistry.registerFunction}. Write it inline, e.g. in a {@code new Tuple3<>(...)}.
    */
-  public static scala.Function1<scala.collection.Seq<Expression>, Expression> functionBuilder(Function<List<Expression>, Expression> build) {
+  public static Function1<Seq<Expression>, Expression> functionBuilder(Function<List<Expression>, Expression> build) {
     return children -> build.apply(list(children));
   }
 }

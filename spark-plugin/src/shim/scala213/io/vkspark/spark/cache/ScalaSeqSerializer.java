@@ -9,6 +9,7 @@ import org.apache.spark.sql.columnar.CachedBatchSerializer;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.storage.StorageLevel;
+import scala.Function2;
 import scala.Option;
 import scala.collection.Iterator;
 import scala.collection.immutable.Seq;
@@ -30,7 +31,7 @@ public abstract class ScalaSeqSerializer implements CachedBatchSerializer {
   abstract RDD<CachedBatch> batchesToCache(RDD<ColumnarBatch> input, Seq<Attribute> schema, StorageLevel level,
       SQLConf conf);
 
-  abstract scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(Seq<Expression> predicates,
+  abstract Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> filter(Seq<Expression> predicates,
       Seq<Attribute> cached);
 
   abstract Option<? extends scala.collection.Seq<String>> vectorClasses(Seq<Attribute> attributes, SQLConf conf);
@@ -59,7 +60,7 @@ public abstract class ScalaSeqSerializer implements CachedBatchSerializer {
   }
 
   @Override
-  public final scala.Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> buildFilter(
+  public final Function2<Object, Iterator<CachedBatch>, Iterator<CachedBatch>> buildFilter(
       Seq<Expression> predicates, Seq<Attribute> cachedAttributes) {
     return filter(predicates, cachedAttributes);
   }

@@ -4,6 +4,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import scala.Function1;
+import scala.collection.immutable.ListMap$;
+import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -15,7 +18,7 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class Scala {
   private Scala() {}
 
-  public static <T> scala.collection.immutable.Seq<T> seq(List<T> list) {
+  public static <T> Seq<T> seq(List<T> list) {
     return CollectionConverters.asScala(list).toList();
   }
 
@@ -29,7 +32,7 @@ public final class Scala {
 
   /** An immutable Scala map that keeps {@code map}'s iteration order (a plain Scala Map of more than 4 entries does not). */
   public static <K, V> scala.collection.immutable.Map<K, V> orderedMap(Map<K, V> map) {
-    return scala.collection.immutable.ListMap$.MODULE$.from(CollectionConverters.asScala(map));
+    return ListMap$.MODULE$.from(CollectionConverters.asScala(map));
   }
 
   /** A Java view of a Scala map, in its iteration order. */
@@ -42,7 +45,7 @@ public final class Scala {
    * its Seq is Scala's default one), for {@code SparkSessionExtensions.injectFunction} or
    * {@code FunctionRegistry.registerFunction}. Write it inline, e.g. in a {@code new Tuple3<>(...)}.
    */
-  public static scala.Function1<scala.collection.immutable.Seq<Expression>, Expression> functionBuilder(Function<List<Expression>, Expression> build) {
+  public static Function1<Seq<Expression>, Expression> functionBuilder(Function<List<Expression>, Expression> build) {
     return children -> build.apply(list(children));
   }
 }

@@ -1,15 +1,21 @@
 package io.vkspark.spark.shim;
 
+import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.UnaryExecNode;
+import scala.Function1;
+import scala.Option;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
 
 /**
  * Scala 2.13 shim: the base of vkspark's one-child physical nodes written in Java. A Java class
  * inherits SparkPlan's (TreeNode's) methods before UnaryExecNode's defaults, so the trait's versions
  * are picked here by hand; their signatures name Scala collections, which differ between Scala 2.12
  * ({@code scala.collection.Seq}) and 2.13 ({@code immutable.Seq}), hence one copy per Scala version.
- * A subclass implements {@code child()}, {@code withNewChildInternal} and {@code output()}.
+ * {@link PlanNode} implements {@code child()}, {@code withNewChildInternal} and the case-class members
+ * from a node's fields.
  */
 public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
@@ -18,17 +24,17 @@ public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   protected abstract boolean keepsChildOrdering();
 
   @Override
-  public scala.collection.immutable.Seq<SparkPlan> children() {
+  public Seq<SparkPlan> children() {
     return UnaryExecNode.super.children();
   }
 
   @Override
-  public SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
+  public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
     return UnaryExecNode.super.withNewChildrenInternal(newChildren);
   }
 
   @Override
-  public SparkPlan mapChildren(scala.Function1<SparkPlan, SparkPlan> f) {
+  public SparkPlan mapChildren(Function1<SparkPlan, SparkPlan> f) {
     return UnaryExecNode.super.mapChildren(f);
   }
 
@@ -38,7 +44,7 @@ public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
   }
 
   @Override
-  public scala.collection.immutable.Seq<SortOrder> outputOrdering() {
+  public Seq<SortOrder> outputOrdering() {
     return keepsChildOrdering() ? child().outputOrdering() : super.outputOrdering();
   }
 
@@ -46,14 +52,14 @@ public abstract class UnaryExecShim extends SparkPlan implements UnaryExecNode {
    * The class of each output column's vectors in this node's column batches, which ColumnarToRow's
    * generated code casts to and calls directly; null (the default) when not known.
    */
-  protected java.util.List<String> columnVectorClasses() {
+  protected List<String> columnVectorClasses() {
     return null;
   }
 
   @Override
-  public scala.Option<scala.collection.immutable.Seq<String>> vectorTypes() {
-    java.util.List<String> classes = columnVectorClasses();
-    return classes == null ? super.vectorTypes() : scala.Option.<scala.collection.immutable.Seq<String>>apply(Scala.seq(classes));
+  public Option<Seq<String>> vectorTypes() {
+    List<String> classes = columnVectorClasses();
+    return classes == null ? super.vectorTypes() : Option.<Seq<String>>apply(Scala.seq(classes));
   }
 
   /**

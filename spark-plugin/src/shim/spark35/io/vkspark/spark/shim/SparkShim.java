@@ -17,6 +17,16 @@ import org.apache.spark.sql.api.java.UDF6;
 import org.apache.spark.sql.api.java.UDF7;
 import org.apache.spark.sql.api.java.UDF8;
 import org.apache.spark.sql.api.java.UDF9;
+import scala.Function1;
+import scala.Function10;
+import scala.Function2;
+import scala.Function3;
+import scala.Function4;
+import scala.Function5;
+import scala.Function6;
+import scala.Function7;
+import scala.Function8;
+import scala.Function9;
 
 /**
  * The Spark 3.5 shim: the calls into Spark that differ between the Spark lines vkspark builds for,
@@ -46,23 +56,23 @@ public final class SparkShim {
   @SuppressWarnings({"rawtypes", "unchecked"})
   public static Object javaUdfFunction(Object udf, int arity) {
     return switch (arity) {
-      case 1 -> (scala.Function1<Object, Object> & Serializable) a -> call(() -> ((UDF1) udf).call(a));
-      case 2 -> (scala.Function2<Object, Object, Object> & Serializable) (a, b) -> call(() -> ((UDF2) udf).call(a, b));
-      case 3 -> (scala.Function3<Object, Object, Object, Object> & Serializable) (a, b, c) ->
+      case 1 -> (Function1<Object, Object> & Serializable) a -> call(() -> ((UDF1) udf).call(a));
+      case 2 -> (Function2<Object, Object, Object> & Serializable) (a, b) -> call(() -> ((UDF2) udf).call(a, b));
+      case 3 -> (Function3<Object, Object, Object, Object> & Serializable) (a, b, c) ->
           call(() -> ((UDF3) udf).call(a, b, c));
-      case 4 -> (scala.Function4<Object, Object, Object, Object, Object> & Serializable) (a, b, c, d) ->
+      case 4 -> (Function4<Object, Object, Object, Object, Object> & Serializable) (a, b, c, d) ->
           call(() -> ((UDF4) udf).call(a, b, c, d));
-      case 5 -> (scala.Function5<Object, Object, Object, Object, Object, Object> & Serializable) (a, b, c, d, e) ->
+      case 5 -> (Function5<Object, Object, Object, Object, Object, Object> & Serializable) (a, b, c, d, e) ->
           call(() -> ((UDF5) udf).call(a, b, c, d, e));
-      case 6 -> (scala.Function6<Object, Object, Object, Object, Object, Object, Object> & Serializable)
+      case 6 -> (Function6<Object, Object, Object, Object, Object, Object, Object> & Serializable)
           (a, b, c, d, e, f) -> call(() -> ((UDF6) udf).call(a, b, c, d, e, f));
-      case 7 -> (scala.Function7<Object, Object, Object, Object, Object, Object, Object, Object> & Serializable)
+      case 7 -> (Function7<Object, Object, Object, Object, Object, Object, Object, Object> & Serializable)
           (a, b, c, d, e, f, g) -> call(() -> ((UDF7) udf).call(a, b, c, d, e, f, g));
-      case 8 -> (scala.Function8<Object, Object, Object, Object, Object, Object, Object, Object, Object> & Serializable)
+      case 8 -> (Function8<Object, Object, Object, Object, Object, Object, Object, Object, Object> & Serializable)
           (a, b, c, d, e, f, g, h) -> call(() -> ((UDF8) udf).call(a, b, c, d, e, f, g, h));
-      case 9 -> (scala.Function9<Object, Object, Object, Object, Object, Object, Object, Object, Object, Object>
+      case 9 -> (Function9<Object, Object, Object, Object, Object, Object, Object, Object, Object, Object>
           & Serializable) (a, b, c, d, e, f, g, h, i) -> call(() -> ((UDF9) udf).call(a, b, c, d, e, f, g, h, i));
-      case 10 -> (scala.Function10<Object, Object, Object, Object, Object, Object, Object, Object, Object, Object,
+      case 10 -> (Function10<Object, Object, Object, Object, Object, Object, Object, Object, Object, Object,
           Object> & Serializable) (a, b, c, d, e, f, g, h, i, j) ->
           call(() -> ((UDF10) udf).call(a, b, c, d, e, f, g, h, i, j));
       default -> throw new IllegalStateException("arity " + arity);

@@ -7,8 +7,10 @@ import io.vkspark.spark.agg.VkGpuAggregateExec;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -42,7 +44,7 @@ final class PartialAggregatorTest {
 
   private static List<InternalRow> run(List<ColumnarBatch> batches, int key, DataType keyType, FusedAggregate... aggs) {
     VkGpuAggregateExec.Spec spec = new VkGpuAggregateExec.Spec(key, keyType, "", List.of(aggs), List.of());
-    java.util.Map<AggregateMetric, SQLMetric> metrics = new java.util.EnumMap<>(AggregateMetric.class);
+    Map<AggregateMetric, SQLMetric> metrics = new EnumMap<>(AggregateMetric.class);
     for (AggregateMetric m : AggregateMetric.values()) {
       metrics.put(m, new SQLMetric("sum", 0));
     }

@@ -1,17 +1,32 @@
 package io.vkspark.spark.conf;
 
+import io.vkspark.gpu.DeviceOptions;
+import io.vkspark.gpu.TransferMode;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.network.util.JavaUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every spark.vkspark.* setting (verify too): parsed as documented, and a bad value names the key and the value with a Fix. */
 final class VkConfTest {
@@ -22,51 +37,52 @@ final class VkConfTest {
   @Test
   void tildeInTheShaderCacheDir_isTheUserHome() {
     Path home = Path.of(System.getProperty("user.home"));
-    assertEquals(home.resolve("x"), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath());
-    assertEquals(home.resolve("a/b"), with(VkConf.SHADER_CACHE_DIR, " ~/a/b ").deviceOptions("").shaderCacheDir());
-    assertEquals(home, with(VkConf.SHADER_CACHE_DIR, "~").shaderCachePath());
-    assertEquals(home.resolve("x").toString(), with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCacheDir());
-    assertFalse(with(VkConf.SHADER_CACHE_DIR, "~/x").shaderCachePath().toString().contains("~"));
-    assertEquals(Path.of("/tmp/a~b"), with(VkConf.SHADER_CACHE_DIR, "/tmp/a~b").shaderCachePath());
-    assertNull(with(VkConf.SHADER_CACHE_DIR, "none").shaderCachePath());
+    assertEquals(home.resolve("x"), with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCachePath());
+    assertEquals(home.resolve("a/b"), with(Settings.SHADER_CACHE_DIR.key(), " ~/a/b ").deviceOptions("").shaderCacheDir());
+    assertEquals(home, with(Settings.SHADER_CACHE_DIR.key(), "~").shaderCachePath());
+    assertEquals(home.resolve("x").toString(), with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCacheDir());
+    assertFalse(with(Settings.SHADER_CACHE_DIR.key(), "~/x").shaderCachePath().toString().contains("~"));
+    assertEquals(Path.of("/tmp/a~b"), with(Settings.SHADER_CACHE_DIR.key(), "/tmp/a~b").shaderCachePath());
+    assertNull(with(Settings.SHADER_CACHE_DIR.key(), "none").shaderCachePath());
     // A record built directly (as tests and tools do) expands too.
     VkConf d = VkConf.from(k -> null);
     assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
         d.kernelTimeout(), d.metricsLevel(), d.verify(), d.coalesce(), d.define(), d.compileTimeout(), d.batchBytes(),
-        d.placement(), false)
+        d.placement(), false, false, false, d.cacheDeviceMemory(), List.of())
         .shaderCachePath());
   }
 
   @Test
   void sizes_acceptTheUsualSuffixes() {
-    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4g").deviceMemoryLimit());
-    assertEquals(4L << 30, with(VkConf.DEVICE_MEMORY_LIMIT, "4GB").deviceMemoryLimit());
-    assertEquals(512L << 20, with(VkConf.DEVICE_MEMORY_LIMIT, "512MiB").deviceMemoryLimit());
-    assertEquals(1000L, with(VkConf.DEVICE_MEMORY_LIMIT, "1000").deviceMemoryLimit());
-    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, "0").deviceMemoryLimit());
-    assertEquals(1_048_576, with(VkConf.BATCH_ROWS, "1_048_576").batchRows());
+    assertEquals(4L << 30, with(Settings.DEVICE_MEMORY_LIMIT.key(), "4g").deviceMemoryLimit());
+    assertEquals(4L << 30, with(Settings.DEVICE_MEMORY_LIMIT.key(), "4GB").deviceMemoryLimit());
+    assertEquals(512L << 20, with(Settings.DEVICE_MEMORY_LIMIT.key(), "512MiB").deviceMemoryLimit());
+    assertEquals(1000L, with(Settings.DEVICE_MEMORY_LIMIT.key(), "1000").deviceMemoryLimit());
+    assertEquals(0L, with(Settings.DEVICE_MEMORY_LIMIT.key(), "0").deviceMemoryLimit());
+    assertEquals(1_048_576, with(Settings.BATCH_ROWS.key(), "1_048_576").batchRows());
     assertEquals(MetricsLevel.ESSENTIAL, VkConf.from(k -> null).metricsLevel());
-    assertEquals(MetricsLevel.DEBUG, with(VkConf.METRICS_LEVEL, " Debug ").metricsLevel());
-    assertEquals(java.util.List.of("a.B", "c.D"), with(VkConf.FUNCTIONS, " a.B, ,c.D ").functions());
+    assertEquals(MetricsLevel.DEBUG, with(Settings.METRICS_LEVEL.key(), " Debug ").metricsLevel());
+    assertEquals(List.of("a.B", "c.D"), with(Settings.FUNCTIONS.key(), " a.B, ,c.D ").functions());
     assertTrue(VkConf.from(k -> null).coalesce());
-    assertFalse(with(VkConf.COALESCE, " FALSE ").coalesce());
+    assertFalse(with(Settings.COALESCE.key(), " FALSE ").coalesce());
     assertEquals(128L << 20, VkConf.from(k -> null).batchBytes());
-    assertEquals(1L << 20, with(VkConf.BATCH_BYTES, "1m").batchBytes());
+    assertEquals(1L << 20, with(Settings.BATCH_BYTES.key(), "1m").batchBytes());
   }
 
   @Test
   void verify_offByDefault_sampleOrStrict_withARate() {
     assertEquals(VerifySettings.OFF, VkConf.from(k -> null).verify());
-    assertEquals(VerifySettings.Mode.OFF, with(VkConf.VERIFY, "false").verify().mode());
-    VerifySettings s = VkConf.from(Map.of(VkConf.VERIFY, " Sample", VkConf.VERIFY_SAMPLE_RATE, "0.01")::get).verify();
+    assertEquals(VerifySettings.Mode.OFF, with(Settings.VERIFY.key(), "false").verify().mode());
+    VerifySettings s = VkConf.from(Map.of(Settings.VERIFY.key(), " Sample", Settings.VERIFY_SAMPLE_RATE.key(), "0.01")::get)
+        .verify();
     assertEquals(new VerifySettings(VerifySettings.Mode.SAMPLE, 0.01), s);
     assertTrue(s.on());
     assertEquals(1, s.sampleSize(10), "at least one row per batch");
     assertEquals(100, s.sampleSize(10_000));
     assertEquals(0, s.sampleSize(0));
-    assertEquals(VerifySettings.Mode.STRICT, with(VkConf.VERIFY, "strict").verify().mode());
-    assertEquals(VkConf.DEFAULT_VERIFY_SAMPLE_RATE, with(VkConf.VERIFY, "strict").verify().sampleRate());
-    assertEquals(1.0, with(VkConf.VERIFY_SAMPLE_RATE, "1").verify().sampleRate());
+    assertEquals(VerifySettings.Mode.STRICT, with(Settings.VERIFY.key(), "strict").verify().mode());
+    assertEquals(Settings.VERIFY_SAMPLE_RATE.defaultValue(), with(Settings.VERIFY.key(), "strict").verify().sampleRate());
+    assertEquals(1.0, with(Settings.VERIFY_SAMPLE_RATE.key(), "1").verify().sampleRate());
   }
 
   @ParameterizedTest(name = "{0}={1}")
@@ -104,33 +120,34 @@ final class VkConfTest {
 
   @Test
   void sessionSettings_staticKeysComeFromTheServer_andKernelTimeoutIsCapped() {
-    Map<String, String> server = Map.of(VkConf.DEFINE_ENABLED, "false", VkConf.KERNEL_TIMEOUT_MAX, "2min",
-        VkConf.COMPILE_TIMEOUT, "5s", VkConf.SHADER_CACHE_DIR, "none");
-    Map<String, String> session = Map.of(VkConf.DEFINE_ENABLED, "true", VkConf.KERNEL_TIMEOUT_MAX, "1h",
-        VkConf.COMPILE_TIMEOUT, "10min", VkConf.SHADER_CACHE_DIR, "/tmp/elsewhere", VkConf.BATCH_ROWS, "4096");
+    Map<String, String> server = Map.of(Settings.DEFINE_ENABLED.key(), "false", Settings.KERNEL_TIMEOUT_MAX.key(), "2min",
+        Settings.COMPILE_TIMEOUT.key(), "5s", Settings.SHADER_CACHE_DIR.key(), "none");
+    Map<String, String> session = Map.of(Settings.DEFINE_ENABLED.key(), "true", Settings.KERNEL_TIMEOUT_MAX.key(), "1h",
+        Settings.COMPILE_TIMEOUT.key(), "10min", Settings.SHADER_CACHE_DIR.key(), "/tmp/elsewhere",
+        Settings.BATCH_ROWS.key(), "4096");
     VkConf c = VkConf.forSession(session::get, server::get);
     assertFalse(c.define(), "a session cannot switch vkspark_define on");
-    assertEquals(java.time.Duration.ofSeconds(5), c.compileTimeout());
+    assertEquals(Duration.ofSeconds(5), c.compileTimeout());
     assertNull(c.shaderCachePath(), "the server's cache setting");
     assertEquals(4096, c.batchRows(), "session keys still come from the session");
-    assertEquals(java.time.Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
-    assertEquals(java.time.Duration.ofSeconds(90), VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, "90s")::get,
+    assertEquals(Duration.ofSeconds(60), c.kernelTimeout(), "the default, under the max");
+    assertEquals(Duration.ofSeconds(90), VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), "90s")::get,
         server::get).kernelTimeout());
-    assertEquals(java.time.Duration.ofSeconds(30), VkConf.forSession(k -> null,
-        Map.of(VkConf.KERNEL_TIMEOUT_MAX, "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
+    assertEquals(Duration.ofSeconds(30), VkConf.forSession(k -> null,
+        Map.of(Settings.KERNEL_TIMEOUT_MAX.key(), "30s")::get).kernelTimeout(), "an unset timeout is clamped to the max");
     for (String tooLong : List.of("3min", "0")) {
       GpuException e = assertThrows(GpuException.class,
-          () -> VkConf.forSession(Map.of(VkConf.KERNEL_TIMEOUT, tooLong)::get, server::get));
+          () -> VkConf.forSession(Map.of(Settings.KERNEL_TIMEOUT.key(), tooLong)::get, server::get));
       assertTrue(e.getMessage().startsWith("spark.vkspark.kernelTimeout is '" + tooLong + "'"), e.getMessage());
       assertTrue(e.getMessage().contains("above spark.vkspark.kernelTimeout.max (2min)"), e.getMessage());
       assertTrue(e.fix().startsWith("set spark.vkspark.kernelTimeout to 2min or less"), e.getMessage());
     }
     GpuException start = assertThrows(GpuException.class,
-        () -> VkConf.from(Map.of(VkConf.KERNEL_TIMEOUT, "5min", VkConf.KERNEL_TIMEOUT_MAX, "2min")::get));
+        () -> VkConf.from(Map.of(Settings.KERNEL_TIMEOUT.key(), "5min", Settings.KERNEL_TIMEOUT_MAX.key(), "2min")::get));
     assertTrue(start.getMessage().contains("above spark.vkspark.kernelTimeout.max"), start.getMessage());
     VkConf d = VkConf.from(k -> null);
     assertTrue(d.define());
-    assertEquals(VkConf.DEFAULT_COMPILE_TIMEOUT, d.compileTimeout());
+    assertEquals(Settings.COMPILE_TIMEOUT.defaultValue(), d.compileTimeout());
   }
 
   // ---- the declarations (Settings) ----
@@ -148,7 +165,7 @@ final class VkConfTest {
   }
 
   @ParameterizedTest
-  @org.junit.jupiter.params.provider.MethodSource("flags")
+  @MethodSource("flags")
   void booleans_areTrueOrFalse_anythingElseNamesKeyAndValue(Setting.Flag flag) {
     assertEquals(true, flag.parse(" TRUE "));
     assertEquals(false, flag.parse("False"));
@@ -162,17 +179,17 @@ final class VkConfTest {
   void keysReadOutsideVkConf_goThroughTheirDeclarations() {
     Map<String, String> none = Map.of();
     assertTrue(Settings.FUSE_AGGREGATES.find(none::get).isEmpty(), "unset: fuse what the GPU reduces");
-    assertEquals(java.util.Optional.of(true), Settings.FUSE_AGGREGATES.find(Map.of(Settings.FUSE_AGGREGATES.key(), "True")::get));
+    assertEquals(Optional.of(true), Settings.FUSE_AGGREGATES.find(Map.of(Settings.FUSE_AGGREGATES.key(), "True")::get));
     assertTrue(bad(Settings.FUSE_AGGREGATES, "yes").fix().endsWith("true or false, or leave it unset."));
     assertEquals(true, Settings.FUSE_AGGREGATES_ON_GPU.get(none::get));
     bad(Settings.FUSE_AGGREGATES_ON_GPU, "flase");
     assertEquals(64, Settings.FUSE_AGGREGATES_KEY_SLOTS.get(none::get));
     assertEquals(true, Settings.CACHE_COLUMNAR_OUTPUT.get(none::get));
-    assertEquals(false, Settings.CACHE_COLUMNAR_OUTPUT.get(Map.of(io.vkspark.spark.cache.VkCacheSerializer.COLUMNAR_OUTPUT,
+    assertEquals(false, Settings.CACHE_COLUMNAR_OUTPUT.get(Map.of(Settings.CACHE_COLUMNAR_OUTPUT.key(),
         "FALSE")::get));
     bad(Settings.CACHE_COLUMNAR_OUTPUT, "no");
     assertEquals(List.of(Path.of("/etc/a.glsl"), Path.of(System.getProperty("user.home"), "b.glsl")),
-        io.vkspark.spark.glsl.GlslDefinitions.paths(Map.of(VkConf.GLSL, " /etc/a.glsl, ,~/b.glsl ")::get));
+        with(Settings.GLSL.key(), " /etc/a.glsl, ,~/b.glsl ").glslFiles());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -180,20 +197,21 @@ final class VkConfTest {
       "512KiB, 524288", "'4 g', 4294967296", "1_000, 1000", "1000b, 1000", "2t, 2199023255552", "0, 0"})
   void sizes_readBySparksParser(String text, long bytes) {
     assertEquals(bytes, Settings.DEVICE_MEMORY_LIMIT.parse(text));
-    assertEquals(bytes, with(VkConf.DEVICE_MEMORY_LIMIT, text).deviceMemoryLimit());
+    assertEquals(bytes, with(Settings.DEVICE_MEMORY_LIMIT.key(), text).deviceMemoryLimit());
     if (!text.matches(".*[i_ ].*")) { // what vkspark accepted before and Spark's parser does not (3.5: GiB)
-      assertEquals(org.apache.spark.network.util.JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
+      assertEquals(JavaUtils.byteStringAsBytes(text), bytes, "as Spark's own sizes read");
     }
   }
 
   @Test
   void sizes_outOfRangeOrNotSizes_areErrors() {
-    assertEquals(64L << 20, with(VkConf.BATCH_BYTES, "64m").batchBytes());
-    assertEquals(VkConf.DEFAULT_BATCH_BYTES, with(VkConf.BATCH_BYTES, " ").batchBytes(), "blank: the default");
-    assertEquals(0L, with(VkConf.DEVICE_MEMORY_LIMIT, " ").deviceMemoryLimit());
+    assertEquals(64L << 20, with(Settings.BATCH_BYTES.key(), "64m").batchBytes());
+    assertEquals(Settings.BATCH_BYTES.defaultValue(), with(Settings.BATCH_BYTES.key(), " ").batchBytes(),
+        "blank: the default");
+    assertEquals(0L, with(Settings.DEVICE_MEMORY_LIMIT.key(), " ").deviceMemoryLimit());
     for (String v : List.of("0", "-64m", "1.5g", "64q", "99999999999t")) {
       assertTrue(bad(Settings.BATCH_BYTES, v).getMessage().contains("not a positive size. Fix: set "
-          + VkConf.BATCH_BYTES + " to a number of bytes with an optional k, m, g or t suffix, e.g. 128m."));
+          + Settings.BATCH_BYTES.key() + " to a number of bytes with an optional k, m, g or t suffix, e.g. 128m."));
     }
     assertTrue(bad(Settings.DEVICE_MEMORY_LIMIT, "lots").getMessage().endsWith("e.g. 4g (0 for no limit)."));
   }
@@ -211,8 +229,8 @@ final class VkConfTest {
     assertTrue(bad(Settings.CONCURRENT_GPU_TASKS, "-1").getMessage().contains("not a positive whole number"));
     assertEquals(0.5, Settings.VERIFY_SAMPLE_RATE.parse("0.5"));
     bad(Settings.VERIFY_SAMPLE_RATE, "-0.1");
-    assertEquals(java.time.Duration.ofSeconds(90), Settings.KERNEL_TIMEOUT.parse("90"), "a bare number is seconds");
-    assertEquals(java.time.Duration.ZERO, Settings.KERNEL_TIMEOUT_MAX.defaultValue(), "unset: no cap");
+    assertEquals(Duration.ofSeconds(90), Settings.KERNEL_TIMEOUT.parse("90"), "a bare number is seconds");
+    assertEquals(Duration.ZERO, Settings.KERNEL_TIMEOUT_MAX.defaultValue(), "unset: no cap");
   }
 
   static List<Setting.Choice<?>> choices() {
@@ -221,10 +239,10 @@ final class VkConfTest {
   }
 
   @ParameterizedTest
-  @org.junit.jupiter.params.provider.MethodSource("choices")
+  @MethodSource("choices")
   void choices_acceptTheirWordsInAnyCase_andAnUnknownWordListsThem(Setting.Choice<?> choice) {
     for (Setting.Choice.Option<?> o : choice.options()) {
-      assertEquals(o.value(), choice.parse(" " + o.word().toUpperCase(java.util.Locale.ROOT) + " "));
+      assertEquals(o.value(), choice.parse(" " + o.word().toUpperCase(Locale.ROOT) + " "));
     }
     assertNotNull(choice.defaultValue());
     GpuException e = bad(choice, "nonsense");
@@ -242,7 +260,7 @@ final class VkConfTest {
     assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.defaultValue().of(1L << 40), "default: a quarter of the device");
     assertEquals(false, Settings.CACHE_DEVICE.defaultValue());
     for (String v : List.of("1.5", "0", "-1", "lots", "")) {
-      io.vkspark.gpu.GpuException e = assertThrows(io.vkspark.gpu.GpuException.class,
+      GpuException e = assertThrows(GpuException.class,
           () -> Settings.CACHE_DEVICE_MEMORY.parse(v), v);
       assertEquals("spark.vkspark.cache.deviceMemory is '" + v + "', neither a size nor a fraction in (0, 1]. Fix: set "
           + "spark.vkspark.cache.deviceMemory to a size such as 8g, or a fraction of the device's memory such as 0.25.",
@@ -252,8 +270,8 @@ final class VkConfTest {
 
   @Test
   void everySettingIsDeclaredOnce_withADefaultThatParses_andTheStaticOnesAreTheSame() throws Exception {
-    List<Object> fields = new java.util.ArrayList<>();
-    for (java.lang.reflect.Field f : Settings.class.getFields()) {
+    List<Object> fields = new ArrayList<>();
+    for (Field f : Settings.class.getFields()) {
       if (Setting.class.isAssignableFrom(f.getType())) {
         fields.add(f.get(null));
       }
@@ -268,26 +286,31 @@ final class VkConfTest {
       }
     }
     assertNull(Settings.of("spark.vkspark.nonsense"));
-    assertEquals(java.util.Set.of(VkConf.DEVICE, VkConf.CONCURRENT_GPU_TASKS, VkConf.SHADER_CACHE_DIR, VkConf.FUNCTIONS,
-        VkConf.GLSL, VkConf.VALIDATION, VkConf.TRANSFERS, VkConf.DEVICE_MEMORY_LIMIT, VkConf.KERNEL_TIMEOUT_MAX,
-        VkConf.DEFINE_ENABLED, VkConf.COMPILE_TIMEOUT, Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
+    assertEquals(Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(),
+        Settings.SHADER_CACHE_DIR.key(), Settings.FUNCTIONS.key(), Settings.GLSL.key(), Settings.VALIDATION.key(),
+        Settings.TRANSFERS.key(), Settings.DEVICE_MEMORY_LIMIT.key(), Settings.KERNEL_TIMEOUT_MAX.key(),
+        Settings.DEFINE_ENABLED.key(), Settings.COMPILE_TIMEOUT.key(), Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
     VkConf d = VkConf.from(k -> null);
-    assertEquals(new VkConf(true, "", 1 << 20, 2, io.vkspark.gpu.DeviceOptions.defaultCacheDir().toString(), true,
-        List.of(), false, io.vkspark.gpu.TransferMode.AUTO, 0, java.time.Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
-        VerifySettings.OFF, true, true, java.time.Duration.ofSeconds(60), 128L << 20,
-        io.vkspark.spark.conf.PlacementMode.ADAPTIVE, false), d, "the defaults as before");
+    assertEquals(new VkConf(true, "", 1 << 20, 2, DeviceOptions.defaultCacheDir().toString(), true,
+        List.of(), false, TransferMode.AUTO, 0, Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
+        VerifySettings.OFF, true, true, Duration.ofSeconds(60), 128L << 20,
+        PlacementMode.ADAPTIVE, false, false, false, new Setting.Share.Amount(0, 0.25), List.of()),
+        d, "the defaults as before");
     assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
+    assertTrue(with(Settings.VERIFY.key(), "off").verifySet(), "set, even to its default");
+    assertTrue(with(Settings.CACHE_DEVICE.key(), "true").cacheDevice());
+    assertEquals(new Setting.Share.Amount(2L << 20, 0), with(Settings.CACHE_DEVICE_MEMORY.key(), "2m").cacheDeviceMemory());
   }
 
   // ---- the README's configuration table ----
 
-  private static String readme() throws java.io.IOException {
+  private static String readme() throws IOException {
     // the working directory's (Maven runs in the module), or vkspark.source.root's (scripts/kit-suite.sh)
     Path start = Path.of(System.getProperty("vkspark.source.root", "")).toAbsolutePath();
     for (Path dir = start; dir != null; dir = dir.getParent()) {
       Path p = dir.resolve("README.md");
-      if (java.nio.file.Files.isRegularFile(p) && java.nio.file.Files.readString(p).contains("\n## Configuration\n")) {
-        return java.nio.file.Files.readString(p);
+      if (Files.isRegularFile(p) && Files.readString(p).contains("\n## Configuration\n")) {
+        return Files.readString(p);
       }
     }
     return fail("no README.md with a Configuration section above " + Path.of("").toAbsolutePath());
@@ -297,7 +320,7 @@ final class VkConfTest {
   static Map<String, String> readmeRows(String readme) {
     int from = readme.indexOf("\n## Configuration\n");
     int to = readme.indexOf("\n## ", from + 1);
-    Map<String, String> rows = new java.util.LinkedHashMap<>();
+    Map<String, String> rows = new LinkedHashMap<>();
     for (String line : readme.substring(from, to < 0 ? readme.length() : to).split("\n")) {
       if (line.startsWith("| `" + Settings.PREFIX)) {
         String key = line.substring(3, line.indexOf('`', 3));
@@ -310,7 +333,7 @@ final class VkConfTest {
   /** What differs between the README's table and the declarations, one sentence each (empty: nothing). */
   static List<String> readmeProblems(String readme) {
     Map<String, String> rows = readmeRows(readme);
-    List<String> problems = new java.util.ArrayList<>();
+    List<String> problems = new ArrayList<>();
     List<String> declared = Settings.ALL.stream().map(Setting::key).toList();
     rows.keySet().stream().filter(k -> !declared.contains(k))
         .forEach(k -> problems.add("the README lists " + k + ", which Settings does not declare"));
@@ -319,14 +342,14 @@ final class VkConfTest {
     if (problems.isEmpty() && !declared.equals(List.copyOf(rows.keySet()))) {
       problems.add("the README lists the keys in another order than Settings.ALL: " + declared);
     }
-    java.util.regex.Pattern cells =
-        java.util.regex.Pattern.compile("\\| `([^`]+)` \\| (.*?) \\| (.*) \\((static|per session)\\) \\|");
+    Pattern cells =
+        Pattern.compile("\\| `([^`]+)` \\| (.*?) \\| (.*) \\((static|per session)\\) \\|");
     for (Setting<?> s : Settings.ALL) {
       String row = rows.get(s.key());
       if (row == null) {
         continue;
       }
-      java.util.regex.Matcher m = cells.matcher(row);
+      Matcher m = cells.matcher(row);
       if (!m.matches()) {
         problems.add("the README's row for " + s.key() + " does not end in (static) or (per session): " + row);
       } else if (!m.group(2).equals(s.info().shown())) {
@@ -344,7 +367,7 @@ final class VkConfTest {
   void readmeTable_matchesTheDeclarations() throws Exception {
     List<String> problems = readmeProblems(readme());
     assertTrue(problems.isEmpty(), "README.md's configuration table and Settings differ:\n" + String.join("\n", problems));
-    GpuException lots = assertThrows(GpuException.class, () -> with(VkConf.BATCH_ROWS, "lots"));
+    GpuException lots = assertThrows(GpuException.class, () -> with(Settings.BATCH_ROWS.key(), "lots"));
     assertTrue(readme().replace("\n", " ").contains("`" + lots.getMessage() + "`"), "the README quotes " + lots.getMessage());
   }
 

@@ -12,17 +12,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vkspark.spark.TestSpark;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.gpu.DeviceType;
+import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -48,8 +50,8 @@ final class AdaptivePlacementSparkTest {
   @BeforeEach
   void adaptive() {
     AdaptivePlacement.shared().reset();
-    spark().conf().set(VkConf.PLACEMENT, "adaptive");
-    spark().conf().set(VkConf.COALESCE, "false");
+    spark().conf().set(Settings.PLACEMENT.key(), "adaptive");
+    spark().conf().set(Settings.COALESCE.key(), "false");
     spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", String.valueOf(BATCH));
   }
 
@@ -73,7 +75,7 @@ final class AdaptivePlacementSparkTest {
   @Test
   void cpuRowCauses_addUpToCpuRows_overRepresentativeQueries() {
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
-    spark().conf().set(VkConf.COALESCE, "true");
+    spark().conf().set(Settings.COALESCE.key(), "true");
     Dataset<Row> cached = TestSpark.table().selectExpr("id", "a", "b").cache();
     try {
       List<Supplier<Dataset<Row>>> queries = List.of(
@@ -81,7 +83,7 @@ final class AdaptivePlacementSparkTest {
               "count(gpu_hypot(a, b))"),
           () -> cached.selectExpr("id", "gpu_hypot(a, b) AS h"),
           () -> TestSpark.table().selectExpr("id", "int_poly(i, j) AS p", "int_poly(j, j) AS q"));
-      Map<String, Long> total = new java.util.TreeMap<>();
+      Map<String, Long> total = new TreeMap<>();
       for (Supplier<Dataset<Row>> q : queries) {
         assertVksparkEqualsCpu(q, df -> gpuNodes(df).forEach(n -> metrics(n).forEach((k, v) -> total.merge(k, v, Long::sum))));
       }
@@ -157,7 +159,7 @@ final class AdaptivePlacementSparkTest {
 
   @Test
   void placementGpu_neverMovesABatch() {
-    spark().conf().set(VkConf.PLACEMENT, "gpu");
+    spark().conf().set(Settings.PLACEMENT.key(), "gpu");
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
     assertVksparkEqualsCpu(AdaptivePlacementSparkTest::hypot, df -> {
       assertAllRowsOnGpu(df);
@@ -177,7 +179,7 @@ final class AdaptivePlacementSparkTest {
   @Test
   void glslOnly_withoutACpuDeviceBesidesTheGpu_isNeverMoved() {
     boolean lavapipeOnly = ExecutorDevice.current().orElseThrow().device().info().type() == DeviceType.CPU;
-    org.junit.jupiter.api.Assumptions.assumeTrue(lavapipeOnly, "the executor's device is a GPU");
+    Assumptions.assumeTrue(lavapipeOnly, "the executor's device is a GPU");
     AdaptivePlacement.shared().bias(AdaptivePlacement.Path.GPU, SLOW_GPU_NANOS);
     Supplier<Dataset<Row>> q = () -> spark().range(0, ROWS, 1, 2)
         .selectExpr("id", "cast(id % 1000 AS int) AS i", "cast(id % 7 AS int) AS j")

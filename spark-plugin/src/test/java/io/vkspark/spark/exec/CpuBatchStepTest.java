@@ -10,6 +10,7 @@ import io.vkspark.spark.TestSpark;
 import io.vkspark.spark.TestUdfs;
 import io.vkspark.spark.conf.MetricsLevel;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.shim.Scala;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -51,7 +52,7 @@ final class CpuBatchStepTest {
     call = node.calls().get(0);
     a = call.argOrdinals()[0];
     b = call.argOrdinals()[1];
-    List<Attribute> input = io.vkspark.spark.shim.Scala.list(node.child().output());
+    List<Attribute> input = Scala.list(node.child().output());
     ColumnVector[] columns = new ColumnVector[input.size()];
     for (int i = 0; i < columns.length; i++) {
       OnHeapColumnVector v = new OnHeapColumnVector(ROWS, input.get(i).dataType());

@@ -14,6 +14,8 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.spark.exec.Placement.Cause;
 import io.vkspark.spark.exec.Placement.DecidedBy;
+import io.vkspark.spark.conf.Settings;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -42,7 +44,7 @@ final class PlacementTest {
       Map.entry(Cause.HANDED_BACK, new Object[] {"3 rows not ASCII"}),
       Map.entry(Cause.KEYS_TOO_WIDE, new Object[] {64}));
 
-  private static final VkConf STRICT = VkConf.from(k -> k.equals(VkConf.FALLBACK) ? "false" : null);
+  private static final VkConf STRICT = VkConf.from(k -> k.equals(Settings.FALLBACK.key()) ? "false" : null);
   private static final VkConf LENIENT = VkConf.from(k -> null);
 
   @Test
@@ -90,9 +92,9 @@ final class PlacementTest {
     assertEquals("on GPU", gpu.render());
     assertEquals("f runs on GPU", gpu.describe("f"));
     assertThrows(IllegalArgumentException.class,
-        () -> new Placement(Placement.Where.GPU, Cause.LAMBDA, java.util.List.of(), DecidedBy.PLANNER));
+        () -> new Placement(Placement.Where.GPU, Cause.LAMBDA, List.of(), DecidedBy.PLANNER));
     assertThrows(IllegalArgumentException.class,
-        () -> new Placement(Placement.Where.CPU, null, java.util.List.of(), DecidedBy.PLANNER));
+        () -> new Placement(Placement.Where.CPU, null, List.of(), DecidedBy.PLANNER));
   }
 
   @Test

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.Platform;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * validity either way.
  */
 final class SparkVarInputsTest {
-  private static WritableColumnVector vector(boolean offHeap, int rows, org.apache.spark.sql.types.DataType t) {
+  private static WritableColumnVector vector(boolean offHeap, int rows, DataType t) {
     return offHeap ? new OffHeapColumnVector(rows, t) : new OnHeapColumnVector(rows, t);
   }
 

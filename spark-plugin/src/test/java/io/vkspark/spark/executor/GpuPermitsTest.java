@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -89,7 +90,7 @@ final class GpuPermitsTest {
     shutdown.join(10_000);
     assertEquals(Boolean.TRUE, quiet.get());
     assertFalse(closedWhileRunning.get(), "the device closed while the shutdown held every permit");
-    for (CompletableFuture<GpuException> w : java.util.List.of(w1, w2)) {
+    for (CompletableFuture<GpuException> w : List.of(w1, w2)) {
       GpuException e = w.get(10, TimeUnit.SECONDS);
       assertEquals(GpuException.Code.CLOSED, e.code());
       assertTrue(e.getMessage().contains("was closed while this task waited") && e.getMessage().contains("Fix:"),

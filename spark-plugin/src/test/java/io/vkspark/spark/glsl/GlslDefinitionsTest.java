@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.conf.Settings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -78,13 +79,18 @@ final class GlslDefinitionsTest {
     });
   }
 
+  /** A test's settings: {@code files} as {@code spark.vkspark.glsl}, its shader cache under {@code dir}. */
+  private static VkConf glsl(Path dir, String files) {
+    return VkConf.from(Map.of(Settings.SHADER_CACHE_DIR.key(), dir.resolve("cache").toString(), Settings.GLSL.key(),
+        files)::get);
+  }
+
   @Test
   void configured_refusesReservedNames(@TempDir Path dir) throws Exception {
-    VkConf conf = VkConf.from(Map.of(VkConf.SHADER_CACHE_DIR, dir.resolve("cache").toString())::get);
     Path file = dir.resolve("reserved.glsl");
     Files.writeString(file, "int fine(int i) { return i; }\nint vkspark_define(int i) { return i; }\n");
     Exception e = assertThrows(Exception.class,
-        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, file.toString())::get, conf));
+        () -> GlslDefinitions.configured(glsl(dir, file.toString())));
     assertTrue(e.getMessage().contains(file + " line 2: GPU UDF 'vkspark_define' has a name reserved for vkspark's own "
         + "SQL functions"), e.getMessage());
     assertTrue(e.getMessage().contains("Fix: give it a name that does not start with vkspark_."), e.getMessage());
@@ -103,30 +109,29 @@ final class GlslDefinitionsTest {
 
   @Test
   void configured_readsFiles_andNamesFileLineOfABodyError(@TempDir Path dir) throws Exception {
-    VkConf conf = VkConf.from(Map.of(VkConf.SHADER_CACHE_DIR, dir.resolve("cache").toString())::get);
     Path good = dir.resolve("good.glsl");
     Files.writeString(good, "int twice(int i) { return 2 * i; }\n");
     Path other = dir.resolve("other.glsl");
     Files.writeString(other, "\n\nint twice(int j) { return j + j; }\n");
-    List<GlslUdf> udfs = GlslDefinitions.configured(Map.of(VkConf.GLSL, good.toString())::get, conf);
+    List<GlslUdf> udfs = GlslDefinitions.configured(glsl(dir, good.toString()));
     assertEquals(List.of("twice"), udfs.stream().map(GlslUdf::name).toList());
 
     GpuException dup = assertThrows(GpuException.class,
-        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, good + ", " + other)::get, conf));
+        () -> GlslDefinitions.configured(glsl(dir, good + ", " + other)));
     assertTrue(dup.getMessage().contains(other + " line 3: GPU UDF 'twice' is already defined at "
-        + VkConf.GLSL + " file " + good + " line 1"), dup.getMessage());
+        + Settings.GLSL.key() + " file " + good + " line 1"), dup.getMessage());
 
     Path bad = dir.resolve("bad.glsl");
     Files.writeString(bad, "// header\ndouble broken(double x) {\n  double y = x * 2.0;\n  return y +* 1.0;\n}\n");
     GpuException e = assertThrows(GpuException.class,
-        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, bad.toString())::get, conf));
-    assertTrue(e.getMessage().startsWith(VkConf.GLSL + " file " + bad + " line 2: "), e.getMessage());
+        () -> GlslDefinitions.configured(glsl(dir, bad.toString())));
+    assertTrue(e.getMessage().startsWith(Settings.GLSL.key() + " file " + bad + " line 2: "), e.getMessage());
     assertTrue(e.getMessage().contains("'broken'"), e.getMessage());
     assertTrue(e.getMessage().contains("line 3 of its body (line 4 of the file)"), e.getMessage());
     assertTrue(e.getMessage().contains("Fix:"), e.getMessage());
 
     GpuException missing = assertThrows(GpuException.class,
-        () -> GlslDefinitions.configured(Map.of(VkConf.GLSL, dir.resolve("nope.glsl").toString())::get, conf));
+        () -> GlslDefinitions.configured(glsl(dir, dir.resolve("nope.glsl").toString())));
     assertTrue(missing.getMessage().contains("nope.glsl, which cannot be read"), missing.getMessage());
   }
 }

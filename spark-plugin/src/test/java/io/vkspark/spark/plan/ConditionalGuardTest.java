@@ -9,9 +9,11 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.nio.file.Files;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -71,7 +73,7 @@ public final class ConditionalGuardTest {
           functions("sum(safe_div(x, y)) FILTER (WHERE y <> 0)")),
       () -> t().where("y <> 0 AND safe_div(x, y) > 1").select("id"));
 
-  private static org.apache.spark.sql.Column functions(String e) {
+  private static Column functions(String e) {
     return org.apache.spark.sql.functions.expr(e);
   }
 
@@ -131,6 +133,6 @@ public final class ConditionalGuardTest {
   }
 
   private static List<Row> sortedById(List<Row> rows) {
-    return rows.stream().sorted(java.util.Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
+    return rows.stream().sorted(Comparator.comparing((Row r) -> String.valueOf(r.get(0)))).toList();
   }
 }

@@ -2,6 +2,7 @@ package io.vkspark.spark.tools;
 
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
+import java.util.Random;
 import org.apache.spark.sql.api.java.UDF1;
 
 /** Java UDFs for {@link UdfCheckTest}'s jar: classes and lambdas that translate, do not, or cannot be checked. */
@@ -20,7 +21,7 @@ public final class CheckedUdfs {
   public static final class Seeded implements UDF1<Long, Integer> {
     @Override
     public Integer call(Long x) {
-      return new java.util.Random(x).nextInt();
+      return new Random(x).nextInt();
     }
   }
 
@@ -63,7 +64,7 @@ public final class CheckedUdfs {
 
   /** Does not translate: it allocates. */
   public static UDF1<Long, Integer> seeded() {
-    return x -> new java.util.Random(x).nextInt();
+    return x -> new Random(x).nextInt();
   }
 
   /** Not checked: it reads a field of the object it captures. */

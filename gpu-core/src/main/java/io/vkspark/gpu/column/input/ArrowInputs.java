@@ -8,6 +8,7 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 
 /** {@link InputColumn}s over Arrow vectors: one bulk copy per buffer, validity a word at a time. */
 public final class ArrowInputs {
@@ -80,9 +81,9 @@ public final class ArrowInputs {
   }
 
   /** Same type, where a timestamp's time zone does not matter: the values are UTC microseconds either way. */
-  static boolean sameLayout(org.apache.arrow.vector.types.pojo.ArrowType actual, org.apache.arrow.vector.types.pojo.ArrowType want) {
-    if (actual instanceof org.apache.arrow.vector.types.pojo.ArrowType.Timestamp a
-        && want instanceof org.apache.arrow.vector.types.pojo.ArrowType.Timestamp w) {
+  static boolean sameLayout(ArrowType actual, ArrowType want) {
+    if (actual instanceof ArrowType.Timestamp a
+        && want instanceof ArrowType.Timestamp w) {
       return a.getUnit() == w.getUnit() && (a.getTimezone() == null) == (w.getTimezone() == null);
     }
     return actual.equals(want);

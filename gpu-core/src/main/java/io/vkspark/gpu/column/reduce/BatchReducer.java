@@ -10,6 +10,7 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Result;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.IntToLongFunction;
 import java.util.function.LongFunction;
@@ -50,6 +51,15 @@ public final class BatchReducer implements AutoCloseable {
   private long staticRanges;
   /** Grouped: batches whose key range came from their source column's known bounds ({@link BoundedColumn}). */
   private long boundedRanges;
+  /** The row filter's input columns (empty without one) and, per input, whether the staged rows have nulls. */
+  private final int[] filterInputs;
+  private final boolean[] filterNulls;
+  /** Per filter input: the staged rows' validity, kept on the host once one of them is null (else unused). */
+  private final ArrowBuf[] filterValidHost;
+  /** The bits of {@code vk_fnulls} the last {@link #beforeDispatch} wrote (filter inputs whose validity it uploaded). */
+  private int filterNullMask;
+  /** Grouped and filtered: the staged batch's slot of the rows the filter drops. */
+  private int filterSlot;
 
   /**
    * @param meter the runner's meter of the batch, which counts the bytes this moves
@@ -64,6 +74,9 @@ public final class BatchReducer implements AutoCloseable {
     this.scratch = scratch;
     this.workgroupSize = workgroupSize;
     this.maxGroupsX = maxGroupsX;
+    this.filterInputs = reduction.filterInputs();
+    this.filterNulls = new boolean[filterInputs.length];
+    this.filterValidHost = new ArrowBuf[filterInputs.length];
   }
 
   public ColumnReduction reduction() {
@@ -126,7 +139,7 @@ public final class BatchReducer implements AutoCloseable {
       }
     }
     int slots = reduction.slots();
-    int nullSlots = nulls ? 1 : 0;
+    int nullSlots = (nulls ? 1 : 0) + (reduction.filter() != null ? 1 : 0); // and the slot of the rows a filter drops
     KeyRange range = key.staticRange();
     if (range.values() > slots - nullSlots) {
       if (source == null) {
@@ -147,6 +160,7 @@ public final class BatchReducer implements AutoCloseable {
     keyBase = values > 0 ? range.lo() : 0;
     keyNullSlot = (int) values;
     keyNulls = nulls;
+    filterSlot = keyNullSlot + (nulls ? 1 : 0);
     return true;
   }
 
@@ -193,8 +207,47 @@ public final class BatchReducer implements AutoCloseable {
   }
 
   /**
+   * Rows {@code [at, at + rows)} of the batch being staged are {@code inputs}' first {@code rows}: keeps
+   * the validity of the row filter's input columns once one has a null, for {@link #beforeDispatch}
+   * (columns without nulls upload none). Called by the runner as it stages them.
+   */
+  public void staged(List<InputColumn> inputs, int at, int rows) {
+    for (int j = 0; j < filterInputs.length; j++) {
+      InputColumn in = inputs.get(filterInputs[j]);
+      if (rows == 0 || (!in.hasNulls() && !filterNulls[j])) {
+        continue;
+      }
+      long bytes = SqlType.BOOLEAN.bytesFor((long) at + rows);
+      ArrowBuf host = filterValidHost[j];
+      if (host == null || host.capacity() < bytes) {
+        ArrowBuf grown = allocator.buffer(Math.max(bytes, 2 * (host == null ? 64 : host.capacity())));
+        if (host != null) {
+          RawMemory.memCopy(host.memoryAddress(), grown.memoryAddress(), host.capacity());
+          host.close();
+        }
+        filterValidHost[j] = host = grown;
+      }
+      if (!filterNulls[j]) {
+        RawMemory.memSet(host.memoryAddress(), 0xff, SqlType.BOOLEAN.bytesFor(at)); // the rows before had no null
+        filterNulls[j] = true;
+      }
+      long own = SqlType.BOOLEAN.bytesFor(rows);
+      ArrowBuf s = scratch.apply(own);
+      RawMemory.memSet(s.memoryAddress(), 0xff, own);
+      in.andValidity(s.memoryAddress(), rows);
+      Bits.copy(s.memoryAddress(), 0, host.memoryAddress(), at, rows);
+    }
+  }
+
+  /** The bits of the params' {@code vk_fnulls} for the dispatch {@link #beforeDispatch} prepared. */
+  public int filterNullMask() {
+    return filterNullMask;
+  }
+
+  /**
    * Before the dispatch of the staged batch's rows {@code [from, from + n)}: writes the validity of
-   * each call the reduction reads that has nulls among them and, grouped, the key parameters.
+   * each call the reduction reads that has nulls among them, of each row filter input that has (its
+   * bits then in {@link #filterNullMask}) and, grouped, the key parameters.
    *
    * @param nullCounts each call's null count over the staged rows
    * @param validity the address of call {@code c}'s validity bitmap over the staged rows
@@ -218,6 +271,19 @@ public final class BatchReducer implements AutoCloseable {
         b.valid[c].write(0, s.memoryAddress(), bytes);
         meter.uploaded(bytes);
         mask |= 1 << c;
+      }
+    }
+    filterNullMask = 0;
+    for (int j = 0; j < filterInputs.length; j++) {
+      if (!filterNulls[j]) {
+        continue;
+      }
+      ArrowBuf s = scratch.apply(bytes);
+      Bits.copy(filterValidHost[j].memoryAddress(), from, s.memoryAddress(), 0, n);
+      if (Bits.nullCount(s.memoryAddress(), bytes, n) > 0) {
+        b.filterValid[j].write(0, s.memoryAddress(), bytes);
+        meter.uploaded(bytes);
+        filterNullMask |= 1 << j;
       }
     }
     if (reduction.grouped()) {
@@ -244,9 +310,10 @@ public final class BatchReducer implements AutoCloseable {
     keyParams.setInt(ReductionPasses.KEY_GROUPS_OFFSET + 4, g.y());
     keyParams.setInt(ReductionPasses.KEY_GROUPS_OFFSET + 8, g.z());
     keyParams.setInt(28, (int) ((n + perGroup - 1) / perGroup));
-    keyParams.setInt(32, keyNullSlot + (keyNulls ? 1 : 0)); // the slots in use
+    keyParams.setInt(32, usedSlots()); // the slots in use
     keyParams.setInt(36, b.keyChunks);
-    keyParams.setLong(40, 0);
+    keyParams.setInt(40, filterSlot);
+    keyParams.setInt(44, 0);
     b.keyParams.write(0, keyParams.memoryAddress(), ReductionPasses.KEY_PARAMS_BYTES);
     if (keyNulls) {
       long bytes = SqlType.BOOLEAN.bytesFor(n);
@@ -262,7 +329,7 @@ public final class BatchReducer implements AutoCloseable {
   /** After the dispatch of {@code n} rows: reads their partials and folds them, in row order, into the batch's values. */
   public void afterDispatch(ReductionBuffers b, int n) {
     if (reduction.grouped()) {
-      int used = keyNullSlot + (keyNulls ? 1 : 0); // the slots the batch's key range spans: only they are read
+      int used = usedSlots(); // the slots the batch's key range spans (and the dropped rows'): only they are read
       long bytes = reduction.passes().keyedResultBytes(used);
       ArrowBuf s = scratch.apply(bytes);
       b.keyed.read(0, s.memoryAddress(), bytes);
@@ -285,9 +352,15 @@ public final class BatchReducer implements AutoCloseable {
     fold.fold(s.memoryAddress(), groups, reduced);
   }
 
+  /** Grouped: the key slots the staged batch uses: its key range, null keys, the rows a filter drops. */
+  private int usedSlots() {
+    return keyNullSlot + (keyNulls ? 1 : 0) + (reduction.filter() != null ? 1 : 0);
+  }
+
   /**
    * Checks that the hidden COUNT(*) (the last partial of each slot) counted every dispatched row: a
    * key outside the bounded range would be left out by the shader, never counted in a wrong group.
+   * The rows a filter drops are counted in their own slot.
    */
   private void checkRows(long address, int used, int n) {
     int perSlot = (int) (reduction.passes().keyedResultBytes(1) / HostFold.PARTIAL_BYTES);
@@ -302,25 +375,39 @@ public final class BatchReducer implements AutoCloseable {
     }
   }
 
-  /** The staged batch's values over its {@code rows} rows (empty values when nothing was dispatched). */
+  /**
+   * The staged batch's values over its {@code rows} rows (empty values when nothing was dispatched);
+   * filtered, without the hidden COUNT(*) of the rows kept, which gives the rows dropped.
+   */
   public Result result(long rows) {
-    return new Result(rows, List.of(reduced == null ? fold.empty() : reduced));
+    Value[] v = reduced == null ? fold.empty() : reduced;
+    if (reduction.filter() == null) {
+      return new Result(rows, List.of(v));
+    }
+    int n = reduction.aggregates().size();
+    return new Result(rows, List.of(v).subList(0, n), rows - v[n].count());
   }
 
   /** Grouped: the staged batch's groups over its {@code rows} rows. */
   public Grouped grouped(long rows) {
     Value[][] acc = reducedByKey == null ? fold.emptySlots() : reducedByKey;
-    return fold.groups(rows, acc, keyBase, keyNullSlot, keyNulls);
+    return fold.groups(rows, acc, keyBase, keyNullSlot, keyNulls, reduction.filter() != null ? filterSlot : -1);
   }
 
   /** Forgets the staged batch's values (taken, or failed). */
   public void discard() {
     reduced = null;
     reducedByKey = null;
+    Arrays.fill(filterNulls, false);
   }
 
   @Override
   public void close() {
+    for (ArrowBuf b : filterValidHost) {
+      if (b != null) {
+        b.close();
+      }
+    }
     if (keyValidHost != null) {
       keyValidHost.close();
     }

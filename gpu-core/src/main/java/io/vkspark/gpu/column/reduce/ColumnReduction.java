@@ -6,9 +6,11 @@ import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.ShaderFeature;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.internal.SpirvSeal;
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,9 +46,9 @@ import java.util.concurrent.ConcurrentHashMap;
    *     {@link DeviceExpr} of int, bigint, float or double (of any type for {@code COUNT}, which
    *     counts the rows where it is not null); null for {@code COUNT(*)}
    */
-  public record Aggregate(Function function, DeviceExpr argument) implements java.io.Serializable {
+  public record Aggregate(Function function, DeviceExpr argument) implements Serializable {
     public Aggregate {
-      java.util.Objects.requireNonNull(function, "function");
+      Objects.requireNonNull(function, "function");
       if (argument == null && function != Function.COUNT) {
         throw GpuException.of(Code.INVALID_ARGUMENT, function + " of nothing.",
             "name the call or expression it reads (only COUNT(*) reads none).");
@@ -78,10 +80,17 @@ import java.util.concurrent.ConcurrentHashMap;
     }
   }
 
-  /** What {@code BatchRunner.runReduced} returns: the rows of the batch and one value per aggregate. */
-  public record Result(long rows, List<Value> values) {
+  /**
+   * What {@code BatchRunner.runReduced} returns: the rows of the batch, one value per aggregate and,
+   * for a {@link #filtered} reduction, how many of the rows its filter dropped (0 otherwise).
+   */
+  public record Result(long rows, List<Value> values, long filtered) {
     public Result {
       values = List.copyOf(values);
+    }
+
+    public Result(long rows, List<Value> values) {
+      this(rows, values, 0);
     }
   }
 
@@ -100,12 +109,17 @@ import java.util.concurrent.ConcurrentHashMap;
   }
 
   /**
-   * What {@code BatchRunner.runGrouped} returns: the rows of the batch and one {@link Group} per
-   * key present, ascending by key, the null key last.
+   * What {@code BatchRunner.runGrouped} returns: the rows of the batch, one {@link Group} per key
+   * present, ascending by key, the null key last, and, for a {@link #filtered} reduction, the rows its
+   * filter dropped (0 otherwise; they belong to no group).
    */
-  public record Grouped(long rows, List<Group> groups) {
+  public record Grouped(long rows, List<Group> groups, long filtered) {
     public Grouped {
       groups = List.copyOf(groups);
+    }
+
+    public Grouped(long rows, List<Group> groups) {
+      this(rows, groups, 0);
     }
   }
 
@@ -122,17 +136,20 @@ import java.util.concurrent.ConcurrentHashMap;
   /** The grouping key (null: ungrouped) and the slots per batch. */
   private final GroupKey key;
   private final int slots;
+  /** The rows counted: those where it is true (not null); null counts every row. */
+  private final DeviceExpr filter;
   private final ReductionPasses passes;
   private final HostFold fold;
 
   private ColumnReduction(List<Aggregate> aggregates, List<Aggregate> all, List<SqlType> callTypes, GroupKey key,
-                          int slots) {
+                          int slots, DeviceExpr filter) {
     this.aggregates = aggregates;
     this.callTypes = callTypes;
     this.key = key;
     this.slots = slots;
-    this.passes = key == null ? ReductionPasses.ungrouped(all, callTypes, aggregates.toString())
-        : ReductionPasses.grouped(all, callTypes, key, slots, aggregates.toString());
+    this.filter = filter;
+    this.passes = key == null ? ReductionPasses.ungrouped(all, callTypes, filter, aggregates.toString())
+        : ReductionPasses.grouped(all, callTypes, key, slots, filter, aggregates.toString());
     this.fold = new HostFold(aggregates, all, callTypes, slots);
   }
 
@@ -148,7 +165,7 @@ import java.util.concurrent.ConcurrentHashMap;
     List<SqlType> types = List.copyOf(callTypes);
     validate(aggs, types);
     String key = aggs + "|" + types;
-    return CACHE.computeIfAbsent(key, k -> new ColumnReduction(aggs, aggs, types, null, 0));
+    return CACHE.computeIfAbsent(key, k -> new ColumnReduction(aggs, aggs, types, null, 0, null));
   }
 
   /**
@@ -190,7 +207,7 @@ import java.util.concurrent.ConcurrentHashMap;
     List<Aggregate> aggs = List.copyOf(aggregates);
     List<SqlType> types = List.copyOf(callTypes);
     validate(aggs, types);
-    java.util.Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(key, "key");
     key.check();
     if (key.call() >= 0 && (key.call() >= types.size() || types.get(key.call()) != key.sourceType())) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "a grouped reduction keyed by call " + key.call() + " of type "
@@ -208,7 +225,45 @@ import java.util.concurrent.ConcurrentHashMap;
     return CACHE.computeIfAbsent(cacheKey, k -> {
       List<Aggregate> all = new ArrayList<>(aggs);
       all.add(new Aggregate(Function.COUNT, -1)); // each key's rows, so a key whose values are all null still has a group
-      return new ColumnReduction(aggs, List.copyOf(all), types, key, slots);
+      return new ColumnReduction(aggs, List.copyOf(all), types, key, slots, null);
+    });
+  }
+
+  /**
+   * This reduction over only the rows where {@code filter} is true: a row where it is false or null
+   * counts for no aggregate ({@code COUNT(*)} included) and, grouped, for no key, as if a SQL
+   * {@code WHERE} had dropped it before the aggregation. The filter reads runner input columns
+   * ({@link DeviceExpr.Input}), which the runner uploads whether or not a call reads them, and has
+   * Spark's semantics exactly ({@link DeviceExpr}); the rows it drops are counted
+   * ({@link Result#filtered}, {@link Grouped#filtered}). Grouped, the dropped rows take one key slot
+   * of their own, so a batch's key range may span one value fewer. Compiled once per JVM.
+   *
+   * @throws GpuException INVALID_ARGUMENT for a filter that is not a boolean over input columns (it
+   *     reads no call), or that reads more than 32 input columns
+   */
+  public ColumnReduction filtered(DeviceExpr filter) {
+    Objects.requireNonNull(filter, "filter");
+    if (this.filter != null) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, this + " is filtered already.", "combine the filters with AND first.");
+    }
+    SqlType t;
+    try {
+      t = filter.type(callTypes);
+    } catch (GpuException e) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "row filter " + filter + ": " + e.getMessage(),
+          "filter on a boolean expression of input columns and literals.");
+    }
+    if (t != SqlType.BOOLEAN || !filter.calls().isEmpty() || DeviceExpr.inputs(filter).size() > 32) {
+      throw GpuException.of(Code.INVALID_ARGUMENT, "row filter " + filter + " is a " + t.sqlName() + " over calls "
+          + filter.calls() + " and inputs " + DeviceExpr.inputs(filter) + ".",
+          "filter on a boolean expression of at most 32 input columns (no call result) and literals.");
+    }
+    String cacheKey = aggregates + "|" + callTypes + "|key " + (key == null ? "none" : key + " " + key.sourceType())
+        + " " + slots + "|where " + filter;
+    return CACHE.computeIfAbsent(cacheKey, k -> {
+      List<Aggregate> all = new ArrayList<>(aggregates);
+      all.add(new Aggregate(Function.COUNT, -1)); // the rows kept (grouped: each key's, and the dropped rows' slot)
+      return new ColumnReduction(aggregates, List.copyOf(all), callTypes, key, slots, filter);
     });
   }
 
@@ -250,6 +305,16 @@ import java.util.concurrent.ConcurrentHashMap;
   /** The host's fold of the partials. */
   HostFold fold() {
     return fold;
+  }
+
+  /** The row filter ({@link #filtered}); null when every row counts. */
+  public DeviceExpr filter() {
+    return filter;
+  }
+
+  /** The input columns the row filter reads, ascending (empty without one): the runner uploads them. */
+  public int[] filterInputs() {
+    return filter == null ? new int[0] : DeviceExpr.inputs(filter).stream().mapToInt(Integer::intValue).toArray();
   }
 
   /** Whether this reduction is grouped by a key ({@link #grouped}). */
@@ -305,6 +370,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
   @Override
   public String toString() {
-    return "ColumnReduction" + aggregates + (grouped() ? " by " + key + " (" + slots + " slots)" : "");
+    return "ColumnReduction" + aggregates + (grouped() ? " by " + key + " (" + slots + " slots)" : "")
+        + (filter == null ? "" : " where " + filter);
   }
 }

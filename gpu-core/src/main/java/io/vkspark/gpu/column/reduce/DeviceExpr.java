@@ -364,6 +364,51 @@ public sealed interface DeviceExpr extends Serializable {
   }
 
   /**
+   * Runner input column {@code column} as it is on the device, for a reduction's row filter
+   * ({@link ColumnReduction#filtered}): of {@code sourceType} int, bigint, float, double, boolean, date
+   * (read as its epoch day, an int) or timestamp (its microseconds, a bigint); null where the input is.
+   * A date or timestamp takes part only in comparisons with values of its own kind (as Spark's
+   * analyzer types them), where the integer order is the date's and the timestamp's.
+   */
+  record Input(int column, SqlType sourceType) implements DeviceExpr {
+    /** The input types a filter reads. */
+    public static final Set<SqlType> SOURCES = Set.of(SqlType.INT, SqlType.BIGINT, SqlType.FLOAT, SqlType.DOUBLE,
+        SqlType.BOOLEAN, SqlType.DATE, SqlType.TIMESTAMP);
+
+    public Input {
+      Objects.requireNonNull(sourceType, "sourceType");
+      if (column < 0 || !SOURCES.contains(sourceType)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a filter reads input " + column + " of type " + sourceType.sqlName() + ".",
+            "read a runner input column (0 or more) of type int, bigint, float, double, boolean, date or timestamp.");
+      }
+    }
+
+    @Override
+    public List<DeviceExpr> children() {
+      return List.of();
+    }
+
+    @Override
+    public SqlType type(List<SqlType> callTypes) {
+      return sourceType == SqlType.DATE ? SqlType.INT : sourceType == SqlType.TIMESTAMP ? SqlType.BIGINT : sourceType;
+    }
+  }
+
+  /** The input columns {@code e} reads ({@link Input}), ascending. */
+  static Set<Integer> inputs(DeviceExpr e) {
+    Set<Integer> out = new TreeSet<>();
+    collectInputs(e, out);
+    return out;
+  }
+
+  private static void collectInputs(DeviceExpr e, Set<Integer> out) {
+    if (e instanceof Input i) {
+      out.add(i.column());
+    }
+    e.children().forEach(x -> collectInputs(x, out));
+  }
+
+  /**
    * The value a grouped reduction's key is computed from ({@link GroupKey}): a runner input column
    * or a call's result, of an int, bigint, float, double or date (a date as its epoch day, only as
    * the key itself); null where that value is.

@@ -17,6 +17,7 @@ import io.vkspark.gpu.column.reduce.DeviceExpr.Negate;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Not;
 import io.vkspark.gpu.column.reduce.DeviceExpr.Remainder;
 import io.vkspark.gpu.column.SqlType;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -61,6 +62,8 @@ final class DeviceExprGlsl {
   /** A grouped key's source value and null flag ({@link KeySource}); null where no key is read. */
   private String keyValue;
   private String keyNull;
+  /** A row filter's input columns ({@link DeviceExpr.Input}), bound as {@code vk_fJ} in this order; null where none is read. */
+  private int[] filterInputs;
   private final String indent;
   private int next;
 
@@ -78,6 +81,12 @@ final class DeviceExprGlsl {
   DeviceExprGlsl keySource(String value, String isNull) {
     this.keyValue = value;
     this.keyNull = isNull;
+    return this;
+  }
+
+  /** Reads {@link DeviceExpr.Input} column {@code inputs[j]} from {@code vk_fJ}, null where {@code vk_fnJ} says so. */
+  DeviceExprGlsl filterInputs(int[] inputs) {
+    this.filterInputs = inputs;
     return this;
   }
 
@@ -101,6 +110,14 @@ final class DeviceExprGlsl {
       }
       z = keyNull;
       v = keyValue;
+    } else if (e instanceof DeviceExpr.Input in) {
+      int j = filterInputs == null ? -1 : Arrays.binarySearch(filterInputs, in.column());
+      if (j < 0) {
+        throw new IllegalArgumentException("an input column outside a row filter: " + e);
+      }
+      z = "((vk_fnulls >> " + j + "u) & 1u) != 0u && ((vk_fn" + j + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) == 0u";
+      v = in.sourceType() == SqlType.BOOLEAN ? "((vk_f" + j + "[vk_row >> 5u] >> (vk_row & 31u)) & 1u) != 0u"
+          : "vk_f" + j + "[vk_row]";
     } else if (e instanceof Remainder m) {
       int a = emit(m.child());
       boolean wide = t == SqlType.BIGINT;

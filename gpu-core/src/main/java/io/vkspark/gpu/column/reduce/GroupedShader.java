@@ -30,9 +30,10 @@ final class GroupedShader {
    * shared memory; the invocation owning a slot then scans the chunk in row order, so sums add in
    * row order within a workgroup and MIN/MAX keep the first of equals without any atomics.
    */
-  static String firstPass(List<Aggregate> aggs, List<SqlType> types, int[] reads, GroupKey key, int slots) {
+  static String firstPass(List<Aggregate> aggs, List<SqlType> types, int[] reads, GroupKey key, int slots,
+                          RowFilterGlsl filter) {
     SqlType keyType = key.sourceType();
-    boolean exprFloating = exprFloating(aggs, types) || key.floating();
+    boolean exprFloating = exprFloating(aggs, types) || key.floating() || filter.floating();
     boolean anyDouble = exprFloating || anyDouble(aggs, types);
     int n = aggs.size();
     List<String> l = new ArrayList<>();
@@ -45,7 +46,7 @@ final class GroupedShader {
     l.add("layout(std430, set = 0, binding = 1) readonly buffer VkKeyParams { uint vk_kp[]; };");
     l.add("layout(std430, set = 0, binding = 2) readonly buffer VkKey { " + keyType.bufferElement() + " vk_key[]; };");
     l.add("layout(std430, set = 0, binding = 3) readonly buffer VkKeyN { uint vk_kn[]; };");
-    int b = bindReads(l, reads, types, 4);
+    int b = filter.bind(l, bindReads(l, reads, types, 4));
     l.add("layout(std430, set = 0, binding = " + b + ") writeonly buffer VkPartials { uint vk_p[]; };");
     l.add("shared uint vk_ss[gl_WorkGroupSize.x];"); // each chunk row's slot (VK_SLOTS: not counted)
     l.add("shared int64_t vk_si[gl_WorkGroupSize.x];");
@@ -59,7 +60,7 @@ final class GroupedShader {
     if (exprFloating) {
       l.addAll(DeviceExprGlsl.HELPERS);
     }
-    if (key.remainder() || aggs.stream().anyMatch(a -> a.argument() != null && GroupKey.remainder(a.argument()))) {
+    if (key.remainder() || filter.remainder() || aggs.stream().anyMatch(a -> a.argument() != null && GroupKey.remainder(a.argument()))) {
       l.addAll(DeviceExprGlsl.INTEGER_HELPERS);
     }
     l.add("void main() {");
@@ -74,6 +75,9 @@ final class GroupedShader {
     l.add("  uint vk_nullslot = vk_kp[2];");
     l.add("  bool vk_knulls = vk_kp[3] != 0u;");
     l.add("  uint vk_used = vk_kp[8]; // slots of the batch's key range: the others have no rows");
+    if (filter.on()) {
+      l.add("  uint vk_fslot = vk_kp[10]; // the rows the filter drops: counted by the hidden COUNT(*) alone");
+    }
     for (int i = 0; i < n; i++) {
       Aggregate a = aggs.get(i);
       boolean whole = ReductionGlsl.whole(a, types);
@@ -89,12 +93,24 @@ final class GroupedShader {
       l.add("      uint vk_row = vk_first + c * vk_wg + vk_lid;");
       l.add("      bool vk_in = vk_row < vk_rows;");
       l.addAll(row.prologue());
-      l.add("      bool vk_ok = " + row.ok() + ";");
+      // with a filter, the last aggregate (the hidden COUNT(*)) counts every row: each kept row in its key's slot, the others in vk_fslot
+      boolean hidden = filter.on() && i == n - 1;
+      if (filter.on()) {
+        l.addAll(filter.pass("      "));
+      }
+      l.add("      bool vk_ok = " + (filter.on() && !hidden ? "vk_pass && " : "") + row.ok() + ";");
       l.add("      uint vk_slot = VK_SLOTS;");
       l.add("      if (vk_ok) {");
-      l.addAll(keyLines(key, "        "));
-      l.add("        int64_t vk_d = vk_kv - vk_base; // a key outside the batch's range is never counted (and never occurs)");
-      l.add("        vk_slot = vk_kz ? vk_nullslot : vk_d < int64_t(0) || vk_d >= int64_t(vk_nullslot) ? VK_SLOTS : uint(vk_d);");
+      String in = hidden ? "          " : "        ";
+      if (hidden) {
+        l.add("        if (!vk_pass) { vk_slot = vk_fslot; } else {");
+      }
+      l.addAll(keyLines(key, in));
+      l.add(in + "int64_t vk_d = vk_kv - vk_base; // a key outside the batch's range is never counted (and never occurs)");
+      l.add(in + "vk_slot = vk_kz ? vk_nullslot : vk_d < int64_t(0) || vk_d >= int64_t(vk_nullslot) ? VK_SLOTS : uint(vk_d);");
+      if (hidden) {
+        l.add("        }");
+      }
       l.add("      }");
       l.add("      vk_ss[vk_lid] = vk_slot;");
       if (a.function() != Function.COUNT) {

@@ -8,6 +8,7 @@ import io.vkspark.gpu.column.reduce.ColumnReduction.Group;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Grouped;
 import io.vkspark.gpu.column.reduce.ColumnReduction.Value;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -35,7 +36,7 @@ final class HostFold {
   /** An empty accumulator per aggregate (count 0, SUM from 0 / 0.0). */
   Value[] empty() {
     Value[] v = new Value[all.size()];
-    java.util.Arrays.fill(v, new Value(0, 0, 0.0));
+    Arrays.fill(v, new Value(0, 0, 0.0));
     return v;
   }
 
@@ -106,13 +107,19 @@ final class HostFold {
 
   /**
    * Grouped: the batch's groups from the folded slots: slot {@code s} is key {@code base + s}, except
-   * {@code nullSlot} when the batch has null keys; slots without rows give no group.
+   * {@code nullSlot} when the batch has null keys and {@code filterSlot} (-1: none), whose hidden count
+   * is the rows a filter dropped; slots without rows give no group.
    */
-  Grouped groups(long rows, Value[][] acc, long base, int nullSlot, boolean nullKeys) {
+  Grouped groups(long rows, Value[][] acc, long base, int nullSlot, boolean nullKeys, int filterSlot) {
     List<Group> out = new ArrayList<>();
     Group nulls = null;
+    long dropped = 0;
     for (int s = 0; s < slots; s++) {
       long n = acc[s][all.size() - 1].count();
+      if (s == filterSlot) {
+        dropped = n;
+        continue;
+      }
       if (n == 0) {
         continue;
       }
@@ -126,6 +133,6 @@ final class HostFold {
     if (nulls != null) {
       out.add(nulls);
     }
-    return new Grouped(rows, out);
+    return new Grouped(rows, out, dropped);
   }
 }

@@ -34,9 +34,12 @@ public final class ReductionBuffers {
   final GpuBuffer keyed;
   /** Grouped: workgroup-sized chunks of rows per first-pass workgroup ({@link ReductionPasses#chunks}); else 0. */
   final int keyChunks;
+  /** Each row filter input's validity (host-written when it has nulls), in {@link ReductionPasses#filterInputs} order. */
+  final GpuBuffer[] filterValid;
 
   private ReductionBuffers(GpuBuffer[] valid, GpuBuffer partials, GpuBuffer keyParams, GpuBuffer keyValid,
-                           GpuBuffer keyed, int keyChunks) {
+                           GpuBuffer keyed, int keyChunks, GpuBuffer[] filterValid) {
+    this.filterValid = filterValid;
     this.valid = valid;
     this.partials = partials;
     this.keyParams = keyParams;
@@ -49,7 +52,8 @@ public final class ReductionBuffers {
    * Creates the reduction's buffers for {@code capacity} rows and appends its steps ({@code kernels}:
    * its pass, or a grouped reduction's two) to {@code steps}.
    *
-   * @param inputs the set's input buffers by column (a grouped reduction's key column's among them)
+   * @param inputs the set's input buffers by column (a grouped reduction's key column's and its row
+   *     filter's among them)
    * @param outputs the calls' per-row results, which the reduction reads on the device
    * @param track registers each buffer made, so a failure part-way closes them
    */
@@ -73,12 +77,19 @@ public final class ReductionBuffers {
       in.add(outputs[c]);
       in.add(valid[c]);
     }
+    int[] filterInputs = p.filterInputs();
+    GpuBuffer[] filterValid = new GpuBuffer[filterInputs.length];
+    for (int j = 0; j < filterInputs.length; j++) {
+      filterValid[j] = track.apply(device.createBuffer(SqlType.BOOLEAN.bytesFor(capacity), BufferRole.INPUT));
+      in.add(inputs[filterInputs[j]]);
+      in.add(filterValid[j]);
+    }
     int wg = ColumnKernel.workgroupSize(device.info());
     if (!r.grouped()) {
       long groups = (capacity + (long) wg - 1) / wg;
       GpuBuffer partials = track.apply(device.createBuffer(p.partialBytes(groups), BufferRole.OUTPUT));
       steps.add(new DispatchStep(kernels.get(0), in, List.of(partials), params, Groups.of(0)));
-      return new ReductionBuffers(valid, partials, null, null, null, 0);
+      return new ReductionBuffers(valid, partials, null, null, null, 0, filterValid);
     }
     int keyChunks = p.chunks(capacity, wg, device.loopLimit());
     long perGroup = (long) keyChunks * wg;
@@ -88,7 +99,7 @@ public final class ReductionBuffers {
     GpuBuffer keyed = track.apply(device.createBuffer(p.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
     steps.add(new DispatchStep(kernels.get(1), List.of(keyParams, partials), List.of(keyed), null,
         Groups.of((p.secondPassInvocations() + wg - 1) / wg)));
-    return new ReductionBuffers(valid, partials, keyParams, keyValid, keyed, keyChunks);
+    return new ReductionBuffers(valid, partials, keyParams, keyValid, keyed, keyChunks, filterValid);
   }
 
   /** Every buffer of the reduction, for the set's size and its close. */
@@ -99,6 +110,7 @@ public final class ReductionBuffers {
         all.add(b);
       }
     }
+    all.addAll(List.of(filterValid));
     for (GpuBuffer b : new GpuBuffer[] {partials, keyParams, keyValid, keyed}) {
       if (b != null) {
         all.add(b);

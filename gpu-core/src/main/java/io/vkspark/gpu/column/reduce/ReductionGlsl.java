@@ -14,9 +14,12 @@ final class ReductionGlsl {
   /** The first lines of every generated reduction shader. */
   static final List<String> PREAMBLE = List.of("#version 450",
       "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require");
-  /** The kernels' params buffer (binding 0): rows, then a bit per call saying its validity buffer holds nulls. */
+  /**
+   * The kernels' params buffer (binding 0): rows, a bit per call saying its validity buffer holds
+   * nulls, a bit per row filter input saying the same ({@link RowFilterGlsl}).
+   */
   static final String PARAMS = "layout(std140, set = 0, binding = 0) uniform VkParams { uint vk_rows; uint vk_nulls;"
-      + " uint vk_pad1; uint vk_pad2; uvec4 vk_groups; };";
+      + " uint vk_fnulls; uint vk_pad2; uvec4 vk_groups; };";
   /**
    * Spark's order of doubles: NaN (tested on the bits) above everything, {@code -0.0 == 0.0}; and
    * {@code vk_f2d}, a float widened to double exactly as Java's {@code (double) f} on every device.
@@ -62,7 +65,7 @@ final class ReductionGlsl {
   }
 
   /** Whether {@code e} or an operand of it is a float or double. */
-  private static boolean floating(DeviceExpr e, List<SqlType> types) {
+  static boolean floating(DeviceExpr e, List<SqlType> types) {
     SqlType t = e.type(types);
     return t == SqlType.FLOAT || t == SqlType.DOUBLE || e.children().stream().anyMatch(c -> floating(c, types));
   }

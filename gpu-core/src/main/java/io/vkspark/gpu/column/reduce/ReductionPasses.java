@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * A reduction's device side: its compiled, sealed passes (one, or a grouped reduction's two), the
@@ -47,6 +48,8 @@ public final class ReductionPasses {
   private final List<SqlType> callTypes;
   /** The calls read, in binding order (each: its result, then its validity). */
   private final int[] reads;
+  /** The row filter's input columns and their types, in binding order (each: its values, then its validity). */
+  private final RowFilterGlsl filter;
   /** The type of the key's source buffer (null when ungrouped) and the key's slots per batch. */
   private final SqlType keyType;
   private final int slots;
@@ -58,10 +61,11 @@ public final class ReductionPasses {
   private final String secondId;
   private final Set<ShaderFeature> requirements;
 
-  private ReductionPasses(List<Aggregate> all, List<SqlType> callTypes, SqlType keyType, int slots, String what,
-                          String source, String secondSource) {
+  private ReductionPasses(List<Aggregate> all, List<SqlType> callTypes, RowFilterGlsl filter, SqlType keyType, int slots,
+                          String what, String source, String secondSource) {
     this.all = all;
     this.callTypes = callTypes;
+    this.filter = filter;
     this.reads = ReductionGlsl.reads(all);
     this.keyType = keyType;
     this.slots = slots;
@@ -79,21 +83,24 @@ public final class ReductionPasses {
     this.requirements = Set.copyOf(req);
   }
 
-  /** The pass of an ungrouped reduction of {@code aggs}. */
-  static ReductionPasses ungrouped(List<Aggregate> aggs, List<SqlType> types, String what) {
-    return new ReductionPasses(aggs, types, null, 0, what, UngroupedShader.source(aggs, types, ReductionGlsl.reads(aggs)),
-        null);
+  /** The pass of an ungrouped reduction of {@code aggs} (with a filter: and the hidden COUNT(*) of the rows kept). */
+  static ReductionPasses ungrouped(List<Aggregate> aggs, List<SqlType> types, DeviceExpr filter, String what) {
+    RowFilterGlsl f = RowFilterGlsl.of(filter);
+    return new ReductionPasses(aggs, types, f, null, 0, what,
+        UngroupedShader.source(aggs, types, ReductionGlsl.reads(aggs), f), null);
   }
 
   /** The two passes of a grouped reduction computing {@code all} (the aggregates and the hidden COUNT(*)). */
-  static ReductionPasses grouped(List<Aggregate> all, List<SqlType> types, GroupKey key, int slots, String what) {
-    return new ReductionPasses(all, types, key.sourceType(), slots, what,
-        GroupedShader.firstPass(all, types, ReductionGlsl.reads(all), key, slots),
+  static ReductionPasses grouped(List<Aggregate> all, List<SqlType> types, GroupKey key, int slots, DeviceExpr filter,
+                                 String what) {
+    RowFilterGlsl f = RowFilterGlsl.of(filter);
+    return new ReductionPasses(all, types, f, key.sourceType(), slots, what,
+        GroupedShader.firstPass(all, types, ReductionGlsl.reads(all), key, slots, f),
         GroupedShader.secondPass(all, types, slots));
   }
 
   /** Compiles and seals one pass; a shader vkspark generated that fails either is vkspark's bug. */
-  static byte[] compile(String file, String source, String what, java.util.function.Function<byte[], Program> program) {
+  static byte[] compile(String file, String source, String what, Function<byte[], Program> program) {
     CompileResult r = SealedCompiler.compile(file, source, null, new SealedCompiler.Seal(program, m -> { },
         e -> GpuException.of(Code.COMPILE, "the GPU reduction " + what + " compiles to a shader that is not sealed: "
             + e.what(), "fold these aggregates on the host, and report the shader (ColumnReduction.source()).")));
@@ -137,6 +144,10 @@ public final class ReductionPasses {
       b.buffer(new BufferDecl("v" + c, 0, binding++, MemoryKind.READ_ONLY, ColumnKernel.elementType(callTypes.get(c)), false, 0));
       b.buffer(new BufferDecl("n" + c, 0, binding++, MemoryKind.READ_ONLY, ElementType.UINT32, false, 0));
     }
+    for (int j = 0; j < filter.inputs().length; j++) {
+      b.buffer(new BufferDecl("f" + j, 0, binding++, MemoryKind.READ_ONLY, ColumnKernel.elementType(filter.types()[j]), false, 0));
+      b.buffer(new BufferDecl("fn" + j, 0, binding++, MemoryKind.READ_ONLY, ElementType.UINT32, false, 0));
+    }
     b.buffer(BufferDecl.output("partials", binding, ElementType.UINT32));
     return b.build();
   }
@@ -179,6 +190,14 @@ public final class ReductionPasses {
   /** Whether {@code device} lacks a feature the passes need: those it lacks. */
   Set<ShaderFeature> missingOn(DeviceInfo device) {
     return device.features().missing(requirements);
+  }
+
+  /**
+   * The input columns the row filter reads, ascending (bound after the calls read, each with a
+   * validity buffer the host writes when it has nulls); empty without a filter.
+   */
+  public int[] filterInputs() {
+    return filter.inputs().clone();
   }
 
   /** The calls read, ascending: each gets a validity buffer the host writes when it has nulls. */

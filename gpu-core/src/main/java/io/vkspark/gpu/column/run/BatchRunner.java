@@ -21,7 +21,11 @@ import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.input.VarColumn;
 import io.vkspark.gpu.column.reduce.BatchReducer;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -108,7 +112,7 @@ public final class BatchRunner implements AutoCloseable {
    * @param kernelTimeout longest dispatch; zero for no limit
    * @param cancelled polled while waiting, e.g. {@code TaskContext::isInterrupted}
    */
-  public void bound(java.time.Duration kernelTimeout, java.util.function.BooleanSupplier cancelled) {
+  public void bound(Duration kernelTimeout, BooleanSupplier cancelled) {
     guard.bound(kernelTimeout, cancelled);
   }
 
@@ -214,6 +218,9 @@ public final class BatchRunner implements AutoCloseable {
       int total = staged + rows;
       results.size(total);
       results.stageValidity(inputs, base, rows);
+      if (reducer != null) {
+        reducer.staged(inputs, base, rows); // a row filter's input validity
+      }
       meter.hostSince(t0);
       if (rows > 0) {
         upload(inputs, rows, total);
@@ -303,7 +310,7 @@ public final class BatchRunner implements AutoCloseable {
    * @throws GpuException INVALID_ARGUMENT on a runner without a grouped reduction, or with rows
    *     staged by {@link #append} (a grouped batch is taken in one call)
    */
-  public java.util.Optional<ColumnReduction.Grouped> runGrouped(List<InputColumn> inputs, int rows) {
+  public Optional<ColumnReduction.Grouped> runGrouped(List<InputColumn> inputs, int rows) {
     ensureOpen();
     if (reducer == null || !reducer.reduction().grouped()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "runGrouped() on a runner without a grouped reduction.",
@@ -319,14 +326,14 @@ public final class BatchRunner implements AutoCloseable {
     meter.hostSince(h);
     if (!fits) {
       meter.clearHost();
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     stage(inputs, rows);
     finishDispatches();
     ColumnReduction.Grouped g = reducer.grouped(staged);
     recordStats();
     discard();
-    return java.util.Optional.of(g);
+    return Optional.of(g);
   }
 
   /** Grouped batches whose key range was too wide for the slots (runGrouped gave empty). */
@@ -439,6 +446,7 @@ public final class BatchRunner implements AutoCloseable {
     // which validity buffers the reduction reads; grouped, the key parameters too
     params.setInt(4, reducer == null ? 0
         : reducer.beforeDispatch(set.reduction, dispatched, n, results.nullCounts(), results::validityAddress));
+    params.setInt(8, reducer == null ? 0 : reducer.filterNullMask()); // and of the row filter's inputs
     params.setInt(ColumnKernel.GROUPS_OFFSET, g.x());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 4, g.y());
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
@@ -479,7 +487,7 @@ public final class BatchRunner implements AutoCloseable {
    * {@code spark.sql.ansi.enabled=false}, an error with it on.
    */
   public void onDecimalOverflow(DecimalOverflow policy) {
-    results.onDecimalOverflow(java.util.Objects.requireNonNull(policy, "policy"));
+    results.onDecimalOverflow(Objects.requireNonNull(policy, "policy"));
   }
 
   /** Adds the finished batch to the totals the metrics read. */

@@ -5,6 +5,8 @@ import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A runner's buffer set on loan from the device's {@link BufferPool}, and the shape it asks for:
@@ -14,7 +16,7 @@ import java.util.List;
  */
 final class BufferLease {
   private static final int MIN_SHAPE = 4096;
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
+  private static final Logger LOG = LoggerFactory.getLogger(BatchRunner.class);
 
   private final BufferPool pool;
   private final List<KernelCall> calls;

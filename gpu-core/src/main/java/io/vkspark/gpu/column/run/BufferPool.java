@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,7 @@ final class BufferPool implements AutoCloseable {
   private final Function<ColumnKernel, Kernel> kernels;
   private final Function<ColumnReduction, List<Kernel>> reductions;
   /** The loaded passes of the prefix sum of string results ({@link StringScan}). */
-  private final java.util.function.Supplier<List<Kernel>> scans;
+  private final Supplier<List<Kernel>> scans;
   private final Map<BufferSet.Key, Deque<BufferSet>> idle = new HashMap<>();
   /** Idle sets in the order they were released, oldest first. */
   private final LinkedHashSet<BufferSet> idleOrder = new LinkedHashSet<>();
@@ -69,7 +70,7 @@ final class BufferPool implements AutoCloseable {
 
   /** With {@code scans}: the loaded passes of the prefix sum of string and binary results. */
   BufferPool(GpuDevice device, long maxIdleBytes, int keepSets, Function<ColumnKernel, Kernel> kernels,
-             Function<ColumnReduction, List<Kernel>> reductions, java.util.function.Supplier<List<Kernel>> scans) {
+             Function<ColumnReduction, List<Kernel>> reductions, Supplier<List<Kernel>> scans) {
     this.scans = scans;
     this.device = device;
     this.maxIdleBytes = maxIdleBytes;

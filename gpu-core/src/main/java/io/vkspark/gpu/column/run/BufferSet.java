@@ -7,6 +7,7 @@ import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.Groups;
 import io.vkspark.gpu.Kernel;
 import io.vkspark.gpu.PrerecordedDispatch;
+import io.vkspark.gpu.Sizes;
 import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelCall;
@@ -16,6 +17,8 @@ import io.vkspark.gpu.column.VarArgs;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.reduce.ReductionBuffers;
 import io.vkspark.gpu.internal.Closeables;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -124,7 +127,7 @@ final class BufferSet implements AutoCloseable {
    * Creates the buffers and records the dispatch: each call's kernel, then, with a reduction, the
    * reduction over their results ({@code reductionKernels}: its pass, or a grouped reduction's
    * two), whose per-row outputs are then device-only ({@link BufferRole#SCRATCH}). A grouped
-   * reduction's key column gets an input buffer even when no call reads it.
+   * reduction's key column and a row filter's columns get an input buffer even when no call reads them.
    */
   static BufferSet create(GpuDevice device, Key key, Map<ColumnKernel, Kernel> kernels, List<Kernel> reductionKernels) {
     return create(device, key, kernels, reductionKernels, List.of());
@@ -153,7 +156,7 @@ final class BufferSet implements AutoCloseable {
             inputs[c] = track(made, device.createBuffer(t.bytesFor(key.capacity()), BufferRole.INPUT));
             if (t.isVariableWidth()) {
               long elements = Math.max(key.varElements(), 1);
-              varData[c] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(
+              varData[c] = track(made, device.createBuffer(Sizes.multiply(
                   (elements + 7) & ~7L, VarArgs.elementBytes(t), "bytes of " + elements + " " + t.sqlName() + " elements"),
                   BufferRole.INPUT));
               if (VarArgs.isArray(t)) {
@@ -166,6 +169,11 @@ final class BufferSet implements AutoCloseable {
       ColumnReduction r = key.reduction();
       if (r != null && r.grouped() && r.keyColumn() >= 0 && inputs[r.keyColumn()] == null) {
         inputs[r.keyColumn()] = track(made, device.createBuffer(r.keyType().bytesFor(key.capacity()), BufferRole.INPUT));
+      }
+      for (int c : r == null ? new int[0] : r.filterInputs()) { // a row filter's columns, read by the reduction alone
+        if (inputs[c] == null) {
+          inputs[c] = track(made, device.createBuffer(key.inputTypes().get(c).bytesFor(key.capacity()), BufferRole.INPUT));
+        }
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
       GpuBuffer[] literals = new GpuBuffer[outputs.length];
@@ -195,7 +203,7 @@ final class BufferSet implements AutoCloseable {
         }
         int n = call.kernel().spec().literals();
         if (n > 0) { // last (ColumnKernel.literalBinding); written by each runner that takes the set (writeLiterals)
-          literals[i] = track(made, device.createBuffer(io.vkspark.gpu.Sizes.multiply(n, Double.BYTES, "literal bytes"),
+          literals[i] = track(made, device.createBuffer(Sizes.multiply(n, Double.BYTES, "literal bytes"),
               BufferRole.PARAMS));
           in.add(literals[i]);
         }
@@ -230,7 +238,7 @@ final class BufferSet implements AutoCloseable {
     for (int i = 0; i < literals.length; i++) {
       if (literals[i] != null) {
         double[] values = calls.get(i).literals();
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocateDirect(values.length * Double.BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocateDirect(values.length * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
         for (double v : values) {
           b.putLong(Double.doubleToRawLongBits(v));
         }

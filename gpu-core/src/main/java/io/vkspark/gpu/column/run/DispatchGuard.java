@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Bounds the time of one runner's dispatches: arms the kernels' control block ({@link LoopGuard}),
@@ -24,7 +26,7 @@ final class DispatchGuard {
   static final Duration WAIT_SLICE = Duration.ofMillis(50);
   /** How long an aborted kernel may take to stop before the device counts as hung. */
   static final Duration ABORT_GRACE = Duration.ofSeconds(5);
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BatchRunner.class);
+  private static final Logger LOG = LoggerFactory.getLogger(BatchRunner.class);
 
   private final GpuDevice device;
   private final List<KernelCall> calls;
