@@ -285,9 +285,9 @@ public final class VulkanDevice implements GpuDevice {
   }
 
   void submit(VkSubmitInfo submit, long fence, String what) {
-    ensureNotLost("vkQueueSubmit (" + what + ")");
     int r;
-    synchronized (queueLock) {
+    synchronized (queueLock) { // checked under the lock: nothing is submitted once the device counts as lost
+      ensureNotLost("vkQueueSubmit (" + what + ")");
       r = vkQueueSubmit(queue, submit, fence);
     }
     if (r == VK_ERROR_DEVICE_LOST) {
@@ -307,7 +307,12 @@ public final class VulkanDevice implements GpuDevice {
       return VK_ERROR_DEVICE_LOST;
     }
     if (FaultInjection.takeDeviceLoss()) {
-      markLost("fault injection while waiting for " + what);
+      // A lost device runs nothing more; a simulated loss must not leave work running either, or a CPU
+      // driver (lavapipe) keeps reading buffers that are freed once the device counts as lost.
+      synchronized (queueLock) {
+        markLost("fault injection while waiting for " + what);
+        vkQueueWaitIdle(queue);
+      }
       return VK_ERROR_DEVICE_LOST;
     }
     int r = vkWaitForFences(handle, fence, true, nanos);
