@@ -121,14 +121,17 @@ public final class ConditionalGuardTest {
   void plannedOnGpu_executorWithoutDevice_guardedCallsRunOnTheCpuOnlyWhereSparkWould() {
     for (String q : QUERIES) {
       List<Row> expected = gpuAndCpu(select(q)).get(1);
-      Dataset<Row> df = select(q).get();
-      assertTrue(explain(df).contains("on GPU"), explain(df));
-      withFallback(() -> withoutDevice(() -> {
-        List<Row> rows = df.collectAsList();
-        assertRowsEqual(expected, sortedById(rows));
-        List<Map<String, Long>> ms = gpuNodes(df).stream().map(TestSpark::metrics).toList();
-        assertTrue(ms.stream().allMatch(m -> m.get("cpuRows") > 0 && m.get("gpuRows") == 0), q + ": " + ms);
-      }));
+      // A query runs with the settings its session had when it was planned: fallback is set first.
+      withFallback(() -> {
+        Dataset<Row> df = select(q).get();
+        assertTrue(explain(df).contains("on GPU"), explain(df));
+        withoutDevice(() -> {
+          List<Row> rows = df.collectAsList();
+          assertRowsEqual(expected, sortedById(rows));
+          List<Map<String, Long>> ms = gpuNodes(df).stream().map(TestSpark::metrics).toList();
+          assertTrue(ms.stream().allMatch(m -> m.get("cpuRows") > 0 && m.get("gpuRows") == 0), q + ": " + ms);
+        });
+      });
     }
   }
 

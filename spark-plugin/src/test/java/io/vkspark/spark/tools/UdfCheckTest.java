@@ -55,18 +55,18 @@ final class UdfCheckTest {
           + "$anonfun$seeded$1 line 8: allocates an object (new java.util.Random) [new java/util/Random]",
       "not checked: " + S + "$anonfun$feeOf$1 (CheckedClosures.scala:9, Scala Function1 closure): captures a "
           + "io.vkspark.spark.scalaudfs.Fee" + KNOWN_WHEN_RUN,
-      "translates: " + J + ".lambda$poly$2d303860$1 (CheckedUdfs.java:56, UDF1 lambda)",
-      "translates: " + J + ".lambda$scaled$d42d619d$1 (CheckedUdfs.java:61, UDF1 lambda)",
-      "does not translate: " + J + ".lambda$seeded$d52635ce$1 (CheckedUdfs.java:66, UDF1 lambda): " + J
-          + ".lambda$seeded$d52635ce$1 line 66: allocates an object (new java.util.Random) [new java/util/Random]",
-      "not checked: " + J + ".lambda$plusBase$ca051e94$1 (CheckedUdfs.java:71, UDF1 lambda): is a method of the " + J
+      "translates: " + J + ".lambda$poly$2d303860$1 (CheckedUdfs.java:57, UDF1 lambda)",
+      "translates: " + J + ".lambda$scaled$d42d619d$1 (CheckedUdfs.java:62, UDF1 lambda)",
+      "does not translate: " + J + ".lambda$seeded$d52635ce$1 (CheckedUdfs.java:67, UDF1 lambda): " + J
+          + ".lambda$seeded$d52635ce$1 line 67: allocates an object (new java.util.Random) [new java/util/Random]",
+      "not checked: " + J + ".lambda$plusBase$ca051e94$1 (CheckedUdfs.java:72, UDF1 lambda): is a method of the " + J
           + " it captures" + KNOWN_WHEN_RUN,
-      "translates: " + J + "$Affine (CheckedUdfs.java:15, UDF1 class)",
-      "not checked: " + J + "$Scaled (CheckedUdfs.java:37, UDF1 class): it has no constructor without arguments "
+      "translates: " + J + "$Affine (CheckedUdfs.java:16, UDF1 class)",
+      "not checked: " + J + "$Scaled (CheckedUdfs.java:38, UDF1 class): it has no constructor without arguments "
           + "(the translator reads the fields of the object the job makes)",
-      "does not translate: " + J + "$Seeded (CheckedUdfs.java:23, UDF1 class): " + J
-          + "$Seeded.call line 23: allocates an object (new java.util.Random) [new java/util/Random]",
-      "GPU UDF: " + J + "$Tripled (CheckedUdfs.java:45, UDF1 class): has its own GPU kernel",
+      "does not translate: " + J + "$Seeded (CheckedUdfs.java:24, UDF1 class): " + J
+          + "$Seeded.call line 24: allocates an object (new java.util.Random) [new java/util/Random]",
+      "GPU UDF: " + J + "$Tripled (CheckedUdfs.java:46, UDF1 class): has its own GPU kernel",
       "5 of 11 UDFs translate; 3 not checked; 1 GPU UDF with its own kernel");
 
   @Test
