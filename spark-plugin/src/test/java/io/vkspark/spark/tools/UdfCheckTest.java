@@ -81,7 +81,7 @@ final class UdfCheckTest {
   void commandLine_printsTheReport_andAMissingJarIsAClearError() throws Exception {
     Run ok = java(jar.toString());
     assertEquals(0, ok.code(), ok.output());
-    assertEquals(EXPECTED, ok.output().lines().filter(l -> !l.startsWith("WARNING")).toList());
+    assertEquals(EXPECTED, ok.output().lines().filter(l -> !l.startsWith("WARNING") && !l.startsWith("NOTE: Picked up ")).toList());
     Run missing = java(jar.resolveSibling("no-such.jar").toString());
     assertEquals(2, missing.code(), missing.output());
     assertEquals(jar.resolveSibling("no-such.jar") + ": no such readable file. Fix: pass the path of the application's jar.",
