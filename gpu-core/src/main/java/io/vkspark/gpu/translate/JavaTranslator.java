@@ -255,7 +255,9 @@ public final class JavaTranslator {
           ? Expr.bin(Expr.BinOp.NE, value, Expr.i(0)) : value));
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
       Translation.NullAware nullAware = null;
-      if (strict.contains(false)) { // the same method with its arguments' null flags and a null result
+      // the same method with its arguments' null flags and a null result, for a method that tolerates a null
+      // argument or may return null for non-null ones (Scala's None)
+      if (strict.contains(false) || box != null && NullStrictness.mayReturnNull(owner, main.node())) {
         MethodTranslator n = new MethodTranslator(unit, main, "vkt_main", true, erased);
         Fn nullable = n.translate();
         List<Boolean> flags = new ArrayList<>();
