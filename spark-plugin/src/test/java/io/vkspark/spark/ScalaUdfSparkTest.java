@@ -244,6 +244,7 @@ final class ScalaUdfSparkTest {
       assertTrue(m.get("gpuRows") >= 3000, m::toString);
       assertEquals(0L, m.get("recomputedBatches"), m::toString);
       assertEquals(0L, m.get("cpuRows"), m::toString);
+      assertEquals(0L, m.getOrDefault("verifyMismatches", 0L), m::toString);
     }
     long none = 0;
     for (Row r : rows) {

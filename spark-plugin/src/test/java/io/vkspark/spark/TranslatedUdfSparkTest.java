@@ -269,6 +269,7 @@ final class TranslatedUdfSparkTest {
             Map<String, Long> m = metrics(node);
             assertEquals(0L, m.get("recomputedBatches"), m::toString);
             assertEquals(0L, m.getOrDefault("cpuRowsNullArguments", 0L), m::toString);
+            assertEquals(0L, m.getOrDefault("verifyMismatches", 0L), m::toString); // sampled rows agree with call()
           }
           for (Row r : d.collectAsList()) {
             nullRows[0] += r.isNullAt(1) ? 1 : 0;
