@@ -169,6 +169,46 @@ class NullAwareKernelTest {
     check("halfIfEven", SqlType.INT, SqlType.BIGINT);
   }
 
+  /**
+   * Computed and constant arguments ({@link ArgOps}): a computed one reads its column's validity, a
+   * constant is never null and has no validity buffer, whichever argument it is.
+   */
+  @Test
+  void computedAndConstantArguments_readTheRightValidity() throws Exception {
+    KernelSpec spec = translated("ratio").nullAwareSpec("ratio");
+    ArgOps times = ArgOps.of(new ArgOps.Step(ArithOp.MULTIPLY, false));
+    ColumnKernel xComputedKConstant = ColumnKernel.compile(spec.withArgOps(List.of(times, ArgOps.CONSTANT)));
+    ColumnKernel xConstantKColumn = ColumnKernel.compile(spec.withArgOps(List.of(ArgOps.CONSTANT, ArgOps.NONE)));
+    Random rnd = new Random(11);
+    int rows = 777;
+    Object[] x = new Object[rows];
+    Object[] k = new Object[rows];
+    for (int i = 0; i < rows; i++) {
+      x[i] = rnd.nextInt(3) == 0 ? null : value(SqlType.DOUBLE, rnd);
+      k[i] = rnd.nextInt(3) == 0 ? null : value(SqlType.INT, rnd);
+    }
+    List<SqlType> types = List.of(SqlType.DOUBLE, SqlType.INT);
+    FieldVector xv = vector(SqlType.DOUBLE, x);
+    FieldVector kv = vector(SqlType.INT, k);
+    try {
+      List<InputColumn> in = List.of(ArrowInputs.of(xv, SqlType.DOUBLE), ArrowInputs.of(kv, SqlType.INT));
+      try (BatchRunner r = runtime.runner(List.of(new KernelCall(xComputedKConstant, new int[] {0, -1},
+              new double[] {2.5, ArgOps.constantBits(SqlType.INT, 3)}),
+          new KernelCall(xConstantKColumn, new int[] {-1, 1}, new double[] {ArgOps.constantBits(SqlType.DOUBLE, 7.0)})),
+          types, 4096, ALLOCATOR)) {
+        List<FieldVector> out = r.run(in, rows);
+        for (int i = 0; i < rows; i++) {
+          Double xi = (Double) x[i];
+          assertEquals(Methods.ratio(xi == null ? null : xi * 2.5, 3), out.get(0).getObject(i), "x * 2.5, 3: row " + i);
+          assertEquals(Methods.ratio(7.0, (Integer) k[i]), out.get(1).getObject(i), "7.0, k: row " + i);
+        }
+      }
+    } finally {
+      xv.close();
+      kv.close();
+    }
+  }
+
   @Test
   void strictMethod_hasNoNullAwareForm() throws Exception {
     assertNull(translated("strict").nullAwareSpec("strict"));
