@@ -9,6 +9,7 @@ import io.vkspark.spark.scalaudfs.Closures;
 import io.vkspark.spark.scalaudfs.Fee;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
@@ -228,11 +229,23 @@ final class ScalaUdfSparkTest {
     }
   }
 
+  /**
+   * An {@code Option} result: {@code None} is a null row computed on the device (the null-aware
+   * kernel writes the result's validity), and a null {@code i} is null as Spark's check makes it;
+   * no batch is recomputed with the closure.
+   */
   @Test
-  @Disabled("needs branch ir (Option results) and None computed on the device: with ir at 2b6d8d5 every batch "
-      + "holding a None is recomputed with the closure (gpuRows 0)")
   void optionResult_noneIsNull_onTheGpu() {
     List<Row> rows = onGpuAsSpark(() -> data().selectExpr("id", "i", "scala_half_if_even(i) AS h"), "scala_half_if_even(");
+    Dataset<Row> again = data().selectExpr("id", "i", "scala_half_if_even(i) AS h");
+    again.collectAsList();
+    for (var node : gpuNodes(again)) {
+      Map<String, Long> m = metrics(node);
+      assertTrue(m.get("gpuRows") >= 3000, m::toString);
+      assertEquals(0L, m.get("recomputedBatches"), m::toString);
+      assertEquals(0L, m.get("cpuRows"), m::toString);
+      assertEquals(0L, m.getOrDefault("verifyMismatches", 0L), m::toString);
+    }
     long none = 0;
     for (Row r : rows) {
       boolean even = !r.isNullAt(1) && r.getInt(1) % 2 == 0;

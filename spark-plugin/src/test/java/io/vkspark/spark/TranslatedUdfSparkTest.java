@@ -222,17 +222,17 @@ final class TranslatedUdfSparkTest {
   }
 
   @Test
-  void nonStrict_nullRowsGetCallsValue() {
+  void nonStrict_nullRowsGetCallsValue_computedOnTheGpu() {
     Dataset<Row> df = data().selectExpr("id", "n", "or_minus_one(n) AS o");
     List<Row> rows = df.collectAsList();
     for (Row r : rows) {
       assertEquals(r.isNullAt(1) ? -1 : r.getInt(1) + 1, r.getInt(2), r::toString);
     }
+    assertAllRowsOnGpu(df); // the null-aware kernel computes the null rows: no batch recomputed with call()
     List<VkGpuEvalExec> nodes = gpuNodes(df);
-    assertFalse(nodes.isEmpty(), () -> explain(df));
     long recomputed = nodes.stream().mapToLong(n -> metrics(n).get("recomputedBatches")).sum();
-    assertTrue(recomputed > 0, () -> nodes.stream().map(n -> metrics(n).toString()).toList().toString());
-    // fused into an aggregate: a batch with a null folds call()'s values on the host
+    assertEquals(0, recomputed, () -> nodes.stream().map(n -> metrics(n).toString()).toList().toString());
+    // fused into an aggregate: the task folds the GPU's rows on the host (the reduction reads no device validity yet)
     spark().conf().set(Settings.FUSE_AGGREGATES.key(), "true");
     Dataset<Row> sum = data().selectExpr("sum(or_minus_one(n))");
     long expected = rows.stream().mapToLong(r -> r.getInt(2)).sum();
@@ -242,6 +242,44 @@ final class TranslatedUdfSparkTest {
     Dataset<Row> noNulls = data().selectExpr("id", "or_minus_one(CAST(id AS INT)) AS o");
     noNulls.collectAsList();
     assertAllRowsOnGpu(noNulls);
+  }
+
+  /**
+   * Null-tolerant Java UDFs ({@code x == null ? 0.0 : x * 2}, and one that returns null for some
+   * non-null arguments) compute their null rows on the device: Spark's rows, every row on the GPU,
+   * no batch recomputed and no CPU row for null arguments.
+   */
+  @Test
+  void nullTolerantUdf1_andNullResults_computedOnTheGpu() {
+    spark().udf().register("twice_or_zero", (UDF1<Double, Double>) x -> x == null ? 0.0 : x * 2, DataTypes.DoubleType);
+    spark().udf().register("thirds_null", (UDF2<Integer, Long, Long>) (x, y) -> {
+      if (x == null) {
+        return y == null ? -1L : y;
+      }
+      if (x % 3 == 0) {
+        return null;
+      }
+      return x + (y == null ? 0L : y % 7);
+    }, DataTypes.LongType);
+    long[] nullRows = new long[2];
+    assertVksparkEqualsCpu(() -> data().selectExpr("id", "n", "twice_or_zero(CAST(n AS DOUBLE) * 0.5) AS d",
+        "thirds_null(n, CASE WHEN id % 4 = 1 THEN NULL ELSE l END) AS t"), d -> {
+          assertAllRowsOnGpu(d);
+          for (VkGpuEvalExec node : gpuNodes(d)) {
+            Map<String, Long> m = metrics(node);
+            assertEquals(0L, m.get("recomputedBatches"), m::toString);
+            assertEquals(0L, m.getOrDefault("cpuRowsNullArguments", 0L), m::toString);
+            assertEquals(0L, m.getOrDefault("verifyMismatches", 0L), m::toString); // sampled rows agree with call()
+          }
+          for (Row r : d.collectAsList()) {
+            nullRows[0] += r.isNullAt(1) ? 1 : 0;
+            nullRows[1] += r.isNullAt(3) ? 1 : 0;
+          }
+        });
+    assertTrue(nullRows[0] >= 300 && nullRows[1] >= 1000, "null arguments and null results: " + nullRows[0] + ", "
+        + nullRows[1]);
+    String explain = explain(data().selectExpr("twice_or_zero(CAST(n AS DOUBLE)) AS d"));
+    assertTrue(explain.contains("on GPU (translated from Java)"), explain);
   }
 
   @Test

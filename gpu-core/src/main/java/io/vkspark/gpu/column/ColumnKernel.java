@@ -138,7 +138,7 @@ public final class ColumnKernel implements Serializable {
     KernelSignature signature = spec.signature();
     String body = spec.body();
     BodyCheck.check(signature, body); // lexical: before any rewrite of the body or generation
-    Generated g = generate(signature, body, spec.functions(), spec.argOps());
+    Generated g = generate(signature, body, spec.functions(), spec.argOps(), spec.nulls());
     if (GlslSource.code(BodyCheck.lines(body)).indexOf('[') >= 0) {
       // arrays: measured in the fast unoptimized module first (the optimizer is linear in an array's length)
       CompileResult d = GlslCompiler.compile(signature.shaderFileName(), g.source(), cacheDir, GlslCompiler.Flavor.DEBUG,
@@ -149,7 +149,7 @@ public final class ColumnKernel implements Serializable {
       checkLocals(signature, SpirvModule.parse("GPU UDF '" + signature.name() + "'", d.spirv().get()));
     }
     CompileResult r = SealedCompiler.compile(signature.shaderFileName(), g.source(), cacheDir,
-        seal(signature, spec.argOps(), all(body, spec.functions())));
+        seal(signature, spec.argOps(), spec.nulls(), all(body, spec.functions())));
     if (!r.ok()) {
       throw compileError(signature, body, g, r);
     }
@@ -180,12 +180,12 @@ public final class ColumnKernel implements Serializable {
 
   /** The SPIR-V may touch only the buffers {@link #program(int)} declares; a COMPILE error otherwise. */
   static void seal(KernelSignature sig, byte[] spirv) {
-    seal(sig, List.of(), "").check(spirv);
+    seal(sig, List.of(), null, "").check(spirv);
   }
 
   /** The seal of {@code sig}'s kernels: its program's buffers and the local-memory bound ({@link SealedCompiler}). */
-  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps, String all) {
-    return new SealedCompiler.Seal(spirv -> program(sig, argOps, all, spirv, 64).build(), m -> checkLocals(sig, m),
+  private static SealedCompiler.Seal seal(KernelSignature sig, List<ArgOps> argOps, NullFlags nulls, String all) {
+    return new SealedCompiler.Seal(spirv -> program(sig, argOps, nulls, all, spirv, 64).build(), m -> checkLocals(sig, m),
         e -> GpuException.of(Code.COMPILE, "GPU UDF '" + sig.name() + "' compiles to a shader that is not sealed: "
                 + e.what(),
             "keep the body to expressions and local variables of '" + sig.name() + "'."));
@@ -215,14 +215,15 @@ public final class ColumnKernel implements Serializable {
   }
 
   static Generated generate(KernelSignature sig, String body, String functions) {
-    return generate(sig, body, functions, List.of());
+    return generate(sig, body, functions, List.of(), null);
   }
 
   /**
    * The shader of {@code body} under {@code sig}, with {@code functions} (see {@link KernelSpec})
-   * placed before {@code vk_udf}, and the arguments computed on the device as {@code argOps} say.
+   * placed before {@code vk_udf}, the arguments computed on the device as {@code argOps} say, and
+   * the null rows computed by the body as {@code nulls} says (null: the strict rule).
    */
-  static Generated generate(KernelSignature sig, String body, String functions, List<ArgOps> argOps) {
+  static Generated generate(KernelSignature sig, String body, String functions, List<ArgOps> argOps, NullFlags nulls) {
     String all = functions.isEmpty() ? body : body + "\n" + functions; // what the helpers and libraries are chosen by
     List<String> lines = new ArrayList<>();
     lines.add("#version 450");
@@ -252,6 +253,7 @@ public final class ColumnKernel implements Serializable {
     lines.addAll(StringGlsl.struct(sig)); // vk_string: string and binary arguments and results
     lines.addAll(VarArgs.declarations(sig, controlBinding(sig) + 1)); // string, binary, array arguments
     lines.addAll(ArgOps.declarations(sig, argOps, literalBinding(sig))); // r + 0.01, constants: the literals
+    lines.addAll(nulls == null ? List.of() : nulls.declarations(argOps, literalBinding(sig) + 1)); // validity bits
     lines.addAll(StringGlsl.declarations(sig, all, stringBinding(sig))); // vk_str_*, vk_out_*, row status
     String text = BodyCheck.lines(body); // bare CRs are line ends, as glslang reads them
     LoopGuard.Guarded guarded = LoopGuard.rewrite(text);
@@ -275,8 +277,8 @@ public final class ColumnKernel implements Serializable {
       lines.add("// functions of the spec (translated helper methods)");
       lines.addAll(List.of(guardedFunctions.body().split("\n", -1)));
     }
-    String params = sig.args().stream() // arrays have accessors only (VarArgs); strings are vk_string values too
-        .filter(a -> !a.type().isVariableWidth() || StringGlsl.isString(a.type()))
+    String params = nulls != null ? nulls.params(sig) : sig.args().stream() // arrays: accessors only (VarArgs)
+        .filter(a -> !a.type().isVariableWidth() || StringGlsl.isString(a.type())) // strings: vk_string values
         .map(a -> (StringGlsl.isString(a.type()) ? "vk_string" : a.type().glsl()) + " " + a.name())
         .collect(Collectors.joining(", "));
     lines.add(StringGlsl.resultGlsl(sig) + " vk_udf(" + params + ") {");
@@ -333,7 +335,9 @@ public final class ColumnKernel implements Serializable {
     }
     lines.addAll(VarArgs.rowSetup(sig));
     lines.addAll(StringGlsl.beforeCall(sig));
-    lines.add("  " + StringGlsl.resultGlsl(sig) + " vk_result = vk_udf(" + String.join(", ", loads) + ");");
+    lines.addAll(nulls == null ? List.of() : nulls.beforeCall());
+    lines.add("  " + StringGlsl.resultGlsl(sig) + " vk_result = vk_udf("
+        + (nulls == null ? String.join(", ", loads) : nulls.callArgs(loads, argOps)) + ");");
     lines.addAll(StringGlsl.afterCall(sig, all)); // a string result's bytes are written here: before the canary
     if (canary) {
       lines.addAll(List.of(LoopGuard.countTruncatedRow().split("\n", -1)));
@@ -355,6 +359,7 @@ public final class ColumnKernel implements Serializable {
     } else {
       lines.add("  vk_out[vk_row] = vk_result;");
     }
+    lines.addAll(nulls == null ? List.of() : nulls.afterStore());
     lines.add("}");
     return new Generated(String.join("\n", lines) + "\n", first, bodyLines.length, expression);
   }
@@ -488,7 +493,7 @@ public final class ColumnKernel implements Serializable {
   public Program program(int workgroupSize) {
     // vkmath's divisions are precise; the body's are refined where the device's are not exact
     boolean bodyPrecise = PRECISE.matcher(GlslSource.code(BodyCheck.lines(spec.body()))).find();
-    return program(spec.signature(), spec.argOps(), all(spec.body(), spec.functions()), spirv, workgroupSize)
+    return program(spec.signature(), spec.argOps(), spec.nulls(), all(spec.body(), spec.functions()), spirv, workgroupSize)
         .nativePreciseDivisions(!bodyPrecise).fastMath(fastMath).build();
   }
 
@@ -497,13 +502,13 @@ public final class ColumnKernel implements Serializable {
     return functions.isEmpty() ? body : body + "\n" + functions;
   }
 
-  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, String all, byte[] spirv,
-                                         int workgroupSize) {
+  private static Program.Builder program(KernelSignature signature, List<ArgOps> argOps, NullFlags nulls, String all,
+                                         byte[] spirv, int workgroupSize) {
     Program.Builder b = Program.spirv(signature.name(), ByteBuffer.wrap(spirv))
         .workgroupSize(workgroupSize)
         .buffer(BufferDecl.params("params", PARAMS_BINDING))
         .indirect("params", GROUPS_OFFSET)
-        .clearOutputs(packed(signature.result()));
+        .clearOutputs(packed(signature.result()) || (nulls != null && nulls.result())); // bits set by atomicOr
     for (int i = 0; i < signature.args().size(); i++) {
       if (!ArgOps.isConstant(argOps, i)) { // a constant has no input buffer (BufferSet binds none)
         b.buffer(new BufferDecl("in" + i, 0, i + 1, MemoryKind.READ_ONLY, elementType(signature.args().get(i).type()), false, 0));
@@ -514,6 +519,9 @@ public final class ColumnKernel implements Serializable {
     VarArgs.addBuffers(b, signature, controlBinding(signature) + 1);
     if (ArgOps.literals(argOps) > 0) {
       b.buffer(new BufferDecl("literals", 0, literalBinding(signature), MemoryKind.READ_ONLY, ElementType.UINT32, false, 0));
+    }
+    if (nulls != null) { // after the literals; a kernel with nulls has no string buffers (NullFlags)
+      nulls.addBuffers(b, argOps, literalBinding(signature) + 1);
     }
     StringGlsl.addBuffers(b, signature, all, stringBinding(signature));
     return b;

@@ -28,14 +28,20 @@ import java.util.Objects;
  *
  * <p>{@code argOps}: empty, or one {@link ArgOps} per argument, the shape of an argument the kernel
  * computes from its column ({@code r + 0.01}); the literal values are not part of the spec.
+ *
+ * <p>{@code nulls}: null for the strict rule (a null argument gives a null result, computed on the
+ * host), or the {@link NullFlags} of a kernel that computes its null rows itself.
  */
-public record KernelSpec(KernelSignature signature, String body, String functions, List<ArgOps> argOps)
-    implements Serializable {
+public record KernelSpec(KernelSignature signature, String body, String functions, List<ArgOps> argOps,
+                         NullFlags nulls) implements Serializable {
   public KernelSpec {
     Objects.requireNonNull(signature, "signature");
     functions = functions == null ? "" : functions;
     argOps = argOps == null || argOps.stream().allMatch(ArgOps::isEmpty) ? List.of() : List.copyOf(argOps);
     ArgOps.check(signature, argOps);
+    if (nulls != null) {
+      nulls.check(signature);
+    }
     if (body == null || body.isBlank()) {
       throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + signature.name() + "' has an empty GLSL body.",
           "give a GLSL expression (e.g. \"2.5 * x + y\") or a function body with return.");
@@ -52,9 +58,19 @@ public record KernelSpec(KernelSignature signature, String body, String function
     this(signature, body, functions, List.of());
   }
 
+  /** A strict spec (the host computes its null rows). */
+  public KernelSpec(KernelSignature signature, String body, String functions, List<ArgOps> argOps) {
+    this(signature, body, functions, argOps, null);
+  }
+
   /** This spec with arguments computed on the device as {@code argOps} say (one per argument; empty: none). */
   public KernelSpec withArgOps(List<ArgOps> argOps) {
-    return new KernelSpec(signature, body, functions, argOps);
+    return new KernelSpec(signature, body, functions, argOps, nulls);
+  }
+
+  /** This spec computing its null rows on the device as {@code nulls} says (null: the strict rule). */
+  public KernelSpec withNulls(NullFlags nulls) {
+    return new KernelSpec(signature, body, functions, argOps, nulls);
   }
 
   /** How many literal values a call of this kernel supplies ({@link KernelCall#literals()}). */
@@ -88,7 +104,7 @@ public record KernelSpec(KernelSignature signature, String body, String function
    */
   public KernelSpec named(String name) {
     return signature.name().equals(name) ? this : new KernelSpec(new KernelSignature(name, signature.args(), signature.result(), signature.resultDecimal()), body,
-        functions, argOps);
+        functions, argOps, nulls);
   }
 
   /** {@code name(arg type, ...) -> type}: for messages. */

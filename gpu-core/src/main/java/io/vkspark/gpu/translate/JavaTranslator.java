@@ -255,17 +255,27 @@ public final class JavaTranslator {
           ? Expr.bin(Expr.BinOp.NE, value, Expr.i(0)) : value));
       List<Boolean> strict = NullStrictness.of(owner, main.node(), skip);
       Translation.NullAware nullAware = null;
-      if (strict.contains(false)) { // the same method with its arguments' null flags and a null result
-        MethodTranslator n = new MethodTranslator(unit, main, "vkt_main", true, erased);
-        Fn nullable = n.translate();
-        List<Boolean> flags = new ArrayList<>();
-        for (int i = skip; i < args.length; i++) {
-          flags.add(main.argType(i) != null);
+      String strictFunctions = unit.functions();
+      boolean tolerant = strict.contains(false);
+      // the same method with its arguments' null flags and a null result, for a method that tolerates a null
+      // argument or may return null for non-null ones (Scala's None)
+      if (tolerant || box != null && NullStrictness.mayReturnNull(owner, main.node())) {
+        try {
+          MethodTranslator n = new MethodTranslator(unit, main, "vkt_main", true, erased);
+          Fn nullable = n.translate();
+          List<Boolean> flags = new ArrayList<>();
+          for (int i = skip; i < args.length; i++) {
+            flags.add(main.argType(i) != null);
+          }
+          nullAware = new Translation.NullAware(unit.functions(nullable), flags, n.nullOut != null);
+        } catch (Untranslatable e) {
+          if (tolerant) {
+            throw e;
+          } // else the strict kernel alone: a null result makes its batch call()'s, as before
         }
-        nullAware = new Translation.NullAware(unit.functions(nullable), flags, n.nullOut != null);
       }
-      return new Translation.Translated(source, sqlArgs, result, body, unit.functions(), strict, unit.approximations(),
-          nullAware);
+      return new Translation.Translated(source, sqlArgs, result, body, nullAware != null ? unit.functions()
+          : strictFunctions, strict, unit.approximations(), nullAware);
     } catch (Untranslatable e) {
       return new Translation.Refused(source, e.getMessage());
     } catch (StackOverflowError e) {

@@ -40,15 +40,129 @@ final class NullStrictness {
     return out;
   }
 
-  /** The kinds of value followed: the null argument (or a null constant), or anything else. */
-  record V(boolean isNull, BasicValue basic) implements org.objectweb.asm.tree.analysis.Value {
+  /**
+   * Whether {@code m} may return null (or Scala's {@code None}) when no argument is null: some path
+   * from the entry, with every object argument non-null and the null checks of known non-null
+   * values (the arguments, new objects, boxes) decided, returns a value not known to be non-null
+   * ({@code null}, {@code None}, a helper's result: a Scala bridge returns its closure's
+   * {@code Option}). What decides between the strict kernel (a null result makes its batch
+   * {@code call()}'s) and the null-aware one (null results on the device); both give Java's rows.
+   * A path too long to follow (loops past the budget) keeps the strict kernel.
+   */
+  static boolean mayReturnNull(String owner, MethodNode m) {
+    NonNulls interp = new NonNulls();
+    Frame<V> f = new Frame<>(m.maxLocals, m.maxStack);
+    int slot = 0;
+    if ((m.access & Opcodes.ACC_STATIC) == 0) {
+      f.setLocal(slot++, new V(false, BasicValue.REFERENCE_VALUE, true));
+    }
+    for (Type t : Type.getArgumentTypes(m.desc)) {
+      f.setLocal(slot, t.getSort() == Type.OBJECT ? new V(false, BasicValue.REFERENCE_VALUE, true) : interp.newValue(t));
+      if (t.getSize() == 2) {
+        f.setLocal(slot + 1, interp.newValue(null));
+      }
+      slot += t.getSize();
+    }
+    while (slot < m.maxLocals) {
+      f.setLocal(slot++, interp.newValue(null));
+    }
+    try {
+      return returnsNull(m.instructions, 0, f, interp, new int[] {BUDGET});
+    } catch (AnalyzerException | RuntimeException | StackOverflowError e) {
+      return false; // not followed: the strict kernel, whose null results call() computes
+    }
+  }
+
+  /** Whether some path from instruction {@code i} in state {@code f} returns null or None. */
+  private static boolean returnsNull(InsnList insns, int i, Frame<V> f, NonNulls interp, int[] budget)
+      throws AnalyzerException {
+    while (true) {
+      if (--budget[0] < 0 || i >= insns.size()) {
+        throw new AnalyzerException(null, "budget");
+      }
+      AbstractInsnNode insn = insns.get(i);
+      int op = insn.getOpcode();
+      if (op < 0) {
+        i++;
+        continue;
+      }
+      if (op == Opcodes.ARETURN) {
+        return !f.getStack(f.getStackSize() - 1).nonNull(); // null, None, or not known (a helper's result)
+      }
+      if (op >= Opcodes.IRETURN && op <= Opcodes.RETURN || op == Opcodes.ATHROW) {
+        return false;
+      }
+      V top = f.getStackSize() > 0 ? f.getStack(f.getStackSize() - 1) : null;
+      Frame<V> next = new Frame<>(f);
+      next.execute(insn, interp);
+      if (insn instanceof JumpInsnNode j) {
+        int target = insns.indexOf(j.label);
+        boolean known = (op == Opcodes.IFNULL || op == Opcodes.IFNONNULL) && (top.isNull() || top.nonNull());
+        if (op == Opcodes.GOTO || known) {
+          i = op == Opcodes.GOTO || (op == Opcodes.IFNULL) == top.isNull() ? target : i + 1;
+          f = next;
+          continue;
+        }
+        return returnsNull(insns, target, new Frame<>(next), interp, budget) || returnsNull(insns, i + 1, next, interp, budget);
+      }
+      if (insn instanceof TableSwitchInsnNode || insn instanceof LookupSwitchInsnNode) {
+        List<LabelNode> targets = new ArrayList<>(insn instanceof TableSwitchInsnNode t ? t.labels
+            : ((LookupSwitchInsnNode) insn).labels);
+        targets.add(insn instanceof TableSwitchInsnNode t ? t.dflt : ((LookupSwitchInsnNode) insn).dflt);
+        for (LabelNode l : targets) {
+          if (returnsNull(insns, insns.indexOf(l), new Frame<>(next), interp, budget)) {
+            return true;
+          }
+        }
+        return false;
+      }
+      f = next;
+      i++;
+    }
+  }
+
+  /** {@link Nulls} that also knows non-null values: new objects, boxes, {@code Some}, casts of them; {@code None} is null. */
+  private static final class NonNulls extends Nulls {
+    @Override
+    public V newOperation(AbstractInsnNode insn) throws AnalyzerException {
+      if (insn.getOpcode() == Opcodes.GETSTATIC && ((org.objectweb.asm.tree.FieldInsnNode) insn).owner.equals("scala/None$")) {
+        return new V(true, BasicValue.REFERENCE_VALUE);
+      }
+      V v = super.newOperation(insn);
+      return insn.getOpcode() == Opcodes.NEW || insn.getOpcode() == Opcodes.LDC ? new V(false, v.basic(), true) : v;
+    }
+
+    @Override
+    public V unaryOperation(AbstractInsnNode insn, V value) throws AnalyzerException {
+      V v = super.unaryOperation(insn, value);
+      return insn.getOpcode() == Opcodes.CHECKCAST ? new V(value.isNull(), v.basic(), value.nonNull()) : v;
+    }
+
+    @Override
+    public V naryOperation(AbstractInsnNode insn, List<? extends V> values) throws AnalyzerException {
+      V v = super.naryOperation(insn, values);
+      if (insn instanceof MethodInsnNode c && insn.getOpcode() == Opcodes.INVOKESTATIC
+          && (c.name.equals("valueOf") && c.owner.startsWith("java/lang/") || c.name.startsWith("boxTo")
+          || c.owner.equals("scala/Some") || c.owner.equals("scala/Option") && c.name.equals("apply") && values.get(0).nonNull())) {
+        return new V(false, v.basic(), true);
+      }
+      return v;
+    }
+  }
+
+  /** The kinds of value followed: the null argument (or a null constant), a value known not null, or anything else. */
+  record V(boolean isNull, BasicValue basic, boolean nonNull) implements org.objectweb.asm.tree.analysis.Value {
+    V(boolean isNull, BasicValue basic) {
+      this(isNull, basic, false);
+    }
+
     @Override
     public int getSize() {
       return basic == null ? 1 : basic.getSize();
     }
   }
 
-  private static final class Nulls extends Interpreter<V> {
+  private static class Nulls extends Interpreter<V> {
     private final BasicInterpreter basic = new BasicInterpreter();
 
     Nulls() {

@@ -4,6 +4,7 @@ import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.KernelSignature;
 import io.vkspark.gpu.column.KernelSpec;
+import io.vkspark.gpu.column.NullFlags;
 import io.vkspark.gpu.column.SqlType;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,6 +73,31 @@ public sealed interface Translation extends java.io.Serializable {
     /** The kernel under SQL name {@code name}. */
     public KernelSpec spec(String name) {
       return new KernelSpec(signature(name), body, functions);
+    }
+
+    /**
+     * The kernel under SQL name {@code name} that computes its null rows on the device: the
+     * {@link NullAware} form with its arguments' null flags and its result's ({@link NullFlags});
+     * null when there is none, or when an argument or the result is a string or binary (those keep
+     * the strict kernel, whose null rows {@code call()} computes).
+     */
+    public KernelSpec nullAwareSpec(String name) {
+      if (nullAware == null || result.isVariableWidth() || args.stream().anyMatch(SqlType::isVariableWidth)) {
+        return null;
+      }
+      StringBuilder call = new StringBuilder("vkt_main(");
+      for (int i = 0; i < args.size(); i++) {
+        String a = "a" + i;
+        call.append(i == 0 ? "" : ", ").append(args.get(i) == SqlType.BOOLEAN ? "(" + a + " ? 1 : 0)" : a)
+            .append(nullAware.nullable().get(i) ? ", " + NullFlags.flag(a) : "");
+      }
+      if (nullAware.nullResult()) {
+        call.append(args.isEmpty() ? "" : ", ").append(NullFlags.RESULT);
+      }
+      call.append(')');
+      String value = result == SqlType.BOOLEAN ? "(" + call + ") != 0" : call.toString();
+      return new KernelSpec(signature(name), "return " + value + ";", nullAware.functions())
+          .withNulls(new NullFlags(nullAware.nullable(), nullAware.nullResult()));
     }
   }
 

@@ -46,8 +46,10 @@
  *   <li><b>Erased types</b> (a lambda returning {@code Object}, a Scala {@code $adapted} bridge, an
  *       {@code Option} result): {@code Results}, with the types the caller knows.</li>
  *   <li><b>Null rows on the device</b>: {@code Translation.NullAware} is the same method taking its
- *       arguments' null flags and giving its result's; the kernel side that feeds it the validity is
- *       column code's.</li>
+ *       arguments' null flags and giving its result's, made for a method that tolerates a null
+ *       argument or may return null for non-null ones ({@code NullStrictness.mayReturnNull});
+ *       {@code Translated.nullAwareSpec} is its kernel, whose validity {@code column.NullFlags}
+ *       feeds and reads back.</li>
  * </ul>
  *
  * <p>May import: root, column.

@@ -34,8 +34,8 @@ final class BatchRouter {
   private final GpuVerifier verifier;
   /**
    * Per call: a translated Java UDF on the GPU whose {@code call()} may return a value for a null
-   * argument. The kernel skips rows with a null argument, so a batch with one runs that call with
-   * {@code call()} ({@link #nullArgumentCalls}).
+   * argument and whose kernel skips rows with a null argument (no null-aware kernel), so a batch
+   * with one runs that call with {@code call()} ({@link #nullArgumentCalls}).
    */
   private final boolean[] lenient;
   /** {@link #appends()}, decided on the task's first coalesced batch (null before). */
@@ -52,7 +52,7 @@ final class BatchRouter {
     this.verifier = verifier;
     this.lenient = new boolean[calls.size()];
     for (int i = 0; i < calls.size(); i++) {
-      lenient[i] = calls.get(i).onGpu() && !calls.get(i).nullStrict();
+      lenient[i] = calls.get(i).onGpu() && !calls.get(i).nullStrict() && !calls.get(i).nullsOnDevice();
     }
   }
 

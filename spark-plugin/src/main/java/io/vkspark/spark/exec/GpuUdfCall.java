@@ -83,6 +83,11 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     return !(ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t) || t.strict();
   }
 
+  /** Whether the kernel computes null arguments and null results itself ({@link TranslatedUdf#nullsOnDevice()}). */
+  boolean nullsOnDevice() {
+    return ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t && t.nullsOnDevice();
+  }
+
   public SqlType resultType() {
     return kernel.signature().result();
   }

@@ -55,6 +55,9 @@ final class ReductionStep {
   }
 
   private boolean decide(boolean verifying, int calls) {
+    if (gpu.calls().stream().anyMatch(GpuUdfCall::nullsOnDevice)) {
+      return false; // its results' validity is written on the device, which the reduction does not read yet
+    }
     boolean allOnGpu = calls > 0 && gpu.calls().size() == calls;
     List<SqlType> types = gpu.calls().stream().map(GpuUdfCall::resultType).toList();
     int keyInput = reduction.grouped() ? gpu.inputOf(reduction.keyOrdinal()) : -1;

@@ -1,5 +1,6 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.gpu.column.KernelSpec;
 import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
@@ -15,8 +16,9 @@ import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
  * closure ({@link ScalaClosures}) whose bytecode translated to a GPU kernel ({@code JavaTranslator}):
  * a GPU UDF like a hand-written one, planned into the same {@code VkGpuEval} node. Its
  * {@code call()} (the closure itself) stays the CPU path: Spark's function {@link #javaUdf()}
- * computes the rows the GPU does not (fallback, rows whose method throws or returns null, null
- * arguments of a non-strict UDF). Made by {@link ScalaUdfs#of(Object)} when
+ * computes the rows the GPU does not (fallback, rows whose method throws). Null arguments and null
+ * results are the kernel's where the translation has a null-aware form ({@link #nullsOnDevice()}).
+ * Made by {@link ScalaUdfs#of(Object)} when
  * {@code spark.vkspark.translate} is on.
  */
 public final class TranslatedUdf implements GpuUdf {
@@ -27,6 +29,8 @@ public final class TranslatedUdf implements GpuUdf {
   private final GpuKernel kernel;
   /** Per argument of a Scala closure, whether its translated parameter is a primitive; null for a Java UDF. */
   private final List<Boolean> scalaPrimitives;
+  /** Whether the kernel computes the null rows itself ({@link Translation.Translated#nullAwareSpec}). */
+  private final boolean nullsOnDevice;
 
   TranslatedUdf(Object javaUdf, Translation.Translated translation) {
     this(javaUdf, translation, null);
@@ -35,7 +39,9 @@ public final class TranslatedUdf implements GpuUdf {
   private TranslatedUdf(Object javaUdf, Translation.Translated translation, List<Boolean> scalaPrimitives) {
     this.javaUdf = Objects.requireNonNull(javaUdf, "javaUdf");
     this.translation = Objects.requireNonNull(translation, "translation");
-    this.kernel = GpuKernel.of(translation.spec("udf"));
+    KernelSpec nullAware = translation.nullAwareSpec("udf"); // strict UDFs keep the cheaper strict kernel
+    this.nullsOnDevice = nullAware != null;
+    this.kernel = GpuKernel.of(nullAware != null ? nullAware : translation.spec("udf"));
     this.scalaPrimitives = scalaPrimitives == null ? null : List.copyOf(scalaPrimitives);
   }
 
@@ -87,6 +93,15 @@ public final class TranslatedUdf implements GpuUdf {
   /** Whether a null in any argument means a null result, so the kernel may skip such rows. */
   public boolean strict() {
     return translation.strict();
+  }
+
+  /**
+   * Whether the kernel computes the rows with null arguments and the null results itself (a UDF
+   * that tolerates a null argument, or returns null or {@code None} for some rows): no batch is
+   * recomputed with {@code call()} for them.
+   */
+  public boolean nullsOnDevice() {
+    return nullsOnDevice;
   }
 
   @Override

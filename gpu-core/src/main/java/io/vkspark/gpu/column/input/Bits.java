@@ -82,6 +82,24 @@ public final class Bits {
     }
   }
 
+  /**
+   * {@code dst[at + j] &= src[j]} for {@code j < count}: {@code src} from bit 0, in whole 64-bit
+   * words; the other bits of {@code dst} are kept.
+   */
+  public static void andAt(long src, long dst, long at, long count) {
+    for (long done = 0; done < count; done += 64) {
+      int k = (int) Math.min(64, count - done);
+      long q = at + done;
+      long dw = dst + ((q >>> 6) << 3);
+      int d = (int) (q & 63);
+      long cur = RawMemory.memGetLong(dw) >>> d;
+      if (d != 0 && d + k > 64) {
+        cur |= RawMemory.memGetLong(dw + 8) << (64 - d);
+      }
+      write(dst, q, cur & RawMemory.memGetLong(src + (done >>> 3)), k);
+    }
+  }
+
   /** Sets bits {@code [from, from + count)} of the bitmap at {@code dst}. */
   public static void fill(long dst, long from, long count) {
     for (long done = 0; done < count; done += 64) {

@@ -4,7 +4,9 @@ import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
 import io.vkspark.gpu.column.KernelCall;
+import io.vkspark.gpu.column.NullFlags;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.input.Bits;
 import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.input.RawMemory;
@@ -42,14 +44,55 @@ final class BatchColumns {
     }
   }
 
+  /**
+   * Refuses a reduction over a call that computes its null rows ({@link NullFlags}): the reduction
+   * reads the host's validity of the results, and such a call's is written on the device.
+   */
+  static void checkReduced(List<KernelCall> calls, ColumnReduction reduction) {
+    for (KernelCall c : calls) {
+      if (reduction != null && c.kernel().spec().nulls() != null) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "GPU UDF '" + c.kernel().signature().name() + "' computes its null "
+            + "rows on the device, and a reduction on the device does not read them yet.",
+            "run it with a runner that reads its results back (no reduction), or give it the strict rule.");
+      }
+    }
+  }
+
+  /**
+   * Copies the validity bits of rows {@code [from, from + n)} of {@code in} to bit {@code at} of
+   * {@code buf} (a call computing its null rows reads them) and flushes them; all set for a column
+   * without nulls.
+   *
+   * @return the bytes written to the device
+   */
+  static long copyValidity(InputColumn in, GpuBuffer buf, int from, int n, int at, LongFunction<ArrowBuf> scratch) {
+    if (n == 0) {
+      return 0;
+    }
+    if (!in.hasNulls()) {
+      Bits.fill(buf.hostAddress(), at, n);
+    } else {
+      long bytes = SqlType.BOOLEAN.bytesFor((long) from + n);
+      ArrowBuf s = scratch.apply(bytes);
+      RawMemory.memSet(s.memoryAddress(), 0xff, bytes);
+      in.andValidity(s.memoryAddress(), from + n); // from row 0: InputColumn has no other
+      Bits.copy(s.memoryAddress(), from, buf.hostAddress(), at, n);
+    }
+    long first = (long) (at >>> 6) << 3;
+    long bytes = SqlType.BOOLEAN.bytesFor((long) at + n) - first;
+    buf.flush(first, bytes);
+    return bytes;
+  }
+
   /** Writes the AND of the call's argument validity to {@code address}; returns the null count. */
   static long validity(KernelCall call, List<InputColumn> inputs, long address, int rows) {
     long bytes = SqlType.BOOLEAN.bytesFor(rows);
     RawMemory.memSet(address, 0xff, bytes);
     boolean any = false;
     int[] cols = call.argColumns();
+    NullFlags flags = call.kernel().spec().nulls(); // a flagged argument's nulls are the kernel's to compute
     for (int a = 0; a < cols.length; a++) {
-      if (cols[a] >= 0 && indexOf(cols, cols[a]) == a && inputs.get(cols[a]).hasNulls()) { // a constant is never null
+      if (cols[a] >= 0 && strictAt(flags, a) && first(cols, flags, a) && inputs.get(cols[a]).hasNulls()) { // a constant is never null
         inputs.get(cols[a]).andValidity(address, rows);
         any = true;
       }
@@ -57,13 +100,18 @@ final class BatchColumns {
     return any ? Bits.nullCount(address, bytes, rows) : 0;
   }
 
-  private static int indexOf(int[] a, int v) {
-    for (int i = 0; i < a.length; i++) {
-      if (a[i] == v) {
-        return i;
+  private static boolean strictAt(NullFlags flags, int a) {
+    return flags == null || !flags.args().get(a);
+  }
+
+  /** Whether argument {@code a} is the first strict one reading its column. */
+  private static boolean first(int[] cols, NullFlags flags, int a) {
+    for (int i = 0; i < a; i++) {
+      if (cols[i] == cols[a] && strictAt(flags, i)) {
+        return false;
       }
     }
-    return -1;
+    return true;
   }
 
   /**

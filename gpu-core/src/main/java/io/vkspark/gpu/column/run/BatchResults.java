@@ -1,9 +1,11 @@
 package io.vkspark.gpu.column.run;
 
+import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.OutputSlots;
 import io.vkspark.gpu.column.BatchMeter;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
+import io.vkspark.gpu.column.NullFlags;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.input.Bits;
 import io.vkspark.gpu.column.input.InputColumn;
@@ -131,6 +133,13 @@ final class BatchResults implements AutoCloseable {
       if (set.strings[i] != null) {
         meter.read(strings.read(set, i, at, n, data));
       }
+      if (set.outValid[i] != null) { // the validity the kernel wrote (NullFlags), ANDed in; counted in vectors()
+        long bytes = SqlType.BOOLEAN.bytesFor(n);
+        ArrowBuf s = scratch.apply(bytes);
+        set.outValid[i].read(0, s.memoryAddress(), bytes);
+        Bits.andAt(s.memoryAddress(), slots.slot(2 * i).memoryAddress(), at, n);
+        meter.read(bytes);
+      }
       if (strings.varResult(i)) {
         continue; // offsets and data, read above
       } else if (type == SqlType.DECIMAL) {
@@ -144,23 +153,33 @@ final class BatchResults implements AutoCloseable {
         long bytes = (long) n * type.byteWidth();
         set.outputs[i].read(0, data.memoryAddress() + (long) at * type.byteWidth(), bytes);
         meter.read(bytes);
-      } else if ((at & 63) == 0) {
-        long bytes = (n + 7) / 8;
-        set.outputs[i].read(0, data.memoryAddress() + at / 8, bytes);
-        meter.read(bytes);
       } else {
-        long bytes = type.bytesFor(n);
-        ArrowBuf s = scratch.apply(bytes);
-        set.outputs[i].read(0, s.memoryAddress(), bytes);
-        Bits.copy(s.memoryAddress(), 0, data.memoryAddress(), at, n);
-        meter.read(bytes);
+        meter.read(readBits(set.outputs[i], data, at, n));
       }
     }
+  }
+
+  /** Reads {@code n} bits of {@code from} into {@code to} at bit {@code at}; returns the bytes read. */
+  private long readBits(GpuBuffer from, ArrowBuf to, int at, int n) {
+    if ((at & 63) == 0) {
+      long bytes = (n + 7) / 8;
+      from.read(0, to.memoryAddress() + at / 8, bytes);
+      return bytes;
+    }
+    long bytes = SqlType.BOOLEAN.bytesFor(n);
+    ArrowBuf s = scratch.apply(bytes);
+    from.read(0, s.memoryAddress(), bytes);
+    Bits.copy(s.memoryAddress(), 0, to.memoryAddress(), at, n);
+    return bytes;
   }
 
   /** One vector per call over the {@code rows} rows read back, with the rows kernels flagged applied. */
   List<FieldVector> vectors(int rows) {
     for (int i = 0; i < calls.size(); i++) {
+      NullFlags nulls = calls.get(i).kernel().spec().nulls();
+      if (nulls != null && nulls.result()) { // the bits the kernel wrote
+        nullCounts[i] = Bits.nullCount(slots.slot(2 * i).memoryAddress(), lengths[2 * i], rows);
+      }
       nullCounts[i] += strings.apply(i, slots.slot(2 * i)); // null results and rows for call()
       vectors.get(i).loadFieldBuffers(new ArrowFieldNode(rows, nullCounts[i]), strings.varResult(i)
           ? List.of(slots.slot(2 * i), slots.slot(2 * i + 1), strings.data(i)) : List.of(slots.slot(2 * i), slots.slot(2 * i + 1)));

@@ -86,6 +86,7 @@ public final class BatchRunner implements AutoCloseable {
 
   BatchRunner(BufferPool pool, GpuDevice device, List<KernelCall> calls, List<SqlType> inputTypes, int capacity,
               BufferAllocator allocator, ColumnReduction reduction) {
+    BatchColumns.checkReduced(calls, reduction); // a kernel computing its null rows keeps its results' validity on the device
     this.lease = new BufferLease(pool, calls, inputTypes, reduction, capacity);
     this.calls = calls;
     this.inputTypes = inputTypes;
@@ -423,6 +424,9 @@ public final class BatchRunner implements AutoCloseable {
         int onDevice = resident.copy(in, t, buf, from, n, at);
         if (onDevice < n) {
           meter.uploaded(BatchColumns.copy(in, t, buf, from + onDevice, n - onDevice, at + onDevice, scratch));
+        }
+        if (set.valid[c] != null) { // a call computes its null rows: the column's validity bits (NullFlags)
+          meter.uploaded(BatchColumns.copyValidity(in, set.valid[c], from, n, at, scratch));
         }
       }
     }

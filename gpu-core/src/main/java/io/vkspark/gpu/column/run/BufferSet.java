@@ -12,6 +12,7 @@ import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.LoopGuard;
+import io.vkspark.gpu.column.NullFlags;
 import io.vkspark.gpu.column.SqlType;
 import io.vkspark.gpu.column.VarArgs;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
@@ -47,6 +48,10 @@ final class BufferSet implements AutoCloseable {
   final ReductionBuffers reduction;
   /** Per call: its row status and string or binary result buffers; null for a call without ({@link StringBuffers}). */
   final StringBuffers[] strings;
+  /** Validity bits of each column a call computing its null rows reads ({@link NullFlags}); null for the others. */
+  final GpuBuffer[] valid;
+  /** Per call: the result's validity bits its kernel writes ({@link NullFlags#result()}); null for the others. */
+  final GpuBuffer[] outValid;
   /** The recording; replaced when a call's string data buffer grows ({@link #growData}). */
   PrerecordedDispatch dispatch;
   /** Device memory of every buffer; grows with a string data buffer (only while the set is on loan). */
@@ -81,10 +86,12 @@ final class BufferSet implements AutoCloseable {
 
   private BufferSet(GpuDevice device, Key key, GpuBuffer params, GpuBuffer control, GpuBuffer[] inputs,
                     GpuBuffer[] outputs, GpuBuffer[] varData, GpuBuffer[] varValid, GpuBuffer[] literals,
-                    ReductionBuffers reduction, StringBuffers[] strings, List<DispatchStep> steps, int[] firstStep,
-                    List<List<GpuBuffer>> callInputs, Map<ColumnKernel, Kernel> kernels, List<Kernel> scans,
-                    PrerecordedDispatch dispatch) {
+                    ReductionBuffers reduction, StringBuffers[] strings, GpuBuffer[] valid, GpuBuffer[] outValid,
+                    List<DispatchStep> steps, int[] firstStep, List<List<GpuBuffer>> callInputs,
+                    Map<ColumnKernel, Kernel> kernels, List<Kernel> scans, PrerecordedDispatch dispatch) {
     this.callInputs = callInputs;
+    this.valid = valid;
+    this.outValid = outValid;
     this.device = device;
     this.strings = strings;
     this.steps = steps;
@@ -119,6 +126,9 @@ final class BufferSet implements AutoCloseable {
     }
     for (StringBuffers sb : strings) {
       bytes += sb == null ? 0 : sb.deviceBytes();
+    }
+    for (GpuBuffer b : nullBuffers()) {
+      bytes += b.byteLength();
     }
     this.deviceBytes = bytes;
   }
@@ -176,6 +186,8 @@ final class BufferSet implements AutoCloseable {
         }
       }
       GpuBuffer[] outputs = new GpuBuffer[key.calls().size()];
+      GpuBuffer[] valid = new GpuBuffer[inputs.length];
+      GpuBuffer[] outValid = new GpuBuffer[outputs.length];
       GpuBuffer[] literals = new GpuBuffer[outputs.length];
       StringBuffers[] strings = new StringBuffers[outputs.length];
       int[] firstStep = new int[outputs.length];
@@ -207,13 +219,30 @@ final class BufferSet implements AutoCloseable {
               BufferRole.PARAMS));
           in.add(literals[i]);
         }
+        List<GpuBuffer> out = new ArrayList<>(List.of(outputs[i]));
+        NullFlags nulls = call.kernel().spec().nulls();
+        if (nulls != null) { // after the literals (ColumnKernel.program): each flagged column's validity, the result's
+          int[] cols = call.argColumns();
+          for (int a = 0; a < cols.length; a++) {
+            if (nulls.args().get(a) && cols[a] >= 0) {
+              if (valid[cols[a]] == null) {
+                valid[cols[a]] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.INPUT));
+              }
+              in.add(valid[cols[a]]);
+            }
+          }
+          if (nulls.result()) {
+            outValid[i] = track(made, device.createBuffer(SqlType.BOOLEAN.bytesFor(key.capacity()), BufferRole.OUTPUT));
+            out.add(outValid[i]);
+          }
+        }
         firstStep[i] = steps.size();
         callInputs.add(List.copyOf(in));
         // string results: data for as many bytes as the variable-width inputs hold, or 16 a row
         strings[i] = StringBuffers.create(device, call.kernel(), key.capacity(), wg,
             Math.max(key.varElements(), 16L * key.capacity()), b -> track(made, b));
         if (strings[i] == null) {
-          steps.add(new DispatchStep(kernels.get(call.kernel()), in, List.of(outputs[i]), params, Groups.of(0)));
+          steps.add(new DispatchStep(kernels.get(call.kernel()), in, out, params, Groups.of(0)));
         } else {
           steps.addAll(strings[i].steps(kernels.get(call.kernel()), in, outputs[i], params, scans));
         }
@@ -222,7 +251,7 @@ final class BufferSet implements AutoCloseable {
           params, reductionKernels, steps, b -> track(made, b));
       PrerecordedDispatch dispatch = device.prerecord(steps);
       return new BufferSet(device, key, params, control, inputs, outputs, varData, varValid, literals, reduction, strings,
-          steps, firstStep, callInputs, Map.copyOf(kernels), scans, dispatch);
+          valid, outValid, steps, firstStep, callInputs, Map.copyOf(kernels), scans, dispatch);
     } catch (RuntimeException e) {
       Collections.reverse(made); // newest first
       Closeables.closeAllAfter(e, made);
@@ -266,6 +295,22 @@ final class BufferSet implements AutoCloseable {
     dispatch = device.prerecord(steps);
   }
 
+  /** The validity buffers of calls that compute their null rows. */
+  private List<GpuBuffer> nullBuffers() {
+    List<GpuBuffer> out = new ArrayList<>();
+    for (GpuBuffer b : valid) {
+      if (b != null) {
+        out.add(b);
+      }
+    }
+    for (GpuBuffer b : outValid) {
+      if (b != null) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+
   private static GpuBuffer track(List<AutoCloseable> made, GpuBuffer b) {
     made.add(b);
     return b;
@@ -305,6 +350,7 @@ final class BufferSet implements AutoCloseable {
         parts.add(varValid[c]);
       }
     }
+    parts.addAll(nullBuffers());
     Closeables.closeAll(parts);
   }
 }
