@@ -285,19 +285,31 @@ final class Instructions {
   private void binary(BinOp op) {
     Expr b = t.popPrim();
     Expr a = t.popPrim();
-    if (op == BinOp.MUL && a.type().floating()) { // lavapipe folds x * 0.0 into 0.0 (NaN * 0.0 is NaN, -1.0 * 0.0 is -0.0)
+    if (op == BinOp.SUB && a.type().floating() && isZero(b, -1)) { // x - -0.0 is x + 0.0, for every x
+      op = BinOp.ADD;
+      b = Expr.of(b.type(), 0);
+    }
+    // lavapipe folds x * 0.0 into 0.0 (NaN * 0.0 is NaN, -1.0 * 0.0 is -0.0), x + 0.0 into x (-0.0 + 0.0 is 0.0)
+    // and 0.0 - x into -x (0.0 - 0.0 is 0.0): a driver may ignore the sign of a zero, Java may not
+    if ((op == BinOp.MUL || op == BinOp.ADD || op == BinOp.SUB) && a.type().floating()) {
       a = opaqueZero(a);
-      b = opaqueZero(b);
+      b = op == BinOp.SUB ? b : opaqueZero(b); // x - 0.0 is x, for every x
     }
     t.push(t.temp(a.type(), Expr.bin(op, a, b)));
   }
 
   /** A constant +0.0 as {@code 1.0 - 1.0} that the compiler cannot see through (see {@link Expr.One}); others as they are. */
   private static Expr opaqueZero(Expr e) {
-    if (e instanceof Expr.Const c && ((Number) c.value()).doubleValue() == 0 && 1 / ((Number) c.value()).doubleValue() > 0) {
+    if (isZero(e, 1)) {
       return Expr.bin(BinOp.SUB, new Expr.One(e.type()), Expr.of(e.type(), 1));
     }
     return e;
+  }
+
+  /** Whether {@code e} is the constant 0.0 of sign {@code sign} (1: +0.0, -1: -0.0). */
+  private static boolean isZero(Expr e, int sign) {
+    return e instanceof Expr.Const c && c.type().floating() && ((Number) c.value()).doubleValue() == 0
+        && Math.signum(1 / ((Number) c.value()).doubleValue()) == sign;
   }
 
   private void helper2(JType type, String helper) {

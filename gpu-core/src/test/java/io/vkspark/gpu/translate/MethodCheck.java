@@ -293,15 +293,16 @@ final class MethodCheck {
         float e = ((Number) expected).floatValue();
         float a = (Float) actual;
         long ulps = tol == Tolerance.FLOAT_DIVISION ? 3 : tol == Tolerance.TRANSCENDENTAL ? 4 : 0;
+        // EXACT is bit for bit: ordered() puts -0.0 and 0.0 both at 0, so a distance of 0 would take one for the other
         return Float.floatToIntBits(e) == Float.floatToIntBits(a)
-            || (!Float.isNaN(e) && !Float.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
+            || (ulps > 0 && !Float.isNaN(e) && !Float.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
       }
       case DOUBLE -> {
         double e = ((Number) expected).doubleValue();
         double a = (Double) actual;
         long ulps = tol == Tolerance.TRANSCENDENTAL ? TRANSCENDENTAL_ULPS : 0;
         return Double.doubleToLongBits(e) == Double.doubleToLongBits(a)
-            || (!Double.isNaN(e) && !Double.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
+            || (ulps > 0 && !Double.isNaN(e) && !Double.isNaN(a) && distance(ordered(e), ordered(a)) <= ulps);
       }
       default -> {
         return expected.equals(actual);

@@ -75,7 +75,8 @@ final class TranslatorIdiomsTest {
               + (Float.isNaN(a1) ? 8 : 0) + Double.doubleToRawLongBits(a0) + Double.doubleToLongBits(a0 * 0.0)
               + Float.floatToIntBits(a1);
         }
-        // lavapipe folded x * 0.0 into 0.0 (NaN and infinities give NaN, negatives -0.0): the 0.0 is made opaque
+        // lavapipe folded x * 0.0 into 0.0 (NaN and infinities give NaN, negatives -0.0), x + 0.0 into x (-0.0 + 0.0
+        // is 0.0) and 0.0 - x into -x (0.0 - 0.0 is 0.0): the 0.0 is made opaque
         public static double mulZero(double a0) { return a0 * 0.0; }
         public static double mulNegZero(double a0) { return a0 * -0.0; }
         public static double addZero(double a0) { return a0 + 0.0; }
@@ -83,6 +84,11 @@ final class TranslatorIdiomsTest {
         public static double subZero(double a0) { return a0 - 0.0; }
         public static double zeroSub(double a0) { return 0.0 - a0; }
         public static float mulZeroF(float a0) { return a0 * 0.0f; }
+        public static double subNegZero(double a0) { return a0 - -0.0; }
+        public static double zeroAdd(double a0) { return 0.0 + a0; }
+        public static float addZeroF(float a0) { return a0 + 0.0f; }
+        public static float zeroSubF(float a0) { return 0.0f - a0; }
+        public static float subNegZeroF(float a0) { return a0 - -0.0f; }
         public static double fromBits(long a0) { return Double.longBitsToDouble(a0 & 0x7fefffffffffffffL); }
         // floating-point %
         public static double remD(double a0, double a1) { return a0 % a1; }
