@@ -139,7 +139,7 @@ final class CoalesceSparkTest {
       assertEquals(0L, m.get("stagedBytes"), () -> "no host staging copy: " + m);
       assertTrue(m.get("uploadBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "the arguments were uploaded: " + m);
     });
-    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
+    TestSpark.assertAggregatesEqual(both.get(1), both.get(0));
 
     set(Settings.VERIFY.key(), "strict", Settings.VERIFY_SAMPLE_RATE.key(), "1");
     both = onAndOff(() -> spark().sql(sql), ran -> {
@@ -148,7 +148,7 @@ final class CoalesceSparkTest {
       assertTrue(m.get("stagedBytes") >= (long) ROWS * (4 + 4 + 8 + 8 + 4 + 4), () -> "verify reads the staged arguments: " + m);
       assertEquals(0L, m.get("verifyMismatches"), m.toString());
     });
-    FusedAggregateSparkTest.assertAggregatesEqual(both.get(1), both.get(0));
+    TestSpark.assertAggregatesEqual(both.get(1), both.get(0));
   }
 
   /** The metrics of the one fused aggregate node of {@code ran}. */

@@ -420,8 +420,8 @@ final class DeviceCacheSparkTest {
       String explain = explain(hitting);
       assertFalse(explain.contains("ColumnarToRow") && explain.indexOf("ColumnarToRow") > explain.indexOf("VkGpuAggregate"),
           "nothing turns the cached batches into rows under the fused node: " + explain);
-      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(first));
-      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(second));
+      assertAggregatesEqual(want, sorted(first));
+      assertAggregatesEqual(want, sorted(second));
 
       // a lost device: the task fails once, Spark retries it on the device the executor opens again
       long lost = ExecutorDevice.devicesLost();
@@ -431,7 +431,7 @@ final class DeviceCacheSparkTest {
       FaultInjection.reset();
       assertEquals(lost + 1, ExecutorDevice.devicesLost(), "the device was lost once");
       assertTrue(sum(again, "deviceCacheUploads") > 0, "the new device's cache started empty");
-      FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(retried));
+      assertAggregatesEqual(want, sorted(retried));
     } finally {
       FaultInjection.reset();
       cached.unpersist(true);
@@ -449,7 +449,7 @@ final class DeviceCacheSparkTest {
         List<Row> got = new ArrayList<>();
         Dataset<Row> ran = run(q, true, got);
         assertEquals(100_000L, fusedMetrics(ran).get("gpuReducedRows"));
-        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+        assertAggregatesEqual(want, sorted(got));
         assertTrue(cache().stats().residentBytes() <= BUDGET, cache().stats().toString());
       }
       assertTrue(cache().stats().evictions() > evictions, "columns were evicted: " + cache().stats());
@@ -466,7 +466,7 @@ final class DeviceCacheSparkTest {
       List<Row> got = new ArrayList<>();
       Dataset<Row> ran = run(q, true, got);
       assertTrue(sum(ran, "deviceCacheUploads") > 0);
-      FusedAggregateSparkTest.assertAggregatesEqual(sparks(q), sorted(got));
+      assertAggregatesEqual(sparks(q), sorted(got));
       // grouped by a cached int column (fused with fuseAggregates=true): its range is the batch's, found when cached
       s.conf().set(Settings.FUSE_AGGREGATES.key(), "true");
       try {
@@ -475,7 +475,7 @@ final class DeviceCacheSparkTest {
         Dataset<Row> column = run(byColumn, true, byC);
         assertEquals(20_000L, fusedMetrics(column).get("gpuReducedRows"), fusedMetrics(column).toString());
         assertEquals(10, byC.size(), "9 keys and null");
-        FusedAggregateSparkTest.assertAggregatesEqual(sparks(byColumn), sorted(byC));
+        assertAggregatesEqual(sparks(byColumn), sorted(byC));
       } finally {
         s.conf().unset(Settings.FUSE_AGGREGATES.key());
       }
@@ -555,7 +555,7 @@ final class DeviceCacheSparkTest {
           assertTrue(sum(ran, "uploadBytes") < 20_000, c[1] + ": no column value copied by the host (" + 8 * 20_000
               + " bytes a double column), only validity bits: " + sum(ran, "uploadBytes"));
         }
-        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+        assertAggregatesEqual(want, sorted(got));
       }
       // not evaluable on the device: Spark's Filter stays, and EXPLAIN says why
       for (String[] c : new String[][] {{"upper(cast(n AS string)) = '7'", "is not evaluable on the device"},
@@ -568,7 +568,7 @@ final class DeviceCacheSparkTest {
         assertTrue(hasFilter(ran), explain);
         assertTrue(explain.contains("stays on the host") && explain.contains(c[1]), explain);
         assertEquals(0L, fusedMetrics(ran).getOrDefault("deviceFilteredRows", 0L));
-        FusedAggregateSparkTest.assertAggregatesEqual(want, sorted(got));
+        assertAggregatesEqual(want, sorted(got));
       }
       assertNoValidationErrors();
     } finally {

@@ -101,8 +101,9 @@ final class GpuUdfSqlTest {
         .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)"));
     df.collectAsList();
     assertAllRowsOnGpu(df);
-    assertGpuEqualsCpu(() -> table().groupBy(functions.expr("j % 5").as("k"))
+    List<List<Row>> both = gpuAndCpu(() -> table().groupBy(functions.expr("j % 5").as("k"))
         .agg(functions.expr("sum(int_poly(i, j))"), functions.expr("avg(hypot_gpu(a, b))"), functions.expr("count(*)")));
+    assertAggregatesEqual(both.get(1), both.get(0)); // the average's sum is reduced on the GPU, in its order
   }
 
   @Test

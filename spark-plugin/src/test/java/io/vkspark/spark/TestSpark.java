@@ -246,6 +246,27 @@ public final class TestSpark {
     assertRowsEqual(both.get(1), both.get(0));
   }
 
+  /**
+   * Equal, except doubles within 1e-12 relative: a sum of doubles depends on its order, which Spark does not
+   * define: a GPU reduction adds in its own order, and Spark's final aggregation adds the partitions'
+   * partial sums in the order they arrive. Zeros and NaN compare exactly.
+   */
+  public static void assertAggregatesEqual(List<Row> expected, List<Row> actual) {
+    assertEquals(expected.size(), actual.size(), "row count");
+    for (int r = 0; r < expected.size(); r++) {
+      for (int c = 0; c < expected.get(r).size(); c++) {
+        Object x = expected.get(r).get(c);
+        Object y = actual.get(r).get(c);
+        String where = "row " + r + " column " + c + ": " + expected.get(r) + " vs " + actual.get(r);
+        if (x instanceof Double dx && y instanceof Double dy && dx != 0 && !dx.isNaN()) {
+          assertEquals(dx, dy, Math.abs(dx) * 1e-12, where);
+        } else {
+          assertEquals(x, y, where);
+        }
+      }
+    }
+  }
+
   public static void assertRowsEqual(List<Row> expected, List<Row> actual) {
     assertEquals(expected.size(), actual.size(), "row count");
     for (int r = 0; r < expected.size(); r++) {
