@@ -3,7 +3,6 @@ package io.vkspark.spark.exec;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.SqlType;
-import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
@@ -62,7 +61,7 @@ final class CpuCallProjection {
     TaskContext task = TaskContext.get();
     p.initialize(task == null ? 0 : task.partitionId());
     // the columns whose nulls give a null result (a constant argument, -1, is never null)
-    return new CpuCallProjection(p, c.resultType(), Arrays.stream(c.argOrdinals()).filter(o -> o >= 0).toArray(),
+    return new CpuCallProjection(p, c.resultType(), c.argOrdinals().stream().mapToInt(Integer::intValue).filter(o -> o >= 0).toArray(),
         strict);
   }
 

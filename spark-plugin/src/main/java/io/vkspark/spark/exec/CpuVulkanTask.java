@@ -39,9 +39,9 @@ public final class CpuVulkanTask implements AutoCloseable {
   public ColumnVector run(int i, GpuUdfCall c, ColumnarBatch in, int rows) {
     ExecutorDevice dev = CpuVulkan.device(conf, c.name());
     List<Integer> ordinals = new ArrayList<>();
-    int[] cols = new int[c.argOrdinals().length];
+    int[] cols = new int[c.argOrdinals().size()];
     for (int a = 0; a < cols.length; a++) {
-      int o = c.argOrdinals()[a];
+      int o = c.argOrdinals().get(a);
       if (o < 0) {
         cols[a] = -1; // a constant argument: its literal slot, no column
         continue;
@@ -55,7 +55,7 @@ public final class CpuVulkanTask implements AutoCloseable {
     List<SqlType> types = new ArrayList<>();
     List<InputColumn> inputs = new ArrayList<>();
     for (int o : ordinals) {
-      int a = IntStream.range(0, cols.length).filter(x -> c.argOrdinals()[x] == o).findFirst().orElseThrow();
+      int a = IntStream.range(0, cols.length).filter(x -> c.argOrdinals().get(x) == o).findFirst().orElseThrow();
       types.add(argTypes.get(a));
       inputs.add(SparkInputs.of(in.column(o), argTypes.get(a), rows));
     }

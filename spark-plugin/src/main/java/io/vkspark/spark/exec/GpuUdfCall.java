@@ -1,12 +1,11 @@
 package io.vkspark.spark.exec;
 
-import io.vkspark.spark.glsl.GlslUdf;
+import io.vkspark.spark.udf.UdfKind;
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
 import java.io.Serializable;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Collectors;
@@ -38,22 +37,29 @@ import scala.runtime.AbstractPartialFunction;
  * @param guard null when Spark evaluates the call for every row; otherwise the condition, bound to
  *     the child's columns, under which it does (a CASE branch, the right of AND, ...): {@code call()}
  *     runs only where it is true, and the result elsewhere is never read (see {@code CallSites})
+ * @param kind what kind of GPU UDF it calls, decided once by the planner: the executor reads it and
+ *     never looks at the UDF's function again
  */
-public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, int[] argOrdinals,
-                  AttributeReference result, Placement placement, Expression guard) implements Serializable {
+public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, ColumnKernel kernel, List<Integer> argOrdinals,
+                  AttributeReference result, Placement placement, Expression guard, UdfKind kind) implements Serializable {
 
-  /** Records compare arrays by identity; plans compare calls by value (exchange reuse, AQE). */
+  public GpuUdfCall {
+    argOrdinals = List.copyOf(argOrdinals);
+    Objects.requireNonNull(kind, "kind");
+  }
+
+  /** Plans compare calls by value (exchange reuse, AQE); kernels by their id. */
   @Override
   public boolean equals(Object o) {
     return o instanceof GpuUdfCall c && c.name.equals(name) && c.expr.equals(expr) && c.boundCpu.equals(boundCpu)
-        && c.kernel.id().equals(kernel.id()) && Arrays.equals(c.argOrdinals, argOrdinals)
+        && c.kernel.id().equals(kernel.id()) && c.argOrdinals.equals(argOrdinals)
         && c.result.equals(result) && c.placement.equals(placement)
-        && Objects.equals(c.guard, guard);
+        && Objects.equals(c.guard, guard) && c.kind.equals(kind);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, expr, kernel.id(), Arrays.hashCode(argOrdinals), result, placement);
+    return Objects.hash(name, expr, boundCpu, kernel.id(), argOrdinals, result, placement, guard, kind);
   }
 
   /** The literal values of the arguments the kernel computes ({@link DeviceArg}), for its {@code KernelCall}. */
@@ -67,12 +73,12 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
 
   /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
   boolean glslOnly() {
-    return ScalaUdfs.of(expr).orElse(null) instanceof GlslUdf;
+    return kind instanceof UdfKind.GlslOnly;
   }
 
-  /** Whether the UDF is a plain Java UDF translated to the GPU ({@link TranslatedUdf}). */
+  /** Whether the UDF is a plain Java UDF or Scala closure translated to the GPU ({@link UdfKind.Translated}). */
   public boolean translated() {
-    return ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf;
+    return kind instanceof UdfKind.Translated;
   }
 
   /**
@@ -80,7 +86,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    * translated one whose {@code call()} may return a value for a null argument.
    */
   boolean nullStrict() {
-    return !(ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t) || t.strict();
+    return kind.nullStrict();
   }
 
   public SqlType resultType() {
@@ -89,7 +95,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
 
   /** This call placed elsewhere (the executor's decision). */
   GpuUdfCall placed(Placement p) {
-    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, p, guard);
+    return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, p, guard, kind);
   }
 
   /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
@@ -110,7 +116,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
     String when = guard == null ? "" : input == null ? " (guarded)" : " when " + unbind(guard, input);
     return name + "(" + Scala.list(expr.children()).stream().map(GpuUdfCall::shown).collect(Collectors.joining(", "))
         + ") AS " + result.name() + "#" + result.exprId().id() + when + " " + placement.render()
-        + (onGpu() && ScalaUdfs.of(expr).orElse(null) instanceof TranslatedUdf t ? " (translated from " + t.language() + ")" : "")
+        + (onGpu() && kind instanceof UdfKind.Translated t ? " (translated from " + t.language() + ")" : "")
         + (kernel.fastMath() ? " (fastMath: a * b + c may be one fused multiply-add, float32 subnormals may be flushed)" : "")
         + (!onGpu() && !placement.leftToSpark() && glslOnly() ? " (GLSL-only: its SPIR-V runs on the CPU Vulkan device)" : "");
   }
@@ -156,7 +162,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   GpuUdfCall canonical(List<Attribute> input, long id) {
     AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
     return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
-        placement, guard == null ? null : normalize(guard, input));
+        placement, guard == null ? null : normalize(guard, input), kind);
   }
 
   /** Spark's {@code QueryPlan.normalizeExpressions}: columns numbered by their position in {@code input}. */

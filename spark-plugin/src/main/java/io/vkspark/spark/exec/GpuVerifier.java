@@ -1,7 +1,6 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.executor.CpuVulkan;
-import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.Tolerance;
 import io.vkspark.spark.conf.VerifySettings;
@@ -13,9 +12,7 @@ import io.vkspark.spark.conf.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -45,7 +42,6 @@ public final class GpuVerifier {
   private final NodeMetrics metrics;
   private final long seed;
   private final Set<String> logged = new HashSet<>();
-  private final Map<GpuUdfCall, Tolerance> tolerances = new IdentityHashMap<>();
   private long batch;
 
   GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
@@ -197,8 +193,7 @@ public final class GpuVerifier {
   }
 
   private Tolerance tolerance(GpuUdfCall c) {
-    return tolerances.computeIfAbsent(c, k -> ScalaUdfs.of(k.expr()).map(GpuUdf::tolerance)
-        .orElse(Tolerance.defaultFor(k.resultType())));
+    return c.kind().tolerance();
   }
 
   private static Object value(ColumnVector v, SqlType t, int r) {

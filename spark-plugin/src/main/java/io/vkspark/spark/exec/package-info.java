@@ -4,6 +4,6 @@
  * coalescer, verify mode and the node's metrics. Never imports {@code agg}: a fused aggregate
  * reaches the iterator through one hook declared here.
  *
- * <p>May import: shim, conf, kernel, api, cache, executor, glsl.
+ * <p>May import: shim, conf, kernel, api, cache, executor, glsl, udf.
  */
 package io.vkspark.spark.exec;

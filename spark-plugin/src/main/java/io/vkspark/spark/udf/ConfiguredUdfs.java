@@ -1,4 +1,4 @@
-package io.vkspark.spark.plan;
+package io.vkspark.spark.udf;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
@@ -7,7 +7,6 @@ import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.api.VkAnalysisException;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.kernel.CompiledKernels;
-import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.conf.Settings;
 import java.lang.reflect.Method;
 import java.util.ArrayList;

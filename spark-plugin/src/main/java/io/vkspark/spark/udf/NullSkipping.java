@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.udf;
 
 import java.io.Serializable;
 import java.util.List;

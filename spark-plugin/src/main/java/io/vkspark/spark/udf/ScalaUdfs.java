@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.udf;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;

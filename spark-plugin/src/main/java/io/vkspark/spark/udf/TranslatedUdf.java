@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.udf;
 
 import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.api.GpuKernel;

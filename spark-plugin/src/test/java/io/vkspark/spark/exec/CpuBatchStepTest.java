@@ -50,8 +50,8 @@ final class CpuBatchStepTest {
     VkGpuEvalExec node = gpuNodes(spark().range(0, 10, 1, 1)
         .selectExpr("id * 0.5 AS a", "id * 0.25 AS b").selectExpr("gpu_hypot(a, b) AS h")).get(0);
     call = node.calls().get(0);
-    a = call.argOrdinals()[0];
-    b = call.argOrdinals()[1];
+    a = call.argOrdinals().get(0);
+    b = call.argOrdinals().get(1);
     List<Attribute> input = Scala.list(node.child().output());
     ColumnVector[] columns = new ColumnVector[input.size()];
     for (int i = 0; i < columns.length; i++) {
@@ -120,7 +120,8 @@ final class CpuBatchStepTest {
     // b > 100 (null for a null b): Spark evaluates the call only where it is true.
     GpuUdfCall guarded = new GpuUdfCall(call.name(), call.expr(), call.boundCpu(), call.kernel(), call.argOrdinals(),
         call.result(), call.placement(),
-        new GreaterThan(new BoundReference(b, DataTypes.DoubleType, true), Literal.create(100.0, DataTypes.DoubleType)));
+        new GreaterThan(new BoundReference(b, DataTypes.DoubleType, true), Literal.create(100.0, DataTypes.DoubleType)),
+        call.kind());
     try (BufferAllocator allocator = new RootAllocator();
          CpuBatchStep step = new CpuBatchStep(List.of(guarded), VkConf.of(spark()), allocator,
              NodeMetrics.create(spark().sparkContext(), MetricsLevel.ESSENTIAL))) {
