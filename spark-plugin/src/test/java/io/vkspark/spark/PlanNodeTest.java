@@ -6,7 +6,7 @@ import io.vkspark.spark.cache.VkCacheColumnsExec;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
 import io.vkspark.spark.plan.VkExplain;

@@ -3,6 +3,13 @@ package io.vkspark.spark.exec;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.executor.ExecutorDevice;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.ResultColumn;
+import io.vkspark.spark.exec.call.VkMetric;
+import io.vkspark.spark.exec.cpu.CpuBatchStep;
+import io.vkspark.spark.exec.input.BatchCoalescer;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package io.vkspark.spark.plan;
 
 import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.udf.CountedFunction;
-import io.vkspark.spark.exec.DeviceArg;
+import io.vkspark.spark.exec.call.DeviceArg;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ColumnKernel;
@@ -10,8 +10,8 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.udf.ScalaUdfs;
 import io.vkspark.spark.udf.TranslatedUdf;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.Placement;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 

@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ArithOp;

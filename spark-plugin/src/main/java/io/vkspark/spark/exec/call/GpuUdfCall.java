@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.udf.UdfKind;
 import io.vkspark.spark.shim.Scala;
@@ -24,7 +24,7 @@ import org.apache.spark.unsafe.types.UTF8String;
 import scala.runtime.AbstractPartialFunction;
 
 /**
- * One GPU UDF call planned into a {@link VkGpuEvalExec}: the call, its kernel, the child columns it
+ * One GPU UDF call planned into a {@code VkGpuEvalExec}: the call, its kernel, the child columns it
  * reads and the attribute it produces. Its {@link Placement} says whether it runs on the GPU; if not,
  * the node evaluates it with the UDF's {@code call()} and EXPLAIN shows why.
  *
@@ -63,7 +63,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   }
 
   /** The literal values of the arguments the kernel computes ({@link DeviceArg}), for its {@code KernelCall}. */
-  double[] literals() {
+  public double[] literals() {
     return DeviceArg.literals(Scala.list(expr.children()), kernel.spec().argOps());
   }
 
@@ -72,7 +72,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   }
 
   /** Whether the UDF is defined in GLSL only: its CPU path runs its SPIR-V on the CPU Vulkan device ({@link CpuVulkan}). */
-  boolean glslOnly() {
+  public boolean glslOnly() {
     return kind instanceof UdfKind.GlslOnly;
   }
 
@@ -85,7 +85,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    * Whether a null argument means a null result without running the UDF: every GPU UDF, except a
    * translated one whose {@code call()} may return a value for a null argument.
    */
-  boolean nullStrict() {
+  public boolean nullStrict() {
     return kind.nullStrict();
   }
 
@@ -94,12 +94,12 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
   }
 
   /** This call placed elsewhere (the executor's decision). */
-  GpuUdfCall placed(Placement p) {
+  public GpuUdfCall placed(Placement p) {
     return new GpuUdfCall(name, expr, boundCpu, kernel, argOrdinals, result, p, guard, kind);
   }
 
   /** Whether Spark evaluates this call for {@code row} of the child: no guard, or the guard is true. */
-  boolean evaluatedFor(InternalRow row) {
+  public boolean evaluatedFor(InternalRow row) {
     return guard == null || Boolean.TRUE.equals(guard.eval(row));
   }
 
@@ -159,7 +159,7 @@ public record GpuUdfCall(String name, ScalaUDF expr, Expression boundCpu, Column
    * result numbered {@code id}: two copies of one subquery (a CTE used twice) then compare equal,
    * so Spark reuses the exchange or subquery above them.
    */
-  GpuUdfCall canonical(List<Attribute> input, long id) {
+  public GpuUdfCall canonical(List<Attribute> input, long id) {
     AttributeReference r = (AttributeReference) result.withExprId(new ExprId(id, result.exprId().jvmId())).canonicalized();
     return new GpuUdfCall(name, (ScalaUDF) normalize(expr, input), normalize(boundCpu, input), kernel, argOrdinals, r,
         placement, guard == null ? null : normalize(guard, input), kind);

@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.conf.MetricsLevel;
 
@@ -25,7 +25,7 @@ public final class NodeMetrics implements Serializable {
   }
 
   /** The metrics of {@code level}, registered with {@code sc}. */
-  static NodeMetrics create(SparkContext sc, MetricsLevel level) {
+  public static NodeMetrics create(SparkContext sc, MetricsLevel level) {
     EnumMap<VkMetric, SQLMetric> m = new EnumMap<>(VkMetric.class);
     for (VkMetric k : VkMetric.at(level)) {
       m.put(k, k.kind().create(sc, k.description()));
@@ -34,7 +34,7 @@ public final class NodeMetrics implements Serializable {
   }
 
   /** Adds {@code value} to {@code metric}; nothing when the level leaves it out or value is 0. */
-  void add(VkMetric metric, long value) {
+  public void add(VkMetric metric, long value) {
     SQLMetric m = metrics.get(metric);
     if (m != null && value != 0) {
       m.add(value);
@@ -42,7 +42,7 @@ public final class NodeMetrics implements Serializable {
   }
 
   /** By key, in enum order (the order Spark's UI shows). */
-  Map<String, SQLMetric> byKey() {
+  public Map<String, SQLMetric> byKey() {
     Map<String, SQLMetric> out = new LinkedHashMap<>();
     metrics.forEach((k, m) -> out.put(k.key(), m));
     return Collections.unmodifiableMap(out);

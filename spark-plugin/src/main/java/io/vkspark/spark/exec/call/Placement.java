@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.conf.VkConf;
 
@@ -13,7 +13,7 @@ import java.util.Objects;
 
 /**
  * Where one GPU UDF call runs and why: the single answer that the planner ({@code GpuPlanner}), the
- * executor ({@link GpuEvalIterator}) and the tagging of calls left in Spark's operators
+ * executor ({@code GpuEvalIterator}) and the tagging of calls left in Spark's operators
  * ({@code InsertGpuEval}) give. EXPLAIN, the plan node, logs and {@code spark.vkspark.fallback=false}
  * errors all render it here, so each reason is worded once, in {@link Cause}.
  *
@@ -22,7 +22,7 @@ import java.util.Objects;
  * @param details the values the cause's text names (a device error, a type, an operator)
  * @param by where the decision was made
  * @param adaptive on the GPU, but each executor may send a batch to the CPU when the CPU measures
- *     faster ({@code spark.vkspark.placement=adaptive}, {@link AdaptivePlacement}); false on the CPU
+ *     faster ({@code spark.vkspark.placement=adaptive}, {@code AdaptivePlacement}); false on the CPU
  */
 public record Placement(Where where, Cause cause, List<String> details, DecidedBy by, boolean adaptive)
     implements Serializable {
@@ -34,7 +34,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   public enum DecidedBy {
     /** On the driver, planning the query ({@code GpuPlanner#decide}). */
     PLANNER,
-    /** On the executor, when a task starts or a batch fails on the GPU ({@link GpuEvalIterator}). */
+    /** On the executor, when a task starts or a batch fails on the GPU ({@code GpuEvalIterator}). */
     EXECUTOR,
     /** On the driver, for calls the planner left in Spark's operators ({@code InsertGpuEval}). */
     LEFTOVERS
@@ -163,7 +163,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   }
 
 
-  boolean onGpu() {
+  public boolean onGpu() {
     return where == Where.GPU;
   }
 
@@ -173,12 +173,12 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
   }
 
   /** Why a batch runs on the CPU, worded as EXPLAIN and the logs word a call's reason. */
-  static String reason(Cause cause, Object... details) {
+  public static String reason(Cause cause, Object... details) {
     return cpu(cause, DecidedBy.EXECUTOR, details).reason();
   }
 
   /** Why it runs on the CPU, e.g. {@code "it is inside Sort, which vkspark does not plan on the GPU"}; empty on the GPU. */
-  String reason() {
+  public String reason() {
     return cause == null ? "" : String.format(Locale.ROOT, cause.text, details.toArray());
   }
 
@@ -186,7 +186,7 @@ public record Placement(Where where, Cause cause, List<String> details, DecidedB
    * {@code "on GPU"}, {@code "on GPU (adaptive: GPU or call() per batch, timed)"} or
    * {@code "on CPU because <reason>"}, as EXPLAIN prints after a call.
    */
-  String render() {
+  public String render() {
     return onGpu() ? "on GPU" + (adaptive ? ADAPTIVE : "") : "on CPU because " + reason();
   }
 

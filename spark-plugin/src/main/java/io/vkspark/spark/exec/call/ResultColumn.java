@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
@@ -12,10 +12,10 @@ import org.apache.spark.sql.vectorized.ColumnVector;
  * the low 8 bytes of each Decimal128, rather than through a {@code BigDecimal} per row
  * ({@code ArrowColumnVector}'s own way).
  */
-final class ResultColumn {
+public final class ResultColumn {
   private ResultColumn() {}
 
-  static ColumnVector of(FieldVector v) {
+  public static ColumnVector of(FieldVector v) {
     return v instanceof DecimalVector d ? new DecimalColumn(d) : new ArrowColumnVector(v);
   }
 

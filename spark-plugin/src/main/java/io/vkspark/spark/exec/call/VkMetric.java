@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.conf.MetricsLevel;
 

@@ -1,6 +1,11 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.cpu;
 
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.ResultColumn;
+import io.vkspark.spark.exec.call.VkMetric;
 
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -16,7 +21,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * GLSL-only UDF (it has no {@code call()}) its SPIR-V over the whole batch on the CPU Vulkan device. Apart from the iterator so that the GPU and CPU paths each
  * read on their own; the vectors are reused from batch to batch.
  */
-final class CpuBatchStep implements AutoCloseable {
+public final class CpuBatchStep implements AutoCloseable {
   private final List<GpuUdfCall> calls;
   private final VkConf conf;
   private final BufferAllocator allocator;
@@ -31,7 +36,7 @@ final class CpuBatchStep implements AutoCloseable {
   /** Per call: its GPU results with the rows its kernel handed back (null until the first such batch). */
   private final HandedBackRows[] handedBack;
 
-  CpuBatchStep(List<GpuUdfCall> calls, VkConf conf, BufferAllocator allocator, NodeMetrics metrics) {
+  public CpuBatchStep(List<GpuUdfCall> calls, VkConf conf, BufferAllocator allocator, NodeMetrics metrics) {
     this.calls = calls;
     this.conf = conf;
     this.allocator = allocator;
@@ -50,7 +55,7 @@ final class CpuBatchStep implements AutoCloseable {
    * result (a non-strict translated Java UDF's {@code call()} sees it, as in Spark). The column is
    * valid until the next batch.
    */
-  ColumnVector run(int i, ColumnarBatch in, int rows) {
+  public ColumnVector run(int i, ColumnarBatch in, int rows) {
     GpuUdfCall c = calls.get(i);
     if (c.glslOnly()) {
       if (cpuVulkan == null) {
@@ -80,7 +85,7 @@ final class CpuBatchStep implements AutoCloseable {
    * its kernel handed back, computed by {@code call()} over {@code in}. A GLSL-only call has no
    * {@code call()}: those rows stay null (docs/GLSL-SEMANTICS.md, "Strings"). Valid until the next batch.
    */
-  ColumnVector withHandedBack(int i, FieldVector gpu, int[] rows, ColumnarBatch in) {
+  public ColumnVector withHandedBack(int i, FieldVector gpu, int[] rows, ColumnarBatch in) {
     GpuUdfCall c = calls.get(i);
     metrics.add(VkMetric.HANDED_BACK_ROWS, rows.length);
     if (c.glslOnly()) {

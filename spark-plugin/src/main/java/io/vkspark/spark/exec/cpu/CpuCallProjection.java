@@ -1,8 +1,9 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.cpu;
 
 import io.vkspark.spark.shim.Scala;
 
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import java.util.List;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;

@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.cpu;
 
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.gpu.column.run.BatchRunner;
@@ -19,6 +19,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.GpuLease;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.input.SparkInputs;
 
 /**
  * The GLSL-only calls of one task that its GPU node runs on the CPU: each batch through the CPU

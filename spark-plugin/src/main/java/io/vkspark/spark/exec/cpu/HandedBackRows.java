@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.cpu;
 
 import io.vkspark.gpu.column.SqlType;
 import org.apache.arrow.memory.ArrowBuf;

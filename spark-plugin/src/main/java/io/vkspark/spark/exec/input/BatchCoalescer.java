@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
 import io.vkspark.spark.api.SparkTypes;
 
@@ -65,7 +65,7 @@ public final class BatchCoalescer implements AutoCloseable {
    * {@code maxBytes} staged bytes; empty when a column's type cannot be staged (the node then
    * passes the child's batches through one by one).
    */
-  static Optional<BatchCoalescer> forColumns(List<DataType> types, int maxRows, long maxBytes) {
+  public static Optional<BatchCoalescer> forColumns(List<DataType> types, int maxRows, long maxBytes) {
     return types.stream().allMatch(BatchCoalescer::stageable)
         ? Optional.of(new BatchCoalescer(types, maxRows, maxBytes)) : Optional.empty();
   }
@@ -92,7 +92,7 @@ public final class BatchCoalescer implements AutoCloseable {
    * coalesced batch: a larger one is evaluated as it is, never copied) and still fits next to what
    * is staged, so the staged vectors never hold more than {@code maxBytes}.
    */
-  boolean fits(ColumnarBatch b) {
+  public boolean fits(ColumnarBatch b) {
     if (b.numRows() >= smallBelow() || (long) rows + b.numRows() > maxRows) {
       return false;
     }
@@ -101,7 +101,7 @@ public final class BatchCoalescer implements AutoCloseable {
   }
 
   /** Drops what is staged (the previous coalesced batch has been consumed). */
-  void reset() {
+  public void reset() {
     for (OffHeapColumnVector v : staged) {
       v.reset();
     }
@@ -113,7 +113,7 @@ public final class BatchCoalescer implements AutoCloseable {
    * Counts {@code b}'s rows and bytes as {@link #add} would, without copying them: its arguments
    * went straight to the GPU and nothing on the host needs its rows.
    */
-  void admit(ColumnarBatch b) {
+  public void admit(ColumnarBatch b) {
     rows = Math.addExact(rows, b.numRows());
     bytes = Math.addExact(bytes, batchBytes(b));
   }
@@ -122,7 +122,7 @@ public final class BatchCoalescer implements AutoCloseable {
    * Copies every row of {@code b} after those staged; {@code b} may be overwritten once this
    * returns. Returns the bytes staged for it.
    */
-  long add(ColumnarBatch b) {
+  public long add(ColumnarBatch b) {
     int n = b.numRows();
     if (n == 0) {
       return 0;
@@ -140,13 +140,13 @@ public final class BatchCoalescer implements AutoCloseable {
   }
 
   /** Rows staged. */
-  int rows() {
+  public int rows() {
     return rows;
   }
 
 
   /** The staged rows as a batch; valid until the next {@link #reset}. */
-  ColumnarBatch batch() {
+  public ColumnarBatch batch() {
     return new ColumnarBatch(staged.clone(), rows);
   }
 

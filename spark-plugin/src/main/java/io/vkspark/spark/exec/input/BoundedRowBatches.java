@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
 import java.util.Iterator;
 import org.apache.spark.TaskContext;
@@ -14,7 +14,7 @@ import org.apache.spark.util.TaskCompletionListener;
 
 /**
  * One partition's rows as column batches of at most {@code maxRows} rows and {@code maxBytes}
- * bytes ({@link VkRowToColumnarExec}). The vectors are reused from batch to batch, as Spark's
+ * bytes ({@code VkRowToColumnarExec}). The vectors are reused from batch to batch, as Spark's
  * are, so they grow to about the byte bound at most (twice it where a vector doubles). The row
  * that would pass the bound is held, not copied, and starts the next batch: the row iterator is
  * not asked for more until then, so the row stays valid. A row wider than the bound alone is a
@@ -35,7 +35,7 @@ public final class BoundedRowBatches implements Iterator<ColumnarBatch> {
   private InternalRow held;
   private long heldBytes;
 
-  BoundedRowBatches(Iterator<InternalRow> rows, StructType schema, int maxRows, long maxBytes, boolean offHeap,
+  public BoundedRowBatches(Iterator<InternalRow> rows, StructType schema, int maxRows, long maxBytes, boolean offHeap,
                     SQLMetric inputRows, SQLMetric outputBatches, SQLMetric wideRows) {
     this.rows = rows;
     this.schema = schema;

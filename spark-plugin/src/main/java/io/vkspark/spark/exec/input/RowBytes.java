@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.ValueVector;
@@ -49,7 +49,7 @@ public final class RowBytes {
   }
 
   /** The variable-width bytes of row {@code r} of {@code v} (of {@code t}); 0 for a null or fixed-width value. */
-  static long value(ColumnVector v, DataType t, int r) {
+  public static long value(ColumnVector v, DataType t, int r) {
     if (!(t instanceof StringType || t instanceof BinaryType || t instanceof ArrayType) || v.isNullAt(r)) {
       return 0;
     }

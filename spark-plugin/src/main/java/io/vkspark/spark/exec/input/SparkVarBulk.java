@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
 import io.vkspark.gpu.column.input.Bits;
 import io.vkspark.gpu.column.SqlType;

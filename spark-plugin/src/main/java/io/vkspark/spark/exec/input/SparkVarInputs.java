@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
 import io.vkspark.gpu.column.input.ArrowInputs;
 import io.vkspark.gpu.column.input.InputColumn;

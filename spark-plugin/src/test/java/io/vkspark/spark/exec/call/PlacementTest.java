@@ -1,7 +1,7 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.plan.CallSites;
-import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.exec.call.Placement;
 import io.vkspark.spark.conf.VkConf;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -12,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
-import io.vkspark.spark.exec.Placement.Cause;
-import io.vkspark.spark.exec.Placement.DecidedBy;
+import io.vkspark.spark.exec.call.Placement.Cause;
+import io.vkspark.spark.exec.call.Placement.DecidedBy;
 import io.vkspark.spark.conf.Settings;
 import java.util.List;
 import java.util.Map;

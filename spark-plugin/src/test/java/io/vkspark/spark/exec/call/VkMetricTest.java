@@ -1,8 +1,8 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.call;
 
 import io.vkspark.spark.conf.MetricsLevel;
 
-import io.vkspark.spark.exec.VkMetric;
+import io.vkspark.spark.exec.call.VkMetric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

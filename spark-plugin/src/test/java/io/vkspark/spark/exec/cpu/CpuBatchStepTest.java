@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.cpu;
 
 import static io.vkspark.spark.TestSpark.gpuNodes;
 import static io.vkspark.spark.TestSpark.spark;
@@ -11,6 +11,9 @@ import io.vkspark.spark.TestUdfs;
 import io.vkspark.spark.conf.MetricsLevel;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;

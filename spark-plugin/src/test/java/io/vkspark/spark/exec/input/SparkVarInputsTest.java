@@ -1,7 +1,7 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.input;
 
-import io.vkspark.spark.exec.SparkInputs;
-import io.vkspark.spark.exec.SparkVarBulk;
+import io.vkspark.spark.exec.input.SparkInputs;
+import io.vkspark.spark.exec.input.SparkVarBulk;
 
 import static org.junit.jupiter.api.Assertions.*;
 
