@@ -7,6 +7,7 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.udf.ScalaUdfs;
 import io.vkspark.spark.udf.TranslatedUdf;
 import io.vkspark.spark.udf.UdfKind;
 import io.vkspark.spark.shim.Scala;
@@ -17,7 +18,9 @@ import io.vkspark.spark.conf.VkConf;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.spark.exec.call.Placement.Cause;
 import io.vkspark.spark.exec.call.Placement.DecidedBy;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -45,6 +48,8 @@ public final class GpuPlanner {
 
   private final VkConf conf;
   private final boolean local;
+  /** The UDF behind each function this planner has looked at ({@link #udf}), by identity. */
+  private final Map<Object, Optional<GpuUdf>> udfs = new IdentityHashMap<>();
 
   GpuPlanner(SparkSession session) {
     this.conf = VkConf.of(session);
@@ -53,6 +58,15 @@ public final class GpuPlanner {
 
   public VkConf conf() {
     return conf;
+  }
+
+  /**
+   * The GPU UDF {@code u} calls, if it calls one ({@link ScalaUdfs#of}), looked at once per function
+   * for this planner (one application of the planning rule): the rule asks about a call from several
+   * places, and a translated UDF's answer takes a translation.
+   */
+  Optional<GpuUdf> udf(ScalaUDF u) {
+    return udfs.computeIfAbsent(u.function(), ScalaUdfs::of);
   }
 
   public static String name(ScalaUDF u) {

@@ -77,8 +77,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     SparkPlan out = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e)))
-            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition()));
+        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e, planner)))
+            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition(), planner));
       }
 
       @Override
@@ -89,8 +89,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     return countAndTagLeftovers(out, planner);
   }
 
-  static boolean hasGpuUdf(Expression e) {
-    return e.find(x -> x instanceof ScalaUDF u && ScalaUdfs.of(u).isPresent()).isDefined();
+  static boolean hasGpuUdf(Expression e, GpuPlanner planner) {
+    return e.find(x -> x instanceof ScalaUDF u && planner.udf(u).isPresent()).isDefined();
   }
 
   private SparkPlan project(ProjectExec p, GpuPlanner planner) {
@@ -244,7 +244,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         @Override
         public boolean isDefinedAt(Expression x) {
           return x instanceof ScalaUDF u && Scala.list(u.children()).stream().anyMatch(DeviceArg::nullConstant)
-              && !(ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf t && !t.strict())
+              && !(planner.udf(u).orElse(null) instanceof TranslatedUdf t && !t.strict())
               && extractable(u, sites, decisions, planner);
         }
 
@@ -348,7 +348,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
-    Optional<GpuUdf> udf = ScalaUdfs.of(u);
+    Optional<GpuUdf> udf = planner.udf(u);
     if (udf.isEmpty()) {
       return false;
     }
@@ -385,7 +385,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       public boolean isDefinedAt(SparkPlan p) {
         return !(p instanceof VkGpuEvalExec || p instanceof LeafExecNode)
             && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
-                && !(u.function() instanceof CountedFunction) && ScalaUdfs.of(u).isPresent()).isDefined());
+                && !(u.function() instanceof CountedFunction) && planner.udf(u).isPresent()).isDefined());
       }
 
       @Override
@@ -417,7 +417,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          GpuUdf udf = ScalaUdfs.of(u).orElseThrow();
+          GpuUdf udf = planner.udf(u).orElseThrow();
           reasons.add(planner.leftover(u, udf, leftover(node, u, udf, site, enabled, planner)).describe(name)
               + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
         });
