@@ -10,6 +10,7 @@ import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.call.Placement;
 import io.vkspark.spark.exec.call.VkMetric;
+import io.vkspark.spark.exec.verify.GpuVerifier;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.vectorized.ColumnVector;

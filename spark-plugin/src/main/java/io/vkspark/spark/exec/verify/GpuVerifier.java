@@ -1,4 +1,4 @@
-package io.vkspark.spark.exec;
+package io.vkspark.spark.exec.verify;
 
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.shim.Scala;
@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,18 +49,27 @@ public final class GpuVerifier {
   private final Set<String> logged = new HashSet<>();
   private long batch;
 
-  GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
+  /**
+   * Runs a sample of a batch again on the GPU ({@code GpuBatchStep.evaluate}): the GPU calls' result
+   * vectors, or empty where that run decided otherwise (a recompute, an overflow).
+   */
+  @FunctionalInterface
+  public interface Rerun {
+    Optional<List<FieldVector>> evaluate(ColumnarBatch sample, int rows);
+  }
+
+  public GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
     this.settings = settings;
     this.metrics = metrics;
     this.seed = partitionSeed;
   }
 
-  boolean on() {
+  public boolean on() {
     return settings.on();
   }
 
   /** Whether every GPU row must come back to be checked ({@code strict}): a fused aggregate then folds on the host. */
-  boolean needsRows() {
+  public boolean needsRows() {
     return settings.needsRows();
   }
 
@@ -68,7 +78,7 @@ public final class GpuVerifier {
    * share, and under {@code sample} no more than {@code verify.budget} of that time at this task's
    * measured cost of {@code call()} per row; at least one.
    */
-  int sampleRows(int rows, long gpuNanos) {
+  public int sampleRows(int rows, long gpuNanos) {
     int n = settings.sampleSize(rows);
     if (n == 0 || settings.needsRows() || settings.budget() >= 1 || Double.isNaN(nanosPerRow)) {
       return n;
@@ -77,26 +87,31 @@ public final class GpuVerifier {
   }
 
   /** Checks a sample of batch {@code in}, whose GPU run took {@code gpuNanos}; {@code results[i]} holds call {@code i}'s values. */
-  void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, long gpuNanos) {
+  public void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, long gpuNanos) {
     check(in, rows, calls, results, sampleRows(rows, gpuNanos));
   }
 
   /**
    * Checks a fused aggregate's batch {@code in} that the GPU reduced in {@code gpuNanos} (its rows
    * never came back): its first sampled rows run again on the GPU with their results read back
-   * (one small dispatch on {@code gpu}'s plain runner) and are compared with {@code call()}, so the
-   * aggregate keeps reducing on the GPU under {@code verify=sample}.
+   * (one small dispatch on the GPU step's plain runner, {@code gpu}) and are compared with
+   * {@code call()}, so the aggregate keeps reducing on the GPU under {@code verify=sample}.
    */
-  void checkReduced(GpuBatchStep gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
+  public void checkReduced(Rerun gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
     int n = Math.min(in.numRows(), sampleRows(in.numRows(), gpuNanos));
     if (n == 0) {
       return;
     }
-    ColumnarBatch sample = ChildBatches.prefix(in, n);
-    if (gpu.evaluate(sample, n) instanceof GpuOutcome.Done<List<FieldVector>> d) {
+    ColumnVector[] columns = new ColumnVector[in.numCols()];
+    for (int c = 0; c < columns.length; c++) {
+      columns[c] = in.column(c);
+    }
+    ColumnarBatch sample = new ColumnarBatch(columns, n);
+    Optional<List<FieldVector>> d = gpu.evaluate(sample, n);
+    if (d.isPresent()) {
       ColumnVector[] results = new ColumnVector[calls.size()];
       for (int i = 0, v = 0; i < calls.size(); i++) {
-        results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.value().get(v++)) : null;
+        results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.get().get(v++)) : null;
       }
       check(sample, n, calls, results, n);
     } // a recompute or overflow of the sample: the reduction's own run decided the batch
