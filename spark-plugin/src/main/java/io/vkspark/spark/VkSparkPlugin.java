@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.plan.ConfiguredUdfs;
+import io.vkspark.spark.udf.ConfiguredUdfs;
 import io.vkspark.spark.executor.CpuVulkan;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.glsl.GlslDefinitions;
@@ -10,7 +10,7 @@ import io.vkspark.spark.plan.VkExplain;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import io.vkspark.gpu.DeviceCounters;
-import io.vkspark.spark.exec.CountedFunction;
+import io.vkspark.spark.udf.CountedFunction;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.plan.ConfiguredUdfs;
-import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.udf.ConfiguredUdfs;
+import io.vkspark.spark.udf.ScalaUdfs;
 import io.vkspark.spark.agg.ExtractGpuUdfFromAggregate;
 import io.vkspark.spark.agg.FuseGpuAggregates;
 import io.vkspark.spark.glsl.GlslDefinitions;

@@ -3,7 +3,7 @@ package io.vkspark.spark;
 import io.vkspark.spark.api.GpuFunction;
 import io.vkspark.spark.plan.OutsideNodeCalls;
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.exec.CountedFunction;
+import io.vkspark.spark.udf.CountedFunction;
 
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;

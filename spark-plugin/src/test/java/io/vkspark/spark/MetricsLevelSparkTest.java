@@ -4,7 +4,7 @@ import io.vkspark.spark.conf.MetricsLevel;
 
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.VkGpuEvalExec;
-import io.vkspark.spark.exec.VkMetric;
+import io.vkspark.spark.exec.call.VkMetric;
 import io.vkspark.spark.conf.Settings;
 
 import static io.vkspark.spark.TestSpark.assertAllRowsOnGpu;

@@ -6,7 +6,7 @@ import io.vkspark.spark.cache.VkCacheColumnsExec;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
-import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.exec.VkRowToColumnarExec;
 import io.vkspark.spark.plan.VkExplain;
@@ -255,8 +255,8 @@ final class PlanNodeTest {
       VkGpuEvalExec outer = nodes.stream().filter(n -> n.child().find(p -> p instanceof VkGpuEvalExec).isDefined()).findFirst()
           .orElseThrow(() -> new AssertionError(plan(df).treeString()));
       GpuUdfCall call = outer.calls().get(0);
-      assertEquals("hypot_gpu", names(outer.child().output()).get(call.argOrdinals()[0]), () -> plan(df).treeString());
-      assertEquals("c3", names(outer.child().output()).get(call.argOrdinals()[1]));
+      assertEquals("hypot_gpu", names(outer.child().output()).get(call.argOrdinals().get(0)), () -> plan(df).treeString());
+      assertEquals("c3", names(outer.child().output()).get(call.argOrdinals().get(1)));
       assertFalse(call.kernel().spec().argOps().isEmpty(), "the kernel computes (inner result) * 2");
       assertFalse(plan(df).treeString().contains("vk_arg"), () -> plan(df).treeString());
     });

@@ -1,6 +1,6 @@
 package io.vkspark.spark;
 
-import io.vkspark.spark.exec.VkMetric;
+import io.vkspark.spark.exec.call.VkMetric;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.api.GpuUdfs;

@@ -11,7 +11,7 @@ import io.vkspark.spark.javaudfs.BlackScholesCall;
 import io.vkspark.spark.javaudfs.DigitCount;
 import io.vkspark.spark.javaudfs.IntDiv;
 import io.vkspark.spark.javaudfs.OrMinusOne;
-import io.vkspark.spark.plan.ConfiguredUdfs;
+import io.vkspark.spark.udf.ConfiguredUdfs;
 import io.vkspark.spark.shim.SparkShim;
 import java.nio.file.Files;
 import java.util.ArrayList;

@@ -9,7 +9,6 @@ import io.vkspark.examples.plain.ImpliedVolatilityJava;
 import io.vkspark.gpu.DeviceCounters;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.Footprint;
-import io.vkspark.spark.conf.VkConf;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -39,7 +38,7 @@ import org.apache.spark.sql.types.DataTypes;
  * <p>{@code --cases translate} (issue 23, {@code make bench-translate}) compares, on the same cached
  * rows, a plain Java UDF translated from its bytecode ({@link BlackScholesJava},
  * {@link ImpliedVolatilityJava}), the hand-written GPU UDF, the same plain Java UDF on the CPU and
- * built-in SQL; see {@link #translate}.
+ * built-in SQL; see {@link TranslateCases#translate}.
  *
  * <pre>
  * SparkBench [--rows N] [--runs K] [--partitions P] [--cache-batch R] [--cases bs,iv,poly,translate] [--source cache|parquet|both]
@@ -48,7 +47,7 @@ import org.apache.spark.sql.types.DataTypes;
  * </pre>
  *
  * <p>{@code --source parquet} reads the options from Parquet files instead of the cache (see
- * {@link #parquet}; Black-Scholes and implied volatility); {@code both}, the default, runs the cached
+ * {@link ParquetCases#parquet}; Black-Scholes and implied volatility); {@code both}, the default, runs the cached
  * cases, then the Parquet ones.
  */
 public final class SparkBench {
@@ -114,7 +113,7 @@ public final class SparkBench {
       spark.udf().register("implied_volatility_java", new ImpliedVolatilityJava(), DataTypes.DoubleType);
       long t0 = System.nanoTime();
       if (source.equals("parquet")) {
-        parquet(spark, a, json, rows, runs, cores, cases);
+        ParquetCases.parquet(spark, a, json, rows, runs, cores, cases);
         return;
       }
       Dataset<Row> data = options(spark, rows, partitions).cache();
@@ -168,11 +167,11 @@ public final class SparkBench {
             runs, common, 1e-5));
       }
       if (cases.contains("translate")) {
-        translate(spark, a, json, runs, common, ivCommon, translateCases);
+        TranslateCases.translate(spark, a, json, runs, common, ivCommon, translateCases);
       }
       if (source.equals("both")) {
         spark.catalog().clearCache(); // the Parquet runs read files, not the cached rows
-        parquet(spark, a, json, rows, runs, cores, cases);
+        ParquetCases.parquet(spark, a, json, rows, runs, cores, cases);
       }
     } finally {
       spark.stop();
@@ -180,123 +179,6 @@ public final class SparkBench {
         json.close();
       }
     }
-  }
-
-  /**
-   * Issue 23's comparison on the cached rows (views {@code bench} and {@code bench_iv}): for
-   * Black-Scholes and implied volatility ({@code --translate-cases bs,iv}), as the JSON variants
-   * <ul>
-   *   <li>{@code java_udf_translated}: the plain Java UDF ({@link BlackScholesJava},
-   *       {@link ImpliedVolatilityJava}: no vkspark API, no GLSL) with {@code spark.vkspark.translate=true},
-   *       translated from its bytecode into a GPU kernel;</li>
-   *   <li>{@code gpu_udf}: the hand-written GPU UDF ({@code black_scholes}, {@code implied_volatility});</li>
-   *   <li>{@code spark_sql}: built-in SQL ({@link BlackScholesSql}, {@link ImpliedVolatilitySql};
-   *       {@code --iv-sql false} leaves out the slow implied-volatility form);</li>
-   *   <li>{@code java_udf}: the same plain Java UDF with {@code spark.vkspark.translate=false}, so
-   *       Spark runs {@code call()} on the CPU; the reference the others must agree with.</li>
-   * </ul>
-   * The two GPU variants run with the plugin's default aggregate fusion, or both with
-   * {@code --translate-fuse true|false}. After each case's lines (one per variant, as the other
-   * cases) comes a {@code "bench": "translate_summary"} line: the medians, the time ratios
-   * translated / hand-written and translated / Java UDF on the CPU (below 1: the translated UDF is
-   * faster), and each variant's {@code gpuRows} metric, so a reader sees which ran on the GPU
-   * ({@code translated_on_gpu}).
-   */
-  static void translate(SparkSession spark, Map<String, String> a, PrintStream json, int runs, String common,
-                        String ivCommon, List<String> translateCases) {
-    String fuse = a.getOrDefault("translate-fuse", "unset");
-    if (!List.of("unset", "true", "false").contains(fuse)) {
-      throw new IllegalArgumentException("--translate-fuse is unset, true or false, not " + fuse);
-    }
-    Map<String, String> gpuConf = fuse.equals("unset") ? Map.of() : Map.of(FUSE_AGGREGATES, fuse);
-    Map<String, String> translated = new LinkedHashMap<>(gpuConf);
-    translated.put(TRANSLATE, "true");
-    // verify=sample is a translated UDF's default, and a fused SUM then folds on the host; with
-    // verify=off the GPU reduces it, as for the hand-written UDF (whose default verify is off)
-    Map<String, String> translatedNoVerify = new LinkedHashMap<>(translated);
-    translatedNoVerify.put(io.vkspark.spark.conf.Settings.PREFIX + "verify", "off");
-    if (translateCases.contains("bs")) {
-      List<Result> results = new ArrayList<>();
-      emit(json, run(spark, "black_scholes_translated", List.of(
-          new Variant("java_udf_translated", () -> spark.sql("SELECT sum(black_scholes_java(s, k, t, r, v)) FROM bench"),
-              translated),
-          new Variant("java_udf_translated_verify_off", () -> spark.sql(
-              "SELECT sum(black_scholes_java(s, k, t, r, v)) FROM bench"), translatedNoVerify),
-          new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench"), gpuConf),
-          new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench")).selectExpr("sum(bs)")),
-          new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_java(s, k, t, r, v)) FROM bench"), CPU_ONLY)),
-          runs, common, 1e-9, results));
-      emit(json, List.of(translateSummary("black_scholes_translated", common, fuse, results)));
-    }
-    if (translateCases.contains("iv")) {
-      String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
-      List<Variant> v = new ArrayList<>(List.of(
-          new Variant("java_udf_translated", () -> spark.sql("SELECT " + String.format(nanToZero,
-              "implied_volatility_java(price, s, k, t, r)") + " FROM bench_iv"), translated),
-          new Variant("java_udf_translated_verify_off", () -> spark.sql("SELECT " + String.format(nanToZero,
-              "implied_volatility_java(price, s, k, t, r)") + " FROM bench_iv"), translatedNoVerify),
-          new Variant("gpu_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-              "implied_volatility(price, s, k, t, r)") + " FROM bench_iv"), gpuConf)));
-      if (Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"))) {
-        // As in the iv case: whole-stage code generation would exceed the 64 KB method limit and interpret.
-        v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_iv"), "iv")
-            .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
-            Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
-      }
-      v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-          "implied_volatility_java(price, s, k, t, r)") + " FROM bench_iv"), CPU_ONLY));
-      List<Result> results = new ArrayList<>();
-      emit(json, run(spark, "implied_volatility_translated", v,
-          Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7, results));
-      emit(json, List.of(translateSummary("implied_volatility_translated", ivCommon, fuse, results)));
-    }
-  }
-
-  /** The summary line of one {@link #translate} case, from its variants' {@link Result}s. */
-  private static String translateSummary(String name, String common, String fuse, List<Result> results) {
-    Map<String, Result> by = new LinkedHashMap<>();
-    results.forEach(r -> by.put(r.variant(), r));
-    double translated = by.get("java_udf_translated").medianS();
-    double hand = by.get("gpu_udf").medianS();
-    double cpu = by.get("java_udf").medianS();
-    double sql = by.containsKey("spark_sql") ? by.get("spark_sql").medianS() : Double.NaN;
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("translated_s", translated);
-    m.put("hand_written_gpu_s", hand);
-    m.put("java_cpu_s", cpu);
-    m.put("spark_sql_s", by.containsKey("spark_sql") ? sql : "absent (--iv-sql false)");
-    m.put("translated_over_hand_written", translated / hand);
-    if (by.containsKey("java_udf_translated_verify_off")) {
-      double off = by.get("java_udf_translated_verify_off").medianS();
-      m.put("translated_verify_off_s", off);
-      m.put("translated_verify_off_over_hand_written", off / hand);
-      m.put("hand_written_speed_share_verify_off", hand / off);
-    }
-    m.put("hand_written_speed_share", hand / translated);
-    m.put("translated_over_java_cpu", translated / cpu);
-    m.put("java_cpu_speedup", cpu / translated);
-    m.put("spark_sql_speedup", by.containsKey("spark_sql") ? sql / translated : null);
-    Map<String, Object> gpuRows = new LinkedHashMap<>();
-    Map<String, Object> recomputed = new LinkedHashMap<>();
-    for (Result r : results) {
-      gpuRows.put(r.variant(), r.gpuMetrics().getOrDefault("gpuRows", 0L));
-      recomputed.put(r.variant(), r.gpuMetrics().getOrDefault("recomputedBatches", 0L));
-    }
-    long translatedGpuRows = (Long) gpuRows.get("java_udf_translated");
-    m.put("gpu_rows", gpuRows);
-    m.put("recomputed_batches", recomputed);
-    m.put("translated_on_gpu", translatedGpuRows > 0);
-    m.put("java_cpu_on_gpu", (Long) gpuRows.get("java_udf") > 0);
-    m.put("fuse_aggregates", fuse);
-    m.put("agree", results.stream().allMatch(Result::agrees));
-    m.put("max_rel_diff", results.stream().mapToDouble(Result::relDiff).max().orElse(0));
-    if (translatedGpuRows == 0) {
-      System.err.println("[bench] " + name + ": the translated Java UDF did not run on the GPU (no translator, "
-          + "or it refused the class: see the plan's explain output); java_udf_translated is a CPU figure");
-    }
-    // Its own "bench" (as DataPathBench's data_path_summary), so readers of the variant lines (BenchChart) skip it.
-    return "{\"bench\": \"translate_summary\", \"case\": \"" + name + "\", \"variant\": \"summary\", " + common + ", "
-        + Json.write(m).substring(1);
   }
 
   /** The options table: doubles s, k, t, r, v and price (Black-Scholes of the row, with noise), floats x, y. */
@@ -307,81 +189,6 @@ public final class SparkBench {
             "CAST(rand(7) * 4 - 2 AS FLOAT) AS x", "CAST(rand(8) AS FLOAT) AS y")
         .selectExpr("id", "s", "s * m AS k", "t", "r", "v", "noise", "x", "y")
         .selectExpr("id", "s", "k", "t", "r", "v", "black_scholes(s, k, t, r, v) * (1D + noise) AS price", "x", "y");
-  }
-
-  /**
-   * The Parquet case (issue 14): the options written once to {@value #PARQUET_FILES} Parquet files
-   * (kept in {@code --parquet-dir} and reused by later runs), then read straight from the files with
-   * each reader batch size of {@code --reader-batches} (Spark's default 4,096, and 1,048,576): the scan
-   * floor, Black-Scholes and implied volatility as GPU UDF, built-in SQL and Java UDF, and at reader
-   * batches under {@code batchRows / 2} the GPU UDF with {@code spark.vkspark.coalesce=false} too.
-   * Each JSON line carries the reader batch size and the GPU node's child batches and dispatches.
-   * Implied volatility reads a file set of {@code --iv-rows} rows when that is fewer, and
-   * {@code --iv-sql false} leaves out its slow SQL form.
-   */
-  static void parquet(SparkSession spark, Map<String, String> a, PrintStream json, long defaultRows, int runs, int cores,
-                      List<String> cases) {
-    long rows = Long.parseLong(a.getOrDefault("parquet-rows", String.valueOf(defaultRows)).replace("_", ""));
-    // Spark's SQL form of 24 Newton steps is slow: --iv-rows gives implied volatility a smaller file set of its own.
-    long ivRows = Math.min(rows, Long.parseLong(a.getOrDefault("iv-rows", String.valueOf(rows)).replace("_", "")));
-    Path dir = writeOptions(spark, a, rows);
-    Path ivDir = writeOptions(spark, a, ivRows);
-    boolean ivSql = Boolean.parseBoolean(a.getOrDefault("iv-sql", "true"));
-    int batchRows = io.vkspark.spark.conf.Settings.BATCH_ROWS.get(io.vkspark.spark.conf.Settings.lookup(spark));
-    ExecutorDevice.get(VkConf.from(spark.sparkContext().getConf()), "driver"); // local mode: the device, for its name
-    System.err.println("[bench] Parquet case: " + SparkJobs.deviceLine(spark));
-    String nanToZero = "sum(CASE WHEN isnan(%1$s) THEN 0D ELSE %1$s END), count_if(isnan(%1$s))";
-    for (String readerBatch : a.getOrDefault("reader-batches", "4096,1048576").split(",")) {
-      spark.conf().set("spark.sql.parquet.columnarReaderBatchSize", readerBatch.trim());
-      spark.read().parquet(dir.toString()).createOrReplaceTempView("bench_pq");
-      spark.read().parquet(ivDir.toString()).createOrReplaceTempView("bench_pq_iv");
-      int partitions = spark.table("bench_pq").rdd().getNumPartitions();
-      String common = String.format(Locale.ROOT, "\"rows\": %d, \"partitions\": %d, \"cores\": %d, \"source\": \"parquet\", "
-          + "\"files\": %d, \"reader_batch\": %s, \"batch_rows\": %d, \"device\": \"%s\"", rows, partitions, cores,
-          PARQUET_FILES, readerBatch.trim(), batchRows, deviceName());
-      boolean small = Integer.parseInt(readerBatch.trim()) < batchRows / 2;
-      emit(json, run(spark, "parquet_scan_floor", List.of(
-          new Variant("spark_sql", () -> spark.sql("SELECT sum(s + k + t + r + v) FROM bench_pq"))), runs, common, 0));
-      if (cases.contains("bs")) {
-        List<Variant> v = new ArrayList<>(List.of(
-            new Variant("gpu_udf", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"), UNFUSED)));
-        if (small) {
-          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql("SELECT sum(black_scholes(s, k, t, r, v)) FROM bench_pq"),
-              Map.of(Settings.COALESCE.key(), "false", FUSE_AGGREGATES, "false")));
-        }
-        // Whole-stage code generation on (Spark's default) and off: the faster one is Spark's best.
-        v.add(new Variant("spark_sql", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)")));
-        v.add(new Variant("spark_sql_no_wholestage", () -> BlackScholesSql.with(spark.table("bench_pq")).selectExpr("sum(bs)"),
-            Map.of("spark.sql.codegen.wholeStage", "false")));
-        v.add(new Variant("java_udf", () -> spark.sql("SELECT sum(black_scholes_cpu(s, k, t, r, v)) FROM bench_pq"), CPU_ONLY));
-        emit(json, run(spark, "parquet_black_scholes", v, runs, common, 1e-9));
-      }
-      if (cases.contains("iv")) {
-        String gpu = "SELECT " + String.format(nanToZero, "implied_volatility(price, s, k, t, r)") + " FROM bench_pq_iv";
-        List<Variant> v = new ArrayList<>(List.of(new Variant("gpu_udf", () -> spark.sql(gpu), UNFUSED)));
-        if (small) {
-          v.add(new Variant("gpu_udf_no_coalesce", () -> spark.sql(gpu),
-              Map.of(Settings.COALESCE.key(), "false", FUSE_AGGREGATES, "false")));
-        }
-        if (ivSql) {
-          // As for the cached case: whole-stage code generation would exceed the 64 KB method limit and interpret.
-          v.add(new Variant("spark_sql", () -> ImpliedVolatilitySql.with(spark.table("bench_pq_iv"), "iv")
-              .selectExpr(String.format(nanToZero, "iv").split(", (?=count_if)")),
-              Map.of("spark.sql.codegen.wholeStage", a.getOrDefault("iv-sql-wholestage", "false"))));
-        }
-        v.add(new Variant("java_udf", () -> spark.sql("SELECT " + String.format(nanToZero,
-            "implied_volatility_cpu(price, s, k, t, r)") + " FROM bench_pq_iv"), CPU_ONLY));
-        String ivCommon = common.replaceFirst("^\"rows\": \\d+", "\"rows\": " + ivRows);
-        emit(json, run(spark, "parquet_implied_volatility", v,
-            Integer.parseInt(a.getOrDefault("iv-runs", String.valueOf(runs))), ivCommon, 1e-7));
-      }
-    }
-    spark.conf().unset("spark.sql.parquet.columnarReaderBatchSize");
-  }
-
-  /** The options table of {@code rows} rows in Parquet files, written unless a complete earlier run left them. */
-  private static Path writeOptions(SparkSession spark, Map<String, String> a, long rows) {
-    return writeOptions(spark, a, rows, "options", false);
   }
 
   /**

@@ -1,6 +1,6 @@
 package io.vkspark.spark.agg;
 
-import io.vkspark.spark.exec.VkMetric;
+import io.vkspark.spark.exec.call.VkMetric;
 
 import java.util.EnumMap;
 import java.util.LinkedHashMap;

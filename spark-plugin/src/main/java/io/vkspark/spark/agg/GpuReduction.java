@@ -1,7 +1,7 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.gpu.GpuException;
-import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.exec.VkGpuEvalExec;

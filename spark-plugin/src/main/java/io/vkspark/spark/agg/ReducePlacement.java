@@ -2,7 +2,7 @@ package io.vkspark.spark.agg;
 
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.DeviceReduction;
-import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.executor.ExecutorDevice;
 

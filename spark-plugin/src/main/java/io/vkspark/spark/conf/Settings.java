@@ -29,7 +29,7 @@ import org.apache.spark.sql.SparkSession;
  * two ways. {@link VkConf} reads most of them, once per planned query, and the plan's nodes carry
  * it to the executors. Three are read where a plan is made instead, each by its one reader:
  * {@code fuseAggregates*} ({@code agg.ReducePlacement}, per fused aggregate: a bad value fails only
- * an aggregate it concerns), {@code translate} ({@code exec.ScalaUdfs}, when a call is recognized) and
+ * an aggregate it concerns), {@code translate} ({@code udf.ScalaUdfs}, when a call is recognized) and
  * {@code cache.columnarOutput} ({@code cache.VkCacheSerializer}, when Spark plans a cache scan).
  * {@code VkConfTest} fails when the README's table and {@link #ALL} differ; {@link #table()} prints
  * the rows to paste.

@@ -1,5 +1,7 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.VkMetric;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;

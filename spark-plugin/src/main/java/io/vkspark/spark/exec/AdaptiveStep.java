@@ -6,6 +6,10 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.exec.AdaptivePlacement.Choice;
 import io.vkspark.spark.exec.AdaptivePlacement.Path;
 import io.vkspark.spark.exec.AdaptivePlacement.Shape;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.VkMetric;
 import java.util.List;
 import java.util.stream.Collectors;
 

@@ -1,5 +1,6 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.exec.call.Placement;
 import java.util.Objects;
 
 /**

@@ -1,5 +1,8 @@
 package io.vkspark.spark.exec;
 
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.VkMetric;
+import io.vkspark.spark.exec.input.BatchCoalescer;
 import java.util.Iterator;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;

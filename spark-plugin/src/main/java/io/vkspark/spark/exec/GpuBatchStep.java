@@ -14,6 +14,12 @@ import io.vkspark.gpu.column.run.DecimalOverflow;
 import io.vkspark.gpu.column.input.InputColumn;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.VkMetric;
+import io.vkspark.spark.exec.input.RowBytes;
+import io.vkspark.spark.exec.input.SparkInputs;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -320,9 +326,9 @@ final class GpuBatchStep implements AutoCloseable {
   /** Column {@code ordinal}'s type as a runner input: the declared argument type of a call that reads it, or the key's. */
   SqlType inputType(int ordinal) {
     for (GpuUdfCall c : calls) {
-      int[] args = c.argOrdinals();
-      for (int a = 0; a < args.length; a++) {
-        if (args[a] == ordinal) {
+      List<Integer> args = c.argOrdinals();
+      for (int a = 0; a < args.size(); a++) {
+        if (args.get(a) == ordinal) {
           return c.kernel().signature().args().get(a).type();
         }
       }
@@ -360,9 +366,9 @@ final class GpuBatchStep implements AutoCloseable {
   private List<KernelCall> kernelCalls() {
     List<KernelCall> out = new ArrayList<>();
     for (GpuUdfCall c : calls) {
-      int[] cols = new int[c.argOrdinals().length];
+      int[] cols = new int[c.argOrdinals().size()];
       for (int a = 0; a < cols.length; a++) {
-        cols[a] = c.argOrdinals()[a] < 0 ? -1 : columns.indexOf(c.argOrdinals()[a]);
+        cols[a] = c.argOrdinals().get(a) < 0 ? -1 : columns.indexOf(c.argOrdinals().get(a));
       }
       out.add(new KernelCall(c.kernel(), cols, c.literals()));
     }

@@ -3,10 +3,19 @@ package io.vkspark.spark.exec;
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.executor.ExecutorDevice;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.ResultColumn;
+import io.vkspark.spark.exec.call.VkMetric;
+import io.vkspark.spark.exec.cpu.CpuBatchStep;
+import io.vkspark.spark.exec.verify.GpuVerifier;
+import io.vkspark.spark.exec.input.BatchCoalescer;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -175,7 +184,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       if (o instanceof GpuOutcome.Done<?> done && done.value() instanceof DeviceReduction.Step step) {
         ended(t, route, g.reducing());
         if (verifier.on()) { // a sample beside the reduction, within its budget (of the rows the filter keeps)
-          verifier.checkReduced(gpu, kept ? in : filtered(ChildBatches.prefix(in,
+          verifier.checkReduced(this::rerun, kept ? in : filtered(ChildBatches.prefix(in,
               Math.min(rows, verifier.sampleRows(rows, gpuNanos)))), calls, gpuNanos);
         }
         return step;
@@ -209,6 +218,11 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       }
       route = router.after((GpuOutcome.Recompute<?>) o);
     }
+  }
+
+  /** A sample run again on the GPU step, for verify mode: its calls' results, or empty where the run decided otherwise. */
+  private Optional<List<FieldVector>> rerun(ColumnarBatch sample, int rows) {
+    return gpu.evaluate(sample, rows) instanceof GpuOutcome.Done<List<FieldVector>> d ? Optional.of(d.value()) : Optional.empty();
   }
 
   /** {@code in}'s rows the absorbed filter keeps ({@code in} itself without one). */

@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.GpuException;
+import io.vkspark.spark.exec.call.Placement;
 
 /**
  * What one GPU run of a batch came to: its value, or the reason its GPU calls are recomputed

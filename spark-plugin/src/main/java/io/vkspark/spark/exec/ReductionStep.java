@@ -2,6 +2,10 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.exec.call.VkMetric;
 import java.util.List;
 import java.util.Optional;
 import org.apache.spark.sql.vectorized.ColumnarBatch;

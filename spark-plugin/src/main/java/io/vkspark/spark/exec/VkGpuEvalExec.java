@@ -4,6 +4,8 @@ import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.NodeMetrics;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -3,6 +3,7 @@ package io.vkspark.spark.exec;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.exec.input.BoundedRowBatches;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
@@ -22,7 +23,7 @@ import scala.runtime.AbstractPartialFunction;
  * fills {@code spark.sql.inMemoryColumnarStorage.batchSize} rows whatever their width: 300 rows of
  * 10 MB strings asked for one 1.3 GB vector and the out-of-memory error killed the executor. Here
  * a batch also ends before its rows pass {@code spark.vkspark.batchBytes}, and a single row wider
- * than that becomes a batch of its own, read in place ({@link RowColumn}), never copied. Shown in
+ * than that becomes a batch of its own, read in place ({@link io.vkspark.spark.exec.input.RowColumn}), never copied. Shown in
  * plans as {@code VkRowToColumnar}; {@link #bound} puts it in place of Spark's, with the settings
  * of the GPU node above it.
  */

@@ -1,9 +1,9 @@
 package io.vkspark.spark.plan;
 
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.exec.TranslatedUdf;
+import io.vkspark.spark.udf.TranslatedUdf;
 import io.vkspark.spark.kernel.CompiledKernels;
-import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.udf.ScalaUdfs;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
@@ -30,6 +30,7 @@ import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructType;
+import scala.Function1;
 import scala.Option;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractPartialFunction;
@@ -51,27 +52,43 @@ public final class ArgumentTypes {
       return plan.transformAllExpressions(new AbstractPartialFunction<Expression, Expression>() {
         @Override
         public boolean isDefinedAt(Expression e) {
-          return e instanceof ScalaUDF u && u.childrenResolved() && handWritten(u) && needsCast(u);
+          return kernelToCastFor(e).isPresent();
+        }
+
+        /** One look at the UDF per call: Spark's transform calls this, not isDefinedAt then apply. */
+        @Override
+        public <A1 extends Expression, B1> B1 applyOrElse(A1 e, Function1<A1, B1> otherwise) {
+          Optional<GpuKernel> k = kernelToCastFor(e);
+          @SuppressWarnings("unchecked")
+          B1 out = k.isPresent() ? (B1) cast((ScalaUDF) e, k.get()) : otherwise.apply(e);
+          return out;
         }
 
         @Override
         public Expression apply(Expression e) {
-          ScalaUDF u = (ScalaUDF) e;
-          GpuKernel k = ScalaUdfs.of(u).get().kernel();
-          List<Expression> args = Scala.list(u.children());
-          List<Expression> cast = new ArrayList<>();
-          for (int i = 0; i < args.size(); i++) {
-            DataType want = SparkTypes.of(k.args().get(i));
-            Expression a = args.get(i);
-            cast.add(SparkTypes.accepts(k.args().get(i), a.dataType()) ? a : implicitCast(a, want).orElse(a));
-          }
-          return u.withNewChildren(Scala.seq(cast));
+          return cast((ScalaUDF) e, kernelToCastFor(e).orElseThrow());
         }
       });
     }
 
-    private static boolean needsCast(ScalaUDF u) {
-      GpuKernel k = ScalaUdfs.of(u).get().kernel();
+    /** The kernel of the hand-written GPU UDF {@code e} calls, if an argument of the call needs an implicit cast to it. */
+    private static Optional<GpuKernel> kernelToCastFor(Expression e) {
+      return e instanceof ScalaUDF u && u.childrenResolved()
+          ? handWritten(u).map(GpuUdf::kernel).filter(k -> needsCast(u, k)) : Optional.empty();
+    }
+
+    private static Expression cast(ScalaUDF u, GpuKernel k) {
+      List<Expression> args = Scala.list(u.children());
+      List<Expression> cast = new ArrayList<>();
+      for (int i = 0; i < args.size(); i++) {
+        DataType want = SparkTypes.of(k.args().get(i));
+        Expression a = args.get(i);
+        cast.add(SparkTypes.accepts(k.args().get(i), a.dataType()) ? a : implicitCast(a, want).orElse(a));
+      }
+      return u.withNewChildren(Scala.seq(cast));
+    }
+
+    private static boolean needsCast(ScalaUDF u, GpuKernel k) {
       List<Expression> args = Scala.list(u.children());
       if (args.size() != k.argTypes().size()) {
         return false;
@@ -87,13 +104,12 @@ public final class ArgumentTypes {
   }
 
   /**
-   * Whether {@code u} calls a GPU UDF written as one (not a plain Java UDF translated to the GPU:
+   * The GPU UDF {@code u} calls if it is written as one (not a plain Java UDF translated to the GPU:
    * Spark neither casts its arguments nor checks them at analysis, and its planning decides where
    * it runs; see {@code GpuPlanner#misfit}).
    */
-  static boolean handWritten(ScalaUDF u) {
-    Optional<GpuUdf> udf = ScalaUdfs.of(u);
-    return udf.isPresent() && !(udf.get() instanceof TranslatedUdf);
+  static Optional<GpuUdf> handWritten(ScalaUDF u) {
+    return ScalaUdfs.of(u).filter(udf -> !(udf instanceof TranslatedUdf));
   }
 
   static Optional<Expression> implicitCast(Expression e, DataType want) {
@@ -146,8 +162,8 @@ public final class ArgumentTypes {
     plan.foreach(node -> {
       for (Expression e : Scala.list(node.expressions())) {
         e.foreach(x -> {
-          if (x instanceof ScalaUDF u && u.childrenResolved() && handWritten(u)) {
-            ScalaUdfs.of(u).ifPresent(udf -> {
+          if (x instanceof ScalaUDF u && u.childrenResolved()) {
+            handWritten(u).ifPresent(udf -> {
               check(u, udf.kernel());
               if (conf[0] == null) {
                 conf[0] = VkConf.of(session);

@@ -1,7 +1,7 @@
 package io.vkspark.spark.plan;
 
-import io.vkspark.spark.exec.Placement;
-import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.udf.ScalaUdfs;
 import io.vkspark.spark.shim.Scala;
 
 import java.util.ArrayList;

@@ -2,22 +2,25 @@ package io.vkspark.spark.plan;
 
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.spark.exec.ScalaUdfs;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.exec.Placement;
-import io.vkspark.spark.exec.TranslatedUdf;
+import io.vkspark.spark.exec.call.Placement;
+import io.vkspark.spark.udf.ScalaUdfs;
+import io.vkspark.spark.udf.TranslatedUdf;
+import io.vkspark.spark.udf.UdfKind;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.api.SparkTypes;
 import io.vkspark.spark.conf.PlacementMode;
 import io.vkspark.spark.conf.VkConf;
 
 import io.vkspark.gpu.column.ColumnKernel;
-import io.vkspark.spark.exec.Placement.Cause;
-import io.vkspark.spark.exec.Placement.DecidedBy;
+import io.vkspark.spark.exec.call.Placement.Cause;
+import io.vkspark.spark.exec.call.Placement.DecidedBy;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -33,10 +36,11 @@ import org.apache.spark.sql.types.DataType;
  */
 public final class GpuPlanner {
   /**
-   * The planner's answer for one call: its {@link Placement} and, unless Spark keeps the call
+   * The planner's answer for one call: its {@link Placement}, the kind of UDF it calls (read once,
+   * here, and carried to the executor in the call) and, unless Spark keeps the call
    * ({@link Placement#leftToSpark()}), the compiled kernel the GPU node runs.
    */
-  public record Decision(Placement placement, ColumnKernel kernel) {
+  public record Decision(Placement placement, ColumnKernel kernel, UdfKind kind) {
     boolean leftToSpark() {
       return placement.leftToSpark();
     }
@@ -44,6 +48,8 @@ public final class GpuPlanner {
 
   private final VkConf conf;
   private final boolean local;
+  /** The UDF behind each function this planner has looked at ({@link #udf}), by identity. */
+  private final Map<Object, Optional<GpuUdf>> udfs = new IdentityHashMap<>();
 
   GpuPlanner(SparkSession session) {
     this.conf = VkConf.of(session);
@@ -54,28 +60,38 @@ public final class GpuPlanner {
     return conf;
   }
 
+  /**
+   * The GPU UDF {@code u} calls, if it calls one ({@link ScalaUdfs#of}), looked at once per function
+   * for this planner (one application of the planning rule): the rule asks about a call from several
+   * places, and a translated UDF's answer takes a translation.
+   */
+  Optional<GpuUdf> udf(ScalaUDF u) {
+    return udfs.computeIfAbsent(u.function(), ScalaUdfs::of);
+  }
+
   public static String name(ScalaUDF u) {
     return u.udfName().isDefined() ? u.udfName().get() : "udf";
   }
 
   Decision decide(ScalaUDF u, GpuUdf udf) {
+    UdfKind kind = UdfKind.of(udf);
     if (udf instanceof TranslatedUdf t) {
       Optional<String> misfit = misfit(u, t);
       if (misfit.isPresent()) {
-        return new Decision(Placement.cpu(Cause.NOT_TRANSLATED, DecidedBy.PLANNER, misfit.get()), null);
+        return new Decision(Placement.cpu(Cause.NOT_TRANSLATED, DecidedBy.PLANNER, misfit.get()), null, kind);
       }
       try {
-        return decideKernel(u, udf);
+        return decideKernel(u, udf, kind);
       } catch (GpuException e) {
         if (e.code() != GpuException.Code.COMPILE) {
           throw e;
         }
         // a translated kernel that does not compile is the translator's fault, never the query's
         return new Decision(Placement.cpu(Cause.NOT_TRANSLATED, DecidedBy.PLANNER,
-            "its kernel does not compile (" + e.what() + ")"), null);
+            "its kernel does not compile (" + e.what() + ")"), null, kind);
       }
     }
-    return decideKernel(u, udf);
+    return decideKernel(u, udf, kind);
   }
 
   /**
@@ -114,13 +130,13 @@ public final class GpuPlanner {
     return Optional.empty();
   }
 
-  private Decision decideKernel(ScalaUDF u, GpuUdf udf) {
+  private Decision decideKernel(ScalaUDF u, GpuUdf udf, UdfKind kind) {
     String name = name(u);
     GpuKernel k = udf.kernel();
     DataType declared = SparkTypes.result(k.signature());
     if (!u.dataType().equals(declared)) {
       return new Decision(cpu(udf, name, Cause.RESULT_TYPE_DIFFERS, SparkTypes.describe(u.dataType(), declared),
-          SparkTypes.describe(declared, u.dataType())), null);
+          SparkTypes.describe(declared, u.dataType())), null, kind);
     }
     List<Expression> args = Scala.list(u.children());
     for (int i = 0; i < args.size(); i++) {
@@ -128,7 +144,7 @@ public final class GpuPlanner {
       if (!SparkTypes.accepts(k.args().get(i), actual)) { // an array of elements that cannot be null is accepted
         DataType want = SparkTypes.of(k.args().get(i));
         return new Decision(cpu(udf, name, Cause.ARGUMENT_TYPE_DIFFERS, i + 1, k.argNames().get(i),
-            SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null);
+            SparkTypes.describe(actual, want), SparkTypes.describe(want, actual)), null, kind);
       }
     }
     ColumnKernel kernel = CompiledKernels.compile(k.spec(name), conf);
@@ -136,15 +152,15 @@ public final class GpuPlanner {
       Optional<ExecutorDevice> gpu = ExecutorDevice.current();
       if (gpu.isEmpty()) {
         Optional<String> why = ExecutorDevice.unavailableReason();
-        return new Decision(why.isPresent() ? cpu(udf, name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(udf, name, Cause.NO_PLUGIN), kernel);
+        return new Decision(why.isPresent() ? cpu(udf, name, Cause.NO_DEVICE_WHEN_PLANNING, why.get()) : cpu(udf, name, Cause.NO_PLUGIN), kernel, kind);
       }
       Optional<String> missing = kernel.unsupportedOn(gpu.get().device().info());
       if (missing.isPresent()) {
-        return new Decision(cpu(udf, name, Cause.FEATURE_MISSING, missing.get()), kernel);
+        return new Decision(cpu(udf, name, Cause.FEATURE_MISSING, missing.get()), kernel, kind);
       }
     }
     Placement gpu = Placement.gpu(DecidedBy.PLANNER);
-    return new Decision(conf.placement() == PlacementMode.ADAPTIVE ? gpu.adaptively() : gpu, kernel);
+    return new Decision(conf.placement() == PlacementMode.ADAPTIVE ? gpu.adaptively() : gpu, kernel, kind);
   }
 
   /** The planner's CPU placement, or its error when fallback is off (never for a translated Java UDF). */
@@ -157,7 +173,7 @@ public final class GpuPlanner {
    * Where a call that stays in Spark's operators runs: it is left there (fallback on) or fails the
    * query; a translated Java UDF is left there either way (Spark runs it as it would without vkspark).
    */
-  Placement leftover(ScalaUDF u, Placement p) {
-    return ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf ? p : p.strict(conf, name(u));
+  Placement leftover(ScalaUDF u, GpuUdf udf, Placement p) {
+    return udf instanceof TranslatedUdf ? p : p.strict(conf, name(u));
   }
 }

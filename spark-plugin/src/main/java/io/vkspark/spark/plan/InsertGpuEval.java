@@ -1,17 +1,17 @@
 package io.vkspark.spark.plan;
 
 import io.vkspark.gpu.translate.Translation;
-import io.vkspark.spark.exec.CountedFunction;
-import io.vkspark.spark.exec.DeviceArg;
+import io.vkspark.spark.udf.CountedFunction;
+import io.vkspark.spark.exec.call.DeviceArg;
 import io.vkspark.spark.kernel.CompiledKernels;
 import io.vkspark.gpu.column.ArgOps;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.gpu.column.SqlType;
-import io.vkspark.spark.exec.ScalaUdfs;
-import io.vkspark.spark.exec.TranslatedUdf;
+import io.vkspark.spark.udf.ScalaUdfs;
+import io.vkspark.spark.udf.TranslatedUdf;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.exec.GpuUdfCall;
-import io.vkspark.spark.exec.Placement;
+import io.vkspark.spark.exec.call.GpuUdfCall;
+import io.vkspark.spark.exec.call.Placement;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 
@@ -77,8 +77,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     SparkPlan out = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e)))
-            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition()));
+        return (p instanceof ProjectExec pe && Scala.list(pe.projectList()).stream().anyMatch(e -> hasGpuUdf((Expression) e, planner)))
+            || (p instanceof FilterExec fe && hasGpuUdf(fe.condition(), planner));
       }
 
       @Override
@@ -89,8 +89,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     return countAndTagLeftovers(out, planner);
   }
 
-  static boolean hasGpuUdf(Expression e) {
-    return e.find(x -> x instanceof ScalaUDF u && ScalaUdfs.of(u).isPresent()).isDefined();
+  static boolean hasGpuUdf(Expression e, GpuPlanner planner) {
+    return e.find(x -> x instanceof ScalaUDF u && planner.udf(u).isPresent()).isDefined();
   }
 
   private SparkPlan project(ProjectExec p, GpuPlanner planner) {
@@ -197,21 +197,21 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         // A call an earlier pass counted as a leftover: the node counts its own rows.
         ScalaUDF u = OutsideNodeCalls.uncounted(entry.getValue());
         List<Expression> args = Scala.list(u.children());
-        int[] ordinals = new int[args.size()];
+        List<Integer> ordinals = new ArrayList<>();
         List<Expression> bound = new ArrayList<>();
         List<Optional<DeviceArg>> computed = deviceArgs.get(entry.getKey());
         for (int i = 0; i < args.size(); i++) {
           Expression arg = args.get(i);
           if (computed.get(i).isPresent()) { // the call() path evaluates the expression itself, over the column
             Attribute column = computed.get(i).get().column();
-            ordinals[i] = column == null ? -1 : indexOf(childOutput, column); // a constant reads no column
+            ordinals.add(column == null ? -1 : indexOf(childOutput, column)); // a constant reads no column
             bound.add(bind(arg, childOutput));
             continue;
           }
           Attribute column = arg instanceof Attribute a ? a
               : argColumns.get(argValue(arg, guards.get(entry.getKey())).canonicalized());
-          ordinals[i] = indexOf(childOutput, column);
-          bound.add(new BoundReference(ordinals[i], column.dataType(), column.nullable()));
+          ordinals.add(indexOf(childOutput, column));
+          bound.add(new BoundReference(ordinals.get(i), column.dataType(), column.nullable()));
         }
         GpuPlanner.Decision d = decisions.get(entry.getKey());
         ColumnKernel kernel = computed.stream().anyMatch(Optional::isPresent)
@@ -222,7 +222,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         AttributeReference result = results.get(entry.getKey());
         Expression boundCpu = u.withNewChildren(Scala.seq(bound));
         Expression guard = bind(guards.get(entry.getKey()), childOutput);
-        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, kernel, ordinals, result, d.placement(), guard);
+        GpuUdfCall call = new GpuUdfCall(name, u, boundCpu, kernel, ordinals, result, d.placement(), guard, d.kind());
         calls.add(call);
       }
       child = new VkGpuEvalExec(Scala.seq(calls), planner.conf(), child);
@@ -244,7 +244,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
         @Override
         public boolean isDefinedAt(Expression x) {
           return x instanceof ScalaUDF u && Scala.list(u.children()).stream().anyMatch(DeviceArg::nullConstant)
-              && !(ScalaUdfs.of(u).orElse(null) instanceof TranslatedUdf t && !t.strict())
+              && !(planner.udf(u).orElse(null) instanceof TranslatedUdf t && !t.strict())
               && extractable(u, sites, decisions, planner);
         }
 
@@ -348,7 +348,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
    */
   private boolean extractable(ScalaUDF u, Map<Expression, CallSites.Site> sites,
                               Map<Expression, GpuPlanner.Decision> decisions, GpuPlanner planner) {
-    Optional<GpuUdf> udf = ScalaUdfs.of(u);
+    Optional<GpuUdf> udf = planner.udf(u);
     if (udf.isEmpty()) {
       return false;
     }
@@ -385,7 +385,7 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       public boolean isDefinedAt(SparkPlan p) {
         return !(p instanceof VkGpuEvalExec || p instanceof LeafExecNode)
             && p.expressions().exists(e -> e.find(x -> x instanceof ScalaUDF u
-                && !(u.function() instanceof CountedFunction) && ScalaUdfs.of(u).isPresent()).isDefined());
+                && !(u.function() instanceof CountedFunction) && planner.udf(u).isPresent()).isDefined());
       }
 
       @Override
@@ -417,7 +417,8 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
       for (Expression e : Scala.list(node.expressions())) {
         CallSites.of(e).forEach((u, site) -> {
           String name = GpuPlanner.name(u);
-          reasons.add(planner.leftover(u, leftover(node, u, site, enabled, planner)).describe(name)
+          GpuUdf udf = planner.udf(u).orElseThrow();
+          reasons.add(planner.leftover(u, udf, leftover(node, u, udf, site, enabled, planner)).describe(name)
               + (enabled ? ", outside VkGpuEval (its rows count in the accumulator '" + OutsideNodeCalls.NAME + "')" : ""));
         });
       }
@@ -462,14 +463,15 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
   private static final Logger LOG = LoggerFactory.getLogger(InsertGpuEval.class);
 
   /** Why {@code u}, at {@code site} in {@code node}, was not moved into a GPU node. */
-  private static Placement leftover(SparkPlan node, ScalaUDF u, CallSites.Site site, boolean enabled, GpuPlanner planner) {
+  private static Placement leftover(SparkPlan node, ScalaUDF u, GpuUdf udf, CallSites.Site site, boolean enabled,
+                                    GpuPlanner planner) {
     if (!enabled) {
       return Placement.cpu(Placement.Cause.DISABLED, Placement.DecidedBy.LEFTOVERS);
     }
     if (!(node instanceof ProjectExec || node instanceof FilterExec)) {
       return Placement.cpu(Placement.Cause.UNPLANNED_OPERATOR, Placement.DecidedBy.LEFTOVERS, node.nodeName());
     }
-    GpuPlanner.Decision d = planner.decide(u, ScalaUdfs.of(u).orElseThrow());
+    GpuPlanner.Decision d = planner.decide(u, udf);
     return d.leftToSpark() ? d.placement() : CallSites.placement(site);
   }
 }

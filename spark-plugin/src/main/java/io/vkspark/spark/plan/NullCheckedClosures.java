@@ -1,9 +1,9 @@
 package io.vkspark.spark.plan;
 
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.exec.NullSkipping;
-import io.vkspark.spark.exec.ScalaUdfs;
-import io.vkspark.spark.exec.TranslatedUdf;
+import io.vkspark.spark.udf.NullSkipping;
+import io.vkspark.spark.udf.ScalaUdfs;
+import io.vkspark.spark.udf.TranslatedUdf;
 import io.vkspark.spark.shim.Scala;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.vkspark.spark.plan;
 
-import io.vkspark.spark.exec.CountedFunction;
-import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.udf.CountedFunction;
+import io.vkspark.spark.udf.ScalaUdfs;
 
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.expressions.Expression;

@@ -2,7 +2,7 @@ package io.vkspark.spark.plan;
 
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.shim.ExplainGeneratorShim;
-import io.vkspark.spark.exec.GpuUdfCall;
+import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.exec.VkGpuEvalExec;

@@ -2,8 +2,8 @@ package io.vkspark.spark.tools;
 
 import io.vkspark.gpu.translate.Translation;
 import io.vkspark.spark.api.GpuUdf;
-import io.vkspark.spark.exec.ScalaClosures;
-import io.vkspark.spark.exec.ScalaUdfs;
+import io.vkspark.spark.udf.ScalaClosures;
+import io.vkspark.spark.udf.ScalaUdfs;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.reflect.Constructor;

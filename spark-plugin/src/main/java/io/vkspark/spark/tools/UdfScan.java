@@ -1,6 +1,6 @@
 package io.vkspark.spark.tools;
 
-import io.vkspark.spark.exec.ScalaClosures;
+import io.vkspark.spark.udf.ScalaClosures;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;

@@ -16,6 +16,7 @@ import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.gpu.DeviceType;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.exec.call.VkMetric;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

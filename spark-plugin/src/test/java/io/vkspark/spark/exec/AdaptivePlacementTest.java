@@ -9,6 +9,7 @@ import io.vkspark.spark.exec.AdaptivePlacement.Choice;
 import io.vkspark.spark.exec.AdaptivePlacement.Outcome;
 import io.vkspark.spark.exec.AdaptivePlacement.Path;
 import io.vkspark.spark.exec.AdaptivePlacement.Shape;
+import io.vkspark.spark.exec.call.Placement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
