@@ -67,7 +67,11 @@ classpath() {   # module -> its jars, its test jar and its dependencies, ':'-sep
 check() {   # step name, exit code, log: print and remember a failure
   echo "[kit-suite] $1 exit $2"
   if [ "$2" != 0 ] || grep -q 'A fatal error has been detected' "$3"; then
-    echo "[kit-suite] $1 FAILED (log: $3)"; tail -n 40 "$3"; failed=1
+    echo "[kit-suite] $1 FAILED (log: $3)"
+    # each failure's head (JUnit's "=>" line and what follows, stack frames left out), then the log's tail:
+    # this output is often all that comes back from a GPU machine
+    grep -A 60 'MethodSource' "$3" | grep -v -E '^\s+(at |org\.junit|java\.base/)' | head -n 600
+    tail -n 40 "$3"; failed=1
   fi
 }
 
