@@ -89,8 +89,9 @@ suite() {   # module, extra JVM flags
     done
     if [ ${#select[@]} -eq 0 ]; then echo "[kit-suite] $m: none of KIT_SELECT"; return 0; fi
   fi
-  # KIT_TIMEOUT=SECONDS: a suite still running then is killed (exit 124) and the next step runs
-  (cd "$out/work-$m" && timeout "${KIT_TIMEOUT:-0}" java "$@" -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
+  # KIT_TIMEOUT=SECONDS: a suite still running then is killed (exit 124) and the next step runs;
+  # KIT_JAVA_OPTS: more JVM flags for the suites (-Dvkspark.translate.only=G4.m18 with KIT_SELECT, say)
+  (cd "$out/work-$m" && timeout "${KIT_TIMEOUT:-0}" java "$@" ${KIT_JAVA_OPTS:-} -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
       -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute "${select[@]}" \
       --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
   local rc=$?

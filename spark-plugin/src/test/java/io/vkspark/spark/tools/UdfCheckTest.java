@@ -81,14 +81,19 @@ final class UdfCheckTest {
   void commandLine_printsTheReport_andAMissingJarIsAClearError() throws Exception {
     Run ok = java(jar.toString());
     assertEquals(0, ok.code(), ok.output());
-    assertEquals(EXPECTED, ok.output().lines().filter(l -> !l.startsWith("WARNING") && !l.startsWith("NOTE: Picked up ")).toList());
+    assertEquals(EXPECTED, ok.lines());
     Run missing = java(jar.resolveSibling("no-such.jar").toString());
     assertEquals(2, missing.code(), missing.output());
     assertEquals(jar.resolveSibling("no-such.jar") + ": no such readable file. Fix: pass the path of the application's jar.",
-        missing.output().strip());
+        String.join("\n", missing.lines()));
   }
 
-  private record Run(int code, String output) {}
+  private record Run(int code, String output) {
+    /** What UdfCheck printed: without the JVM's own lines ({@code WARNING}, {@code NOTE: Picked up JDK_JAVA_OPTIONS}). */
+    List<String> lines() {
+      return output.strip().lines().filter(l -> !l.startsWith("WARNING") && !l.startsWith("NOTE: Picked up ")).toList();
+    }
+  }
 
   /** {@code java -cp <this test's class path> UdfCheck args}, as a user runs it (Spark's jars on the class path). */
   private static Run java(String... args) throws Exception {
