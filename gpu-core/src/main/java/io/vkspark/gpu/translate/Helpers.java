@@ -41,10 +41,14 @@ final class Helpers {
       Map.entry("vkt_ceil", "double vkt_ceil(double x) { double r = vkt_rint(x); return r < x ? r + 1.0LF : r; }"),
       Map.entry("vkt_lcmp", "int vkt_lcmp(int64_t a, int64_t b) { uint64_t x = uint64_t(a) ^ 0x8000000000000000ul;"
           + " uint64_t y = uint64_t(b) ^ 0x8000000000000000ul; return x < y ? -1 : x > y ? 1 : 0; }"),
+      // Double.compare without 64-bit integers: ordered values by <, >; then NaN above everything (NaNs
+      // equal), then -0.0 below 0.0 by the sign bit. The form that compared doubleToLongBits with
+      // vkt_lcmp made NVIDIA's compiler (driver 580) fail vkCreateComputePipelines with
+      // VK_ERROR_UNKNOWN when the kernel also held vkmath's double tan (seed 23 G4.m18).
       Map.entry("vkt_dcompare", "int vkt_dcompare(double a, double b) { if (a < b) { return -1; } if (a > b) { return 1; }"
-          + " int64_t x = vkt_dbits(a); int64_t y = vkt_dbits(b);"
-          + " if (vkt_isnan(a)) { x = 9221120237041090560l; } if (vkt_isnan(b)) { y = 9221120237041090560l; }"
-          + " return vkt_lcmp(x, y); }"));
+          + " bool na = vkt_isnan(a); bool nb = vkt_isnan(b); if (na || nb) { return na == nb ? 0 : na ? 1 : -1; }"
+          + " bool sa = (unpackDouble2x32(a).y & 0x80000000u) != 0u; bool sb = (unpackDouble2x32(b).y & 0x80000000u) != 0u;"
+          + " return sa == sb ? 0 : sa ? -1 : 1; }"));
 
   /** The text of helper {@code name} (here or in {@link MathHelpers}). */
   static String text(String name) {
@@ -62,7 +66,7 @@ final class Helpers {
 
   /** Helpers that another helper needs first. */
   static final Map<String, List<String>> NEEDS = Map.of(
-      "vkt_dcompare", List.of("vkt_isnan", "vkt_dbits", "vkt_lcmp"),
+      "vkt_dcompare", List.of("vkt_isnan"),
       "vkt_floor", List.of("vkt_rint"),
       "vkt_ceil", List.of("vkt_rint"));
 }

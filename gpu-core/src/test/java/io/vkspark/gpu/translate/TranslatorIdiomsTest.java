@@ -130,6 +130,20 @@ final class TranslatorIdiomsTest {
         public static double weights(int a0, double a1) { return WEIGHTS[Math.floorMod(a0, WEIGHTS.length)] * a1; }
         public static int localTable(int a0) { int[] t = {3, 1, 4, 1, 5, 9, 2, 6}; return t[a0 & 7] + t.length; }
         public static long localLongs(byte a0) { long[] t = {-1L, Long.MAX_VALUE, 7L}; return t[Math.abs(a0 % 3)]; }
+        // Double.compare against NaN, both zeros and both infinities: one base-3 digit each
+        static final double[] SPECIALS = {Double.NaN, -0.0, 0.0, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, 1.0,
+            -Double.MIN_VALUE};
+        public static int compareSpecials(double a0) {
+          int s = 0;
+          for (int i = 0; i < SPECIALS.length; i++) {
+            s = s * 3 + Double.compare(a0, SPECIALS[i]) + 1 + 9 * Double.compare(SPECIALS[i], SPECIALS[(i + a0 > 0 ? 1 : 2) % 7]);
+          }
+          return s;
+        }
+        public static int compareSpecialsF(float a0, float a1) {
+          return Float.compare(a0, a1) * 9 + Float.compare(a0, (float) SPECIALS[Math.abs((int) a1) % 7]) * 3
+              + Float.compare(Float.NaN, a0);
+        }
         public static int charsBytes(int a0) { return CHARS[a0 & 1] + BYTES[(a0 >>> 1) % 3] + (int) LONGS[a0 & 1]; }
         public static double localZeros(int a0) { double[] z = new double[3]; return z[a0 & 1] + a0; }
         public static int tableInLoop(int a0) {
