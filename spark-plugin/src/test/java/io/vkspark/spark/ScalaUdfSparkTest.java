@@ -7,6 +7,7 @@ import io.vkspark.spark.api.Tolerance;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.scalaudfs.Closures;
 import io.vkspark.spark.scalaudfs.Fee;
+import io.vkspark.spark.udf.ScalaUdfs;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
@@ -144,6 +145,31 @@ final class ScalaUdfSparkTest {
     List<List<Row>> grouped = onAndOff(groups, d -> { });
     assertEquals(grouped.get(1), grouped.get(0));
     assertEquals(4, grouped.get(0).size(), () -> "groups 0, 1, 2 and null: " + grouped.get(0));
+  }
+
+  /**
+   * Each closure is looked into and translated once ({@code ScalaUdfs}): analysis, the optimizer's
+   * null check, the call sites, counting, planning and EXPLAIN of every query that calls it share
+   * that one recognition; a closure that does not translate has its reason recognized once too.
+   */
+  @Test
+  void eachClosure_isRecognizedOnce_forEveryRuleAndQuery() {
+    UserDefinedFunction scaled = Closures.scaledBy(3.0); // a new closure
+    long before = ScalaUdfs.recognitions();
+    onGpuAsSpark(() -> data().where(scaled.apply(functions.col("b")).gt(0))
+        .select(scaled.apply(functions.col("a")).as("s"), scaled.apply(functions.col("b")).as("t")));
+    List<List<Row>> sums = onAndOff(() -> data().agg(functions.sum(scaled.apply(functions.col("a"))),
+        functions.max(scaled.apply(functions.col("c")))), TestSpark::assertAllRowsOnGpu);
+    assertAggregatesEqual(sums.get(1), sums.get(0)); // the GPU's sum adds in its own order
+    assertEquals(1, ScalaUdfs.recognitions() - before, "one recognition for the closure in both queries");
+    UserDefinedFunction sampled = Closures.sampledFrom(7L); // a new closure that does not translate
+    long refused = ScalaUdfs.recognitions();
+    for (int i = 0; i < 2; i++) {
+      Dataset<Row> d = data().select(sampled.apply(functions.col("ts")));
+      d.collect();
+      assertTrue(explain(d).contains("java.util.Random"), () -> explain(d));
+    }
+    assertEquals(1, ScalaUdfs.recognitions() - refused, "one recognition for the closure that stays Spark's");
   }
 
   @Test

@@ -18,9 +18,7 @@ import io.vkspark.spark.conf.VkConf;
 import io.vkspark.gpu.column.ColumnKernel;
 import io.vkspark.spark.exec.call.Placement.Cause;
 import io.vkspark.spark.exec.call.Placement.DecidedBy;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -48,8 +46,6 @@ public final class GpuPlanner {
 
   private final VkConf conf;
   private final boolean local;
-  /** The UDF behind each function this planner has looked at ({@link #udf}), by identity. */
-  private final Map<Object, Optional<GpuUdf>> udfs = new IdentityHashMap<>();
 
   GpuPlanner(SparkSession session) {
     this.conf = VkConf.of(session);
@@ -61,12 +57,11 @@ public final class GpuPlanner {
   }
 
   /**
-   * The GPU UDF {@code u} calls, if it calls one ({@link ScalaUdfs#of}), looked at once per function
-   * for this planner (one application of the planning rule): the rule asks about a call from several
-   * places, and a translated UDF's answer takes a translation.
+   * The GPU UDF {@code u} calls, if it calls one ({@link ScalaUdfs#of}: each function is looked at
+   * once, and every rule that asks shares the answer).
    */
   Optional<GpuUdf> udf(ScalaUDF u) {
-    return udfs.computeIfAbsent(u.function(), ScalaUdfs::of);
+    return ScalaUdfs.of(u);
   }
 
   public static String name(ScalaUDF u) {

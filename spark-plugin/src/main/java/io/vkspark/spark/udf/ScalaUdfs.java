@@ -14,12 +14,15 @@ import org.apache.spark.sql.internal.SQLConf;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.shim.SparkShim;
 import java.lang.invoke.SerializedLambda;
+import java.lang.ref.SoftReference;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ScalaUDF;
 import scala.Option;
@@ -57,27 +60,7 @@ public final class ScalaUdfs {
     if (function instanceof NullSkipping n) {
       return of(n.inner());
     }
-    List<Object> captured = captured(function);
-    for (Object o : captured) {
-      if (o instanceof GpuUdf g) {
-        return Optional.of(g);
-      }
-    }
-    for (Object o : captured) {
-      if (isJavaUdf(o)) {
-        return translateOn() && translate(o) instanceof Translation.Translated t
-            ? Optional.of(new TranslatedUdf(o, t)) : Optional.empty();
-      }
-    }
-    if (translateOn()) {
-      Optional<ScalaClosures.Closure> closure = ScalaClosures.of(function);
-      if (closure.isPresent()) {
-        ScalaClosures.Translated t = ScalaClosures.translate(closure.get());
-        return t.translation() instanceof Translation.Translated ok
-            ? Optional.of(TranslatedUdf.scala(function, ok, t.primitives())) : Optional.empty();
-      }
-    }
-    return Optional.empty();
+    return recognition(function).udf();
   }
 
   /**
@@ -95,17 +78,75 @@ public final class ScalaUdfs {
     if (function instanceof NullSkipping n) {
       return refusal(n.inner());
     }
+    return recognition(function).refusal();
+  }
+
+  /** How many functions have been recognized (looked into and translated) since the JVM started: for tests. */
+  public static long recognitions() {
+    return RECOGNITIONS.sum();
+  }
+
+  /** What a function is to vkspark: the GPU UDF it calls, or why it does not translate (or neither). */
+  private record Recognition(Optional<GpuUdf> udf, Optional<Translation.Refused> refusal) {
+    static final Recognition NONE = new Recognition(Optional.empty(), Optional.empty());
+
+    static Recognition of(Translation t, java.util.function.Function<Translation.Translated, GpuUdf> udf) {
+      return t instanceof Translation.Translated ok ? new Recognition(Optional.of(udf.apply(ok)), Optional.empty())
+          : t instanceof Translation.Refused r ? new Recognition(Optional.empty(), Optional.of(r)) : NONE;
+    }
+  }
+
+  /**
+   * Recognitions by function, one map per value of {@code spark.vkspark.translate}: every planning
+   * rule that asks about a call (analysis's argument check, the optimizer's null checks, the
+   * physical rule's call sites, counting and planning, EXPLAIN's reasons) shares one look into the
+   * closure and one translation. Keys are the closures Spark's plans hold, which have no equals of
+   * their own (so this is by identity), held weakly; values softly, since a Scala closure's
+   * {@link TranslatedUdf} holds its key.
+   */
+  private static final List<Map<Object, SoftReference<Recognition>>> RECOGNIZED =
+      List.of(new WeakHashMap<>(), new WeakHashMap<>());
+  private static final LongAdder RECOGNITIONS = new LongAdder();
+
+  private static Recognition recognition(Object function) {
+    boolean on = translateOn();
+    Map<Object, SoftReference<Recognition>> seen = RECOGNIZED.get(on ? 1 : 0);
+    synchronized (seen) {
+      SoftReference<Recognition> r = seen.get(function);
+      Recognition known = r == null ? null : r.get();
+      if (known != null) {
+        return known;
+      }
+    }
+    Recognition found = recognize(function, on);
+    synchronized (seen) {
+      seen.put(function, new SoftReference<>(found));
+    }
+    return found;
+  }
+
+  private static Recognition recognize(Object function, boolean translateOn) {
+    RECOGNITIONS.increment();
     List<Object> captured = captured(function);
-    if (captured.stream().anyMatch(o -> o instanceof GpuUdf) || !translateOn()) {
-      return Optional.empty();
+    for (Object o : captured) {
+      if (o instanceof GpuUdf g) {
+        return new Recognition(Optional.of(g), Optional.empty());
+      }
+    }
+    if (!translateOn) {
+      return Recognition.NONE;
     }
     for (Object o : captured) {
       if (isJavaUdf(o)) {
-        return translate(o) instanceof Translation.Refused r ? Optional.of(r) : Optional.empty();
+        return Recognition.of(translate(o), ok -> new TranslatedUdf(o, ok));
       }
     }
-    return ScalaClosures.of(function).map(c -> ScalaClosures.translate(c).translation())
-        .filter(t -> t instanceof Translation.Refused).map(t -> (Translation.Refused) t);
+    Optional<ScalaClosures.Closure> closure = ScalaClosures.of(function);
+    if (closure.isEmpty()) {
+      return Recognition.NONE;
+    }
+    ScalaClosures.Translated t = ScalaClosures.translate(closure.get());
+    return Recognition.of(t.translation(), ok -> TranslatedUdf.scala(function, ok, t.primitives()));
   }
 
   /** The translation of Java UDF {@code udf}; a translator failure is a refusal naming it. */

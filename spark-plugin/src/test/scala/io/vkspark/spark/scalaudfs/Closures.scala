@@ -83,6 +83,8 @@ object Closures {
 
   // ---- does not translate: it allocates (a sample bucket from a seeded generator)
   val sampleBucket: Long => Int = (seed: Long) => new java.util.Random(seed).nextInt(100)
+  /** The same, a new closure each call. */
+  def sampledFrom(base: Long): UserDefinedFunction = udf((seed: Long) => new java.util.Random(seed + base).nextInt(100))
 
   val affineUdf: UserDefinedFunction = udf(affine)
   val absDiffUdf: UserDefinedFunction = udf(absDiff)
