@@ -118,6 +118,21 @@ final class BatchRouter {
   }
 
   /**
+   * Whether the batch that begins with child batch {@code first}, on {@code start}'s route, gathers
+   * the next small child batches ({@code small}: {@code first} fits a coalesced batch). A batch for
+   * {@code call()} is never coalesced. Nor is one whose columns the GPU reads from their device
+   * copies ({@link GpuBatchStep#readsDeviceCopies}) unless it is appended to the GPU, where each
+   * child batch's cached columns are copied on the device behind the rows before them: a host copy
+   * would be no cached column, so every value would be uploaded again, every query.
+   */
+  boolean gathers(Start start, ColumnarBatch first, boolean small) {
+    if (!small || start.route() instanceof BatchRoute.Cpu) {
+      return false;
+    }
+    return start.route() instanceof BatchRoute.GpuAppend || !gpu.readsDeviceCopies(first);
+  }
+
+  /**
    * The route of the gathered batch {@code in} that started on {@code route}: a fused aggregate's
    * batch with a null argument of a {@link #lenient} call is evaluated (its rows go to the host),
    * not reduced.

@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.api.SparkTypes;
+import io.vkspark.spark.cache.CachedColumn;
 import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.executor.ExecutorDevice;
 import io.vkspark.spark.executor.GpuLease;
@@ -8,6 +9,7 @@ import io.vkspark.spark.executor.GpuLease;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.ReplacementStats;
 import io.vkspark.gpu.column.run.BatchRunner;
+import io.vkspark.gpu.column.cache.ResidentCopies;
 import io.vkspark.gpu.column.BatchStats;
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.run.DecimalOverflow;
@@ -219,6 +221,24 @@ final class GpuBatchStep implements AutoCloseable {
   }
 
   /**
+   * Whether a GPU run of {@code in} would read some of its columns from their device copies
+   * ({@code spark.vkspark.cache.device}): a column of vkspark's cache of a type the device cache
+   * serves. Such a batch must reach the runner as it is (or be appended to it), not be copied into
+   * the coalescer's host vectors first: a copy is no cached column, so it would be uploaded again.
+   */
+  boolean readsDeviceCopies(ColumnarBatch in) {
+    if (gpu == null || calls.isEmpty() || !conf.cacheDevice()) {
+      return false;
+    }
+    for (int o : columns) {
+      if (in.column(o) instanceof CachedColumn && ResidentCopies.serves(inputType(o))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Appends {@code in}'s argument columns to this task's runner, straight from the child's vectors
    * into the GPU input buffers (the one copy), under the GPU permit (the runner may take a buffer
    * set or dispatch when it fills); its rows wait there for the next {@link #underLease} run, which
@@ -229,7 +249,13 @@ final class GpuBatchStep implements AutoCloseable {
     List<InputColumn> inputs = inputs(in, rows);
     try (GpuLease lease = gpu.lease()) {
       metrics.add(VkMetric.SEMAPHORE_WAIT_TIME, lease.waitNs());
-      runner().append(inputs, rows);
+      BatchRunner r = runner();
+      long hits = r.residentHits();
+      long uploads = r.residentUploads();
+      r.append(inputs, rows);
+      // the device copies it reads are counted here, where it stages them (its copy time with the dispatch)
+      metrics.add(VkMetric.DEVICE_CACHE_HITS, r.residentHits() - hits);
+      metrics.add(VkMetric.DEVICE_CACHE_UPLOADS, r.residentUploads() - uploads);
     }
   }
 

@@ -131,7 +131,11 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
   /** A gathered batch, the route it takes, and adaptive placement's timing of it (null when not timed). */
   private record Gathered(ColumnarBatch batch, BatchRoute route, AdaptiveStep.Batch timing, boolean reducing) {}
 
-  /** The next batch, gathered (see {@link ChildBatches}) on the route it starts on; a batch for {@code call()} is never coalesced. */
+  /**
+   * The next batch, gathered (see {@link ChildBatches}) on the route it starts on; a batch for
+   * {@code call()} is never coalesced, nor one read from device copies unless appended to the GPU
+   * ({@link BatchRouter#gathers}).
+   */
   private Gathered gather(boolean reducing) {
     ColumnarBatch first = children.first();
     boolean small = children.small(first);
@@ -145,7 +149,7 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
       adaptive.sliced(t, k, System.nanoTime() - t0);
     }
     ColumnarBatch in = first;
-    if (small && !(start.route() instanceof BatchRoute.Cpu)) {
+    if (router.gathers(start, first, small)) {
       in = children.gather(first, start.route() instanceof BatchRoute.GpuAppend, t);
     } else if (t != null) {
       t.rows(first.numRows());

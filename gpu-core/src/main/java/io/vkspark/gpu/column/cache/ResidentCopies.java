@@ -37,8 +37,8 @@ public final class ResidentCopies {
    *     rest from the host
    */
   public int copy(InputColumn in, SqlType t, GpuBuffer dst, int from, int n, int at) {
-    if (cache == null || !(in instanceof ResidentColumn column) || dst.isStaged() || t.isVariableWidth() || t.isBytePacked()
-        || t == SqlType.DECIMAL || (t.isBitPacked() && ((from & 63) != 0 || (at & 63) != 0))) {
+    if (cache == null || !(in instanceof ResidentColumn column) || dst.isStaged() || !serves(t)
+        || (t.isBitPacked() && ((from & 63) != 0 || (at & 63) != 0))) {
       return 0;
     }
     int rows = t.isBitPacked() ? n & ~63 : n;
@@ -60,6 +60,14 @@ public final class ResidentCopies {
     long bytes = t.isBitPacked() ? rows / 8 : (long) rows * t.byteWidth();
     copies.add(new BufferCopy(pin.buffer(), src, dst, offset, bytes));
     return rows;
+  }
+
+  /**
+   * Whether a cached column of type {@code t} can be read from a device copy: fixed-width values
+   * other than decimals and the byte-packed tinyints and smallints; booleans in whole 64-row words.
+   */
+  public static boolean serves(SqlType t) {
+    return !t.isVariableWidth() && !t.isBytePacked() && t != SqlType.DECIMAL;
   }
 
   /** Hands the pending copies to the dispatch about to be replayed. */
