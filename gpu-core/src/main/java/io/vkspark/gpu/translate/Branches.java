@@ -108,7 +108,7 @@ final class Branches {
     switch (op) {
       case Opcodes.IFNULL, Opcodes.IFNONNULL -> {
         Val v = t.stack.pop();
-        Expr isNull = v instanceof Val.Self ? Expr.FALSE : v instanceof Val.Obj o ? o.isNull() : null;
+        Expr isNull = v instanceof Val.Known ? Expr.FALSE : v instanceof Val.Obj o ? o.isNull() : null;
         if (isNull == null) {
           throw t.refuse("a null check of something other than a boxed argument or value");
         }
