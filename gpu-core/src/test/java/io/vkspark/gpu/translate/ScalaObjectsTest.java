@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Scala closures over objects known when translating (issue 31): a captured case class whose
- * fields become constants, a Scala {@code object}'s method inherited from a trait, and the mutable
- * state that must stay refused. Compiled here with scalac 2.13;
+ * fields become constants, a Scala {@code object}'s method inherited from a trait, Scala's
+ * {@code ==} on boxes, and the mutable state that must stay refused. Compiled here with scalac 2.13;
  * each closure's rows run on the GPU against the closure itself ({@link MethodCheck}, bit for bit),
  * through a static method of {@code vkobj.S} that calls it.
  */
@@ -66,6 +66,11 @@ final class ScalaObjectsTest {
         val retail: Double => Double = (cost: Double) => RetailPricing.price(cost)
         val wholesale: Double => Double = (cost: Double) => Wholesale.price(cost) + Wholesale.markup
         val tuned: Double => Double = (x: Double) => x * Tuning.factor
+        val sameIntDouble: (java.lang.Integer, java.lang.Double) => Boolean = (a: java.lang.Integer, b: java.lang.Double) => a == b
+        val sameLongFloat: (java.lang.Long, java.lang.Float) => Boolean = (a: java.lang.Long, b: java.lang.Float) => a == b
+        val sameShortInt: (java.lang.Short, java.lang.Integer) => Boolean = (a: java.lang.Short, b: java.lang.Integer) => a == b
+        val sameDoubles: (java.lang.Double, java.lang.Double) => Boolean = (a: java.lang.Double, b: java.lang.Double) => a == b
+        val sameAny: (java.lang.Double, java.lang.Double) => Boolean = (a: java.lang.Double, b: java.lang.Double) => (a: Any) == (b: Any)
 
         def smallRow(x: Double): Double = small(x)
         def largeRow(x: Double): Double = large(x)
@@ -73,6 +78,10 @@ final class ScalaObjectsTest {
         def meteredRow(x: Double): Double = metered(x)
         def retailRow(x: Double): Double = retail(x)
         def wholesaleRow(x: Double): Double = wholesale(x)
+        def sameIntDoubleRow(a: java.lang.Integer, b: java.lang.Double): Boolean = sameIntDouble(a, b)
+        def sameLongFloatRow(a: java.lang.Long, b: java.lang.Float): Boolean = sameLongFloat(a, b)
+        def sameShortIntRow(a: java.lang.Short, b: java.lang.Integer): Boolean = sameShortInt(a, b)
+        def sameDoublesRow(a: java.lang.Double, b: java.lang.Double): Boolean = sameDoubles(a, b)
       }
       """;
 
@@ -175,6 +184,19 @@ final class ScalaObjectsTest {
   void objectMethodInheritedFromATrait_runsForThatObject() throws Exception {
     check("retail", List.of(P.DOUBLE), P.DOUBLE);
     check("wholesale", List.of(P.DOUBLE), P.DOUBLE); // an override calling the trait's method (super.price)
+  }
+
+  @Test
+  void scalaEqualityOnBoxes_comparesAsTheWiderNumber() throws Exception {
+    check("sameIntDouble", List.of(P.INT, P.DOUBLE), P.BOOLEAN);
+    check("sameLongFloat", List.of(P.LONG, P.FLOAT), P.BOOLEAN);
+    check("sameShortInt", List.of(P.SHORT, P.INT), P.BOOLEAN);
+    check("sameDoubles", List.of(P.DOUBLE, P.DOUBLE), P.BOOLEAN); // equalsNumNum: NaN is never equal
+    // as Any: BoxesRunTime.equals, where a NaN equals itself as one object, which the device
+    // cannot see: such a row is call()'s
+    Translation any = JavaTranslator.translate(closure("sameAny"));
+    Translation.Translated tr = assertInstanceOf(Translation.Translated.class, any, () -> "sameAny: " + any);
+    assertTrue(tr.functions().contains("vkt_isnan("), tr.functions());
   }
 
   @Test
