@@ -21,7 +21,6 @@ import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -296,8 +295,6 @@ final class ScalaUdfSparkTest {
   }
 
   @Test
-  @Disabled("needs the translator to read a captured case class's fields and call a Scala object's methods "
-      + "(RetailPricing$.MODULE$.price): refused on main and on branch ir at 2b6d8d5")
   void caseClassFields_andTraitMethods_runOnTheGpu() {
     UserDefinedFunction fee = Closures.feeOf(new Fee(0.015, 2.5));
     List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("id"), functions.col("price"),
