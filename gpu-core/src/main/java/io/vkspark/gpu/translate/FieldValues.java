@@ -55,20 +55,24 @@ final class FieldValues {
     return values;
   }
 
-  /** A field's value as a key: primitives, boxes and strings as they are, arrays by contents, objects by theirs. */
+  /**
+   * A field's value as a key: primitives, boxes and strings as they are, primitive arrays a
+   * translation may read by contents, objects of the application by theirs.
+   */
   private static Object value(Object v, int depth, Map<Object, Integer> seen) {
     if (v == null || v instanceof String || JType.unboxed(Type.getInternalName(v.getClass())) != null) {
       return v;
     }
     if (v.getClass().isArray()) {
       List<Object> elements = new ArrayList<>(List.of(v.getClass()));
-      if (v.getClass().getComponentType().isPrimitive()) { // read as constant tables (ConstTable)
-        for (int i = 0; i < java.lang.reflect.Array.getLength(v); i++) {
+      int n = java.lang.reflect.Array.getLength(v);
+      if (v.getClass().getComponentType().isPrimitive() && n <= ConstTable.MAX_ELEMENTS) { // read as constant tables
+        for (int i = 0; i < n; i++) {
           elements.add(java.lang.reflect.Array.get(v, i));
         }
         return elements;
       }
-      return new Identity(v);
+      return new Identity(v); // a larger table is refused when read; objects' arrays are not read
     }
     if (!KnownObjects.knowable(v)) { // the JDK's, Scala's, Spark's: the translator reads only a modelled value (a date)
       return ObjType.of(Type.getType(v.getClass())) != null ? v : v.getClass();
