@@ -306,4 +306,18 @@ final class ScalaUdfSparkTest {
       assertEquals(p * (1 + 0.25), r.getDouble(3), r::toString);
     }
   }
+
+  /** One closure class over two fees, in one projection: two kernels, each with its fee's constants. */
+  @Test
+  void oneClosureOverTwoFees_isTwoKernels() {
+    UserDefinedFunction small = Closures.feeOf(new Fee(0.015, 2.5));
+    UserDefinedFunction large = Closures.feeOf(new Fee(0.1, 0.3));
+    List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("price"), small.apply(functions.col("price")).as("small"),
+        large.apply(functions.col("price")).as("large")), "(translated from Scala)");
+    for (Row r : rows) {
+      double p = r.getDouble(0);
+      assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(1), r::toString);
+      assertEquals(p * 0.1 > 0.3 ? p * 0.1 : 0.3, r.getDouble(2), r::toString);
+    }
+  }
 }
