@@ -226,6 +226,12 @@ final class Instructions {
 
   private void checkcast(Type target) {
     Val v = t.stack.peek();
+    if (v instanceof Val.Known k) { // known now: the cast holds on every row, or on none
+      if (!KnownObjects.isInstance(t, k.value(), target)) {
+        throw t.refuse("casts a " + k.value().getClass().getName() + " to " + target.getClassName() + " (it always throws)");
+      }
+      return;
+    }
     ObjType to = ObjType.of(target);
     if (v instanceof Val.Obj o && o.alwaysNull() && to != null) {
       t.stack.pop();

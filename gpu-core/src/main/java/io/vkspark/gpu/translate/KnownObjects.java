@@ -57,6 +57,15 @@ final class KnownObjects {
     return new Val.Known(value);
   }
 
+  /** Whether {@code o} is an instance of {@code type}. */
+  static boolean isInstance(MethodTranslator t, Object o, Type type) {
+    try {
+      return Class.forName(type.getClassName(), false, o.getClass().getClassLoader()).isInstance(o);
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw t.refuse("casts to " + type.getClassName() + ", which does not load");
+    }
+  }
+
   /** {@code aload} of a known object from {@code slot}; false when the slot holds none. */
   boolean aload(int slot) {
     Object o = slots().get(slot);

@@ -38,6 +38,7 @@ final class ScalaObjectsTest {
       case class Fee(rate: Double, minimum: Double)
       case class Tier(fee: Fee, cap: Double)
       case class VarFee(var rate: Double)
+      case class Holder[T](value: T)
       class Meter(val scale: Double) { var readings: Int = 0 }
 
       trait Pricing {
@@ -58,11 +59,15 @@ final class ScalaObjectsTest {
         def varFeeOf(f: VarFee): Double => Double = (x: Double) => x * f.rate
         def meterOf(m: Meter): Double => Double = (x: Double) => x * m.scale
         def readingsOf(m: Meter): Double => Double = (x: Double) => x + m.readings
+        def heldOf(h: Holder[Fee], p: Pricing): Double => Double =
+          (x: Double) => (if (p eq RetailPricing) p.price(x) else -x) * h.value.rate
 
         val small: Double => Double = feeOf(Fee(0.015, 2.5))
         val large: Double => Double = feeOf(Fee(0.1, 0.3))
         val tiered: Double => Double = tierOf(Tier(Fee(0.2, 1.0), 40.0))
         val metered: Double => Double = meterOf(new Meter(0.7))
+        val held: Double => Double = heldOf(Holder(Fee(0.3, 0.0)), RetailPricing)
+        val heldOther: Double => Double = heldOf(Holder(Fee(0.3, 0.0)), Wholesale)
         val retail: Double => Double = (cost: Double) => RetailPricing.price(cost)
         val wholesale: Double => Double = (cost: Double) => Wholesale.price(cost) + Wholesale.markup
         val tuned: Double => Double = (x: Double) => x * Tuning.factor
@@ -76,6 +81,8 @@ final class ScalaObjectsTest {
         def largeRow(x: Double): Double = large(x)
         def tieredRow(x: Double): Double = tiered(x)
         def meteredRow(x: Double): Double = metered(x)
+        def heldRow(x: Double): Double = held(x)
+        def heldOtherRow(x: Double): Double = heldOther(x)
         def retailRow(x: Double): Double = retail(x)
         def wholesaleRow(x: Double): Double = wholesale(x)
         def sameIntDoubleRow(a: java.lang.Integer, b: java.lang.Double): Boolean = sameIntDouble(a, b)
@@ -178,6 +185,12 @@ final class ScalaObjectsTest {
   void nestedCaseClass_andAPlainClassFinalField_areConstants() throws Exception {
     check("tiered", List.of(P.DOUBLE), P.DOUBLE);
     check("metered", List.of(P.DOUBLE), P.DOUBLE);
+  }
+
+  @Test
+  void genericField_isCastNow_andReferencesToKnownObjects_compareNow() throws Exception {
+    check("held", List.of(P.DOUBLE), P.DOUBLE); // h.value: an Object, cast to Fee; p eq RetailPricing: true
+    check("heldOther", List.of(P.DOUBLE), P.DOUBLE); // p eq RetailPricing: false
   }
 
   @Test
