@@ -21,7 +21,6 @@ import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -296,8 +295,6 @@ final class ScalaUdfSparkTest {
   }
 
   @Test
-  @Disabled("needs the translator to read a captured case class's fields and call a Scala object's methods "
-      + "(RetailPricing$.MODULE$.price): refused on main and on branch ir at 2b6d8d5")
   void caseClassFields_andTraitMethods_runOnTheGpu() {
     UserDefinedFunction fee = Closures.feeOf(new Fee(0.015, 2.5));
     List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("id"), functions.col("price"),
@@ -307,6 +304,20 @@ final class ScalaUdfSparkTest {
       double p = r.getDouble(1);
       assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(2), r::toString);
       assertEquals(p * (1 + 0.25), r.getDouble(3), r::toString);
+    }
+  }
+
+  /** One closure class over two fees, in one projection: two kernels, each with its fee's constants. */
+  @Test
+  void oneClosureOverTwoFees_isTwoKernels() {
+    UserDefinedFunction small = Closures.feeOf(new Fee(0.015, 2.5));
+    UserDefinedFunction large = Closures.feeOf(new Fee(0.1, 0.3));
+    List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("price"), small.apply(functions.col("price")).as("small"),
+        large.apply(functions.col("price")).as("large")), "(translated from Scala)");
+    for (Row r : rows) {
+      double p = r.getDouble(0);
+      assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(1), r::toString);
+      assertEquals(p * 0.1 > 0.3 ? p * 0.1 : 0.3, r.getDouble(2), r::toString);
     }
   }
 }

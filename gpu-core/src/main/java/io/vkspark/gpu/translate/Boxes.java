@@ -131,7 +131,7 @@ final class Boxes {
       if (b instanceof Val.Obj o && o.alwaysNull()) {
         return Expr.FALSE;
       }
-      if (b instanceof Val.Obj || b instanceof Val.Self) {
+      if (b instanceof Val.Obj || b instanceof Val.Known) {
         return Expr.FALSE; // another class: never equal
       }
       throw e.refuse("compares a " + a.type().className() + " with a value the translator does not model");

@@ -108,7 +108,7 @@ final class Branches {
     switch (op) {
       case Opcodes.IFNULL, Opcodes.IFNONNULL -> {
         Val v = t.stack.pop();
-        Expr isNull = v instanceof Val.Self ? Expr.FALSE : v instanceof Val.Obj o ? o.isNull() : null;
+        Expr isNull = v instanceof Val.Known ? Expr.FALSE : v instanceof Val.Obj o ? o.isNull() : null;
         if (isNull == null) {
           throw t.refuse("a null check of something other than a boxed argument or value");
         }
@@ -117,6 +117,9 @@ final class Branches {
       case Opcodes.IF_ACMPEQ, Opcodes.IF_ACMPNE -> {
         Val b = t.stack.pop();
         Val a = t.stack.pop();
+        if (a instanceof Val.Known x && b instanceof Val.Known y) { // objects known now: the same on every row
+          return Expr.bool((x.value() == y.value()) == (op == Opcodes.IF_ACMPEQ));
+        }
         if (!(a instanceof Val.Obj x && b instanceof Val.Obj y && x.type() == Temporal.DAY_OF_WEEK && y.type() == x.type())) {
           throw t.refuse("compares object references (==)");
         }

@@ -23,11 +23,13 @@ final class Instructions {
   private final MethodTranslator t;
   private final Invocations invocations;
   private final Arrays arrays;
+  private final KnownObjects known;
 
   Instructions(MethodTranslator t) {
     this.t = t;
     this.invocations = new Invocations(t);
     this.arrays = new Arrays(t);
+    this.known = new KnownObjects(t);
   }
 
   void step(AbstractInsnNode insn) {
@@ -224,6 +226,12 @@ final class Instructions {
 
   private void checkcast(Type target) {
     Val v = t.stack.peek();
+    if (v instanceof Val.Known k) { // known now: the cast holds on every row, or on none
+      if (!KnownObjects.isInstance(t, k.value(), target)) {
+        throw t.refuse("casts a " + k.value().getClass().getName() + " to " + target.getClassName() + " (it always throws)");
+      }
+      return;
+    }
     ObjType to = ObjType.of(target);
     if (v instanceof Val.Obj o && o.alwaysNull() && to != null) {
       t.stack.pop();
@@ -235,13 +243,13 @@ final class Instructions {
   }
 
   private void aload(int slot) {
-    if (slot == 0 && (t.m.access & Opcodes.ACC_STATIC) == 0) {
-      t.push(new Val.Self());
+    if (slot == 0 && (t.m.access & Opcodes.ACC_STATIC) == 0 && t.method.self() != null) {
+      t.push(new Val.Known(t.method.self()));
       return;
     }
     ObjType o = t.method.objSlots().get(slot);
     if (o == null) {
-      if (arrays.aload(slot)) {
+      if (arrays.aload(slot) || known.aload(slot)) {
         return;
       }
       throw t.refuse("reads a local that holds an object other than a box of a primitive");
@@ -253,7 +261,7 @@ final class Instructions {
   }
 
   private void astore(int slot, Val v) {
-    if (arrays.astore(slot, v)) {
+    if (arrays.astore(slot, v) || known.astore(slot, v)) {
       return;
     }
     ObjType o = t.method.objSlots().get(slot);
@@ -344,7 +352,7 @@ final class Instructions {
       t.push(new Val.Obj(new ObjType.Box(Type.INT_TYPE), Expr.i(0), Expr.TRUE)); // None: a null result
       return;
     }
-    Field field = t.unit.field(t.method, t.line, f.owner, f.name);
+    Field field = t.unit.field(t.method, t.line, f.owner, f.name, null);
     if (!Modifier.isFinal(field.getModifiers())) {
       throw t.refuse("reads a static field that is not final (mutable state)");
     }
@@ -353,10 +361,11 @@ final class Instructions {
 
   private void getfield(FieldInsnNode f) {
     Val owner = t.stack.pop();
-    if (!(owner instanceof Val.Self) || t.unit.receiver(t.method) == null) {
-      throw t.refuse("reads a field of an object other than the UDF itself");
+    if (!(owner instanceof Val.Known k)) {
+      throw t.refuse("reads a field of an object not known when translating (the UDF, a captured value, "
+          + "a static final one)");
     }
-    pushConstant(t.unit.field(t.method, t.line, f.owner, f.name), t.unit.receiver(t.method), f);
+    pushConstant(t.unit.field(t.method, t.line, f.owner, f.name, k.value()), k.value(), f);
   }
 
   /** A field's value, read now: the translation holds it as a constant. */
@@ -383,7 +392,8 @@ final class Instructions {
       return;
     }
     if (JType.of(type) == null) {
-      throw t.refuse("reads field " + f.name + " of type " + type.getClassName());
+      t.push(KnownObjects.of(t, value, "reads field " + f.name + " of type " + type.getClassName()));
+      return;
     }
     t.push(Constants.of(value, type));
   }

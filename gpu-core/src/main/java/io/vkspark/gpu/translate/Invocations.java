@@ -2,6 +2,8 @@ package io.vkspark.gpu.translate;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.MethodInsnNode;
@@ -9,9 +11,10 @@ import org.objectweb.asm.tree.MethodInsnNode;
 /**
  * Method calls, in this order: methods of modelled values and about them ({@link Boxes}, ...);
  * helper methods, translated once each as GLSL functions by {@link Unit#call} (static methods of
- * the UDF's own class or of other classes on its class path, and the UDF's own instance methods;
- * primitives and boxes as arguments); then the library methods over primitives with device
- * versions ({@link LibraryCalls}).
+ * the UDF's own class or of other classes on its class path, and instance methods of objects known
+ * when translating, {@link KnownObjects}: the UDF's own, a captured case class's, a Scala
+ * {@code object}'s; primitives, boxes and known objects as arguments); then the library methods
+ * over primitives with device versions ({@link LibraryCalls}).
  */
 final class Invocations {
   /** Classes whose methods are never translated as helpers: only their listed methods have device versions. */
@@ -48,9 +51,19 @@ final class Invocations {
     if (receiver instanceof Val.Obj o) {
       throw t.refuse("calls " + call.name + " on a " + (o.type() instanceof ObjType.Box ? "boxed value" : o.type().className()));
     }
-    boolean own = call.owner.equals(t.method.owner().name) && (receiver == null || receiver instanceof Val.Self);
-    if (own || receiver == null && isHelper(call.owner)) {
-      t.push(helper(call, vals));
+    if (receiver instanceof Val.Known k) { // the UDF object, a captured one, a Scala object: its method, resolved now
+      MethodInsnNode target = KnownObjects.target(t.unit, call, k.value());
+      if (!isHelper(target.owner)) {
+        throw t.refuse("calls " + owner + "." + call.name + " on a " + k.value().getClass().getName()
+            + ", which has no device version");
+      }
+      Type rt = Type.getReturnType(call.desc);
+      t.push(rt.getSort() == Type.OBJECT && ObjType.of(rt) == null && vals.length == 0
+          ? KnownObjects.getter(t, target, k.value()) : helper(target, k.value(), vals));
+      return;
+    }
+    if (receiver == null && (call.owner.equals(t.method.owner().name) || isHelper(call.owner))) {
+      t.push(helper(call, null, vals));
       return;
     }
     if (receiver != null) {
@@ -75,13 +88,25 @@ final class Invocations {
     return LIBRARY.stream().noneMatch(owner::startsWith);
   }
 
-  /** A call of a helper method: primitives as they are, a box as its value and its null flag. */
-  private Val helper(MethodInsnNode call, Val[] vals) {
-    Unit.Called c = t.unit.call(t.method, t.line, call);
+  /**
+   * A call of a helper method on {@code self} (null: static): primitives as they are, a box as its
+   * value and its null flag, a known object as a constant of the helper translated for it.
+   */
+  private Val helper(MethodInsnNode call, Object self, Val[] vals) {
+    Map<Integer, Object> known = new TreeMap<>();
+    for (int i = 0; i < vals.length; i++) {
+      if (vals[i] instanceof Val.Known k) {
+        known.put(i, k.value());
+      }
+    }
+    Unit.Called c = t.unit.call(t.method, t.line, call, self, known);
     Type[] types = Type.getArgumentTypes(call.desc);
     List<Expr> a = new ArrayList<>();
     for (int i = 0; i < vals.length; i++) {
       ObjType box = ObjType.of(types[i]);
+      if (vals[i] instanceof Val.Known) {
+        continue; // a constant of the helper
+      }
       if (vals[i] instanceof Val.Prim p && box == null) {
         a.add(p.e());
       } else if (vals[i] instanceof Val.Obj o && box != null) {

@@ -2,7 +2,6 @@ package io.vkspark.gpu.translate;
 
 import io.vkspark.gpu.column.SqlType;
 import java.lang.invoke.SerializedLambda;
-import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -24,9 +23,11 @@ import org.objectweb.asm.tree.ClassNode;
  * versions ({@link LibraryCalls}, {@link MathCalls}, {@link Boxes}, {@link DateCalls}); Scala
  * closures' runtime calls ({@link ScalaCalls}); branches, {@code switch}, loops with
  * {@code break}/{@code continue}, early returns; static methods of the UDF's class and of other
- * classes on its class path, and instance methods on the UDF itself (non-recursive);
- * {@code static final} constants, the UDF object's fields and a lambda's captured values, read now
- * as constants, primitive arrays among them as constant tables ({@link ConstTable}); null checks
+ * classes on its class path, and instance methods of objects known when translating
+ * (non-recursive): the UDF itself, a captured case class, a Scala {@code object} and the methods
+ * it inherits from a trait ({@link KnownObjects}); {@code static final} constants, the UDF
+ * object's fields, a lambda's captured values and the final fields of known objects, read now as
+ * constants, primitive arrays among them as constant tables ({@link ConstTable}); null checks
  * and null results. A lambda erased to return {@code Object} translates with the box it returns
  * ({@link Results}). A row whose Java method throws (integer division by zero, {@code *Exact}
  * overflow, an index out of bounds, an explicit {@code throw}, unboxing a null) or returns null
@@ -36,11 +37,13 @@ import org.objectweb.asm.tree.ClassNode;
  * semantics need handed back to {@code call()} alone.
  *
  * <p>What does not: other allocation (but a {@code StringBuilder}), regular expressions, writes into arrays, caught exceptions, calls
- * outside that set, recursion, writes to fields, reads of non-final static fields,
+ * outside that set, recursion, writes to fields, reads of non-final static fields and of non-final
+ * fields of objects other than the UDF (a Scala {@code var}: it may change after planning),
  * {@code synchronized}, {@code java.sql.Date}, {@code invokedynamic}. The
  * {@link Translation.Refused} reason names the class, the method, the source line and the
- * instruction. Translations are cached per class, method, constants read and the types the
- * caller gives. The package Javadoc says how the translation is built and where new value types
+ * instruction. Translations are cached per class, method, the field values of the UDF object and
+ * of captured objects ({@code FieldValues}: a closure over another {@code Fee} is another kernel)
+ * and the types the caller gives. The package Javadoc says how the translation is built and where new value types
  * and library calls plug in.
  */
 public final class JavaTranslator {
@@ -99,7 +102,7 @@ public final class JavaTranslator {
       return new Translation.Refused(source, source + ": no public call method with 1 to 22 arguments");
     }
     List<Object> key = new ArrayList<>(List.of(call.getDeclaringClass(), Type.getMethodDescriptor(call)));
-    key.add(fieldValues(udf));
+    key.add(FieldValues.of(udf));
     key.add(expected);
     Method found = call;
     return CACHE.computeIfAbsent(key, k -> run(found.getDeclaringClass().getClassLoader(), udf,
@@ -171,13 +174,14 @@ public final class JavaTranslator {
           + "x -> Math.sqrt(x))");
     }
     for (Object c : captured) {
-      if (c != receiver && c != null && JType.unboxed(Type.getInternalName(c.getClass())) == null) {
+      if (c != receiver && c != null && JType.unboxed(Type.getInternalName(c.getClass())) == null && !KnownObjects.knowable(c)) {
         return new Translation.Refused(source, source + ": captures a " + c.getClass().getName()
-            + " (only primitives and their boxes translate)");
+            + " (primitives, their boxes and objects of the application's classes translate)");
       }
     }
     List<Object> key = new ArrayList<>(List.of(l.getImplClass(), l.getImplMethodName(), l.getImplMethodSignature()));
-    key.add(captured.stream().map(c -> c == receiver ? fieldValues(c) : c).toList());
+    key.add(captured.stream().map(c -> c == null || JType.unboxed(Type.getInternalName(c.getClass())) != null ? c
+        : FieldValues.of(c)).toList());
     key.add(expected);
     Object r = receiver;
     int s = skip;
@@ -186,37 +190,13 @@ public final class JavaTranslator {
         l.getImplMethodSignature(), constants, s, expected));
   }
 
-  /** The receiver's fields that translation may read (primitives and boxes), for the cache key. */
-  private static List<Object> fieldValues(Object o) {
-    List<Object> values = new ArrayList<>();
-    values.add(o.getClass());
-    for (Class<?> k = o.getClass(); k != null && k != Object.class; k = k.getSuperclass()) {
-      for (Field f : k.getDeclaredFields()) {
-        if (Modifier.isStatic(f.getModifiers())) {
-          continue;
-        }
-        if (f.getType().isPrimitive() || JType.unboxed(Type.getInternalName(f.getType())) != null
-            || f.getType() == String.class) { // read as constants (StringInsns)
-          try {
-            f.setAccessible(true);
-            values.add(f.getName());
-            values.add(f.get(o));
-          } catch (ReflectiveOperationException | RuntimeException e) {
-            values.add(e.getClass());
-          }
-        }
-      }
-    }
-    return values;
-  }
-
   private static Translation run(ClassLoader loader, Object receiver, String owner, String name, String desc,
                                  Map<Integer, Object> constants, int skip, Expected expected) {
     String source = Type.getObjectType(owner).getClassName() + "." + name;
     try {
       Unit unit = new Unit(loader, receiver);
       ClassNode c = unit.classNode(owner);
-      Unit.Method main = unit.method(c, name, desc, constants);
+      Unit.Method main = unit.method(c, name, desc, constants, receiver);
       Type[] args = Type.getArgumentTypes(desc);
       Results.erasedArgs(main, source, skip, expected.args());
       List<SqlType> sqlArgs = new ArrayList<>();

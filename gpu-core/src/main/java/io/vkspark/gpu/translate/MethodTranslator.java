@@ -126,6 +126,10 @@ final class MethodTranslator implements LibraryCalls.Code {
       Type t = args[i];
       boolean captured = method.constants().containsKey(i);
       Object c = method.constants().get(i);
+      if (captured && t.getSort() == Type.OBJECT && method.argType(i) == null && KnownObjects.knowable(c)) {
+        slot += t.getSize(); // a known object (KnownObjects): no variable
+        continue;
+      }
       if (t.getSort() == Type.OBJECT) {
         ObjType o = method.argType(i);
         if (o == null) {

@@ -11,7 +11,8 @@ import org.objectweb.asm.tree.MethodInsnNode;
  * What scalac 2.12 and 2.13 emit for a numeric closure, with Scala's semantics:
  * <ul>
  *   <li>{@code scala.runtime.BoxesRunTime}: {@code unboxToDouble} .. (a null box unboxes to 0,
- *       not a throw) and {@code boxToDouble} ..;</li>
+ *       not a throw), {@code boxToDouble} .. and {@code equals}, Scala's {@code ==} on boxes
+ *       ({@link ScalaEquality});</li>
  *   <li>{@code scala.math.package$.MODULE$}: {@code math.sqrt}, {@code pow}, {@code abs},
  *       {@code max}, {@code round} (a {@code Long} for a {@code Double}), ... as the
  *       {@code java.lang.Math} method of the same name and signature ({@code signum} of an
@@ -84,6 +85,9 @@ final class ScalaCalls {
       }
       JType j = JType.of(ret);
       return o.neverNull() ? Val.of(o.value()) : Val.of(t.temp(j, Expr.select(o.isNull(), Expr.zero(j), Expr.convert(o.value(), j))));
+    }
+    if (ScalaEquality.METHODS.containsKey(call.name) && args.length == 2) {
+      return ScalaEquality.of(call.name, args[0], args[1], t); // == on boxed values
     }
     ObjType box = ObjType.of(ret);
     if (call.name.startsWith("boxTo") && args.length == 1 && box != null) {

@@ -121,7 +121,7 @@ final class StringCalls {
   }
 
   static String describe(Val v) {
-    return v instanceof Val.Obj o ? "a " + o.type().className() : v instanceof Val.Self ? "the UDF object" : "a value";
+    return v instanceof Val.Obj o ? "a " + o.type().className() : v instanceof Val.Known k ? "a " + k.value().getClass().getName() : "a value";
   }
 
   /** The value of the UDF's string result {@code o}: a null one is the null view (a null result, no call()). */
@@ -302,7 +302,7 @@ final class StringCalls {
       Val.Obj o = (Val.Obj) v;
       return o.alwaysNull() ? Expr.FALSE : Expr.bin(BinOp.LAND, Expr.not(o.isNull()), Expr.call(JType.Z, "vk_str_eq", s, o.value()));
     }
-    if (v instanceof Val.Obj || v instanceof Val.Self) {
+    if (v instanceof Val.Obj || v instanceof Val.Known) {
       return Expr.FALSE;
     }
     throw t.refuse("compares a string with " + describe(v));

@@ -173,12 +173,12 @@ final class StringInsns {
   private static Val field(MethodTranslator t, FieldInsnNode f) {
     Object receiver = null;
     if (f.getOpcode() == Opcodes.GETFIELD) {
-      if (!(t.stack.pop() instanceof Val.Self) || t.unit.receiver(t.method) == null) {
-        throw t.refuse("reads a field of an object other than the UDF itself");
+      if (!(t.stack.pop() instanceof Val.Known k)) {
+        throw t.refuse("reads a field of an object not known when translating");
       }
-      receiver = t.unit.receiver(t.method);
+      receiver = k.value();
     }
-    Field field = t.unit.field(t.method, t.line, f.owner, f.name);
+    Field field = t.unit.field(t.method, t.line, f.owner, f.name, receiver);
     if (f.getOpcode() == Opcodes.GETSTATIC && !Modifier.isFinal(field.getModifiers())) {
       throw t.refuse("reads a static field that is not final (mutable state)");
     }

@@ -24,14 +24,19 @@ import org.objectweb.asm.tree.analysis.Frame;
 import org.objectweb.asm.tree.analysis.SimpleVerifier;
 
 /**
- * One translation: the UDF's class files, the object whose fields are read as constants, the
- * helper methods translated so far (each once, callees before callers, recursion refused) and the
- * translator's GLSL helpers they use.
+ * One translation: the UDF's class files, the objects whose fields are read as constants (the UDF
+ * object and the objects known when translating, {@link Val.Known}), the helper methods translated
+ * so far (each once per receiver and known arguments, callees before callers, recursion refused)
+ * and the translator's GLSL helpers they use.
  */
 final class Unit {
-  /** A method being translated, with its analysis. */
+  /**
+   * A method being translated, with its analysis.
+   *
+   * @param self the object it runs on ({@code this}, known when translating); null for a static method
+   */
   record Method(ClassNode owner, MethodNode node, Frame<BasicValue>[] frames, Map<Integer, ObjType> objSlots,
-                Map<Integer, Object> constants, Map<Integer, ObjType> erasedArgs) {
+                Map<Integer, Object> constants, Map<Integer, ObjType> erasedArgs, Object self) {
     String source() {
       return Type.getObjectType(owner.name).getClassName() + "." + node.name;
     }
@@ -57,8 +62,10 @@ final class Unit {
   record Called(String function, JType returns, boolean mayThrow, ObjType box) {}
 
   private final ClassLoader loader;
-  private final Object receiver;
-  private final Class<?> receiverClass;
+  /** The UDF object: its fields are read as constants, final or not (a Spark UDF's state is set before planning). */
+  private final Object udf;
+  /** Numbers of the objects known when translating, for the keys of helpers translated per object. */
+  private final Map<Object, Integer> known = new java.util.IdentityHashMap<>();
   private final Map<String, ClassNode> classes = new HashMap<>();
   private final Map<String, Called> called = new HashMap<>();
   private final Set<String> inProgress = new HashSet<>();
@@ -70,10 +77,9 @@ final class Unit {
   final StringPool strings = new StringPool();
   private int nextFunction;
 
-  Unit(ClassLoader loader, Object receiver) {
+  Unit(ClassLoader loader, Object udf) {
     this.loader = loader;
-    this.receiver = receiver;
-    this.receiverClass = receiver == null ? null : receiver.getClass();
+    this.udf = udf;
   }
 
   ClassNode classNode(String internalName) {
@@ -95,8 +101,11 @@ final class Unit {
     return c;
   }
 
-  /** {@code name desc} of class {@code owner}, analysed, with {@code constants} for its leading arguments. */
-  Method method(ClassNode owner, String name, String desc, Map<Integer, Object> constants) {
+  /**
+   * {@code name desc} of class {@code owner}, analysed, with {@code constants} for some of its
+   * arguments, running on {@code self} (ignored for a static method).
+   */
+  Method method(ClassNode owner, String name, String desc, Map<Integer, Object> constants, Object self) {
     MethodNode node = null;
     for (MethodNode m : owner.methods) {
       if (m.name.equals(name) && m.desc.equals(desc)) {
@@ -152,19 +161,19 @@ final class Unit {
     for (int l : nullOnly) {
       boxes.putIfAbsent(l, new ObjType.Box(Type.INT_TYPE)); // only ever null: any box will do
     }
-    return new Method(owner, node, frames, boxes, constants, new HashMap<>());
+    return new Method(owner, node, frames, boxes, constants, new HashMap<>(), isStatic ? null : self);
   }
 
   Untranslatable refuse(Method m, int line, String what) {
     return new Untranslatable(m.source() + (line > 0 ? " line " + line : "") + ": " + what);
   }
 
-  /** The object whose fields {@code m} reads as constants (null for a static method). */
-  Object receiver(Method m) {
-    return (m.node().access & Opcodes.ACC_STATIC) == 0 ? receiver : null;
-  }
-
-  Field field(Method m, int line, String owner, String name) {
+  /**
+   * Field {@code name} of class {@code owner}: a static one, or one of object {@code on}, which must
+   * be final unless {@code on} is the UDF object (a non-final field of another object may change
+   * after planning, and the kernel would keep the value read now).
+   */
+  Field field(Method m, int line, String owner, String name, Object on) {
     Class<?> c;
     try {
       c = Class.forName(Type.getObjectType(owner).getClassName(), true, loader);
@@ -173,19 +182,41 @@ final class Unit {
     }
     for (Class<?> k = c; k != null; k = k.getSuperclass()) {
       for (Field f : k.getDeclaredFields()) {
-        if (f.getName().equals(name)) {
-          if (Modifier.isStatic(f.getModifiers()) || receiverClass != null && k.isAssignableFrom(receiverClass)) {
-            return f;
+        if (!f.getName().equals(name)) {
+          continue;
+        }
+        if (Modifier.isStatic(f.getModifiers())) {
+          return f;
+        }
+        if (on != null && k.isInstance(on)) {
+          if (on != udf && !Modifier.isFinal(f.getModifiers())) {
+            throw refuse(m, line, "reads field " + name + " of " + on.getClass().getName() + ", which is not final "
+                + "(a var: it may change after the kernel is made, which would keep the value read when planning)");
           }
+          return f;
         }
       }
     }
-    throw refuse(m, line, "reads field " + name + " of " + c.getName() + ", which is not the UDF's");
+    throw refuse(m, line, "reads field " + name + " of " + c.getName() + " of an object not known when translating");
   }
 
-  /** A helper method of the UDF's class called from {@code from}: translated once, as a GLSL function. */
-  Called call(Method from, int line, MethodInsnNode call) {
-    String key = call.owner + "." + call.name + call.desc;
+  /** A number for {@code o}, the same for the same object during this translation. */
+  int known(Object o) {
+    return known.computeIfAbsent(o, k -> known.size());
+  }
+
+  /**
+   * A helper method called from {@code from}: translated once per {@code self} (the object it runs
+   * on, null for a static method) and {@code knownArgs} (arguments known when translating, by
+   * index: they are no parameters of the GLSL function), as a GLSL function.
+   */
+  Called call(Method from, int line, MethodInsnNode call, Object self, Map<Integer, Object> knownArgs) {
+    StringBuilder k = new StringBuilder(call.owner + "." + call.name + call.desc);
+    if (self != null) {
+      k.append(" on #").append(known(self));
+    }
+    knownArgs.forEach((i, o) -> k.append(" ").append(i).append("=#").append(known(o)));
+    String key = k.toString();
     Called c = called.get(key);
     if (c != null) {
       return c;
@@ -194,13 +225,14 @@ final class Unit {
       throw refuse(from, line, "is recursive (" + call.name + " calls itself, directly or not)");
     }
     Type[] args = Type.getArgumentTypes(call.desc);
-    for (Type a : args) {
-      if (JType.of(a) == null && ObjType.of(a) == null) {
+    for (int i = 0; i < args.length; i++) {
+      Type a = args[i];
+      if (JType.of(a) == null && ObjType.of(a) == null && !knownArgs.containsKey(i)) {
         throw refuse(from, line, "calls " + call.name + " with a " + a.getClassName()
             + " (helpers take primitives and their boxes)");
       }
     }
-    Method callee = method(classNode(call.owner), call.name, call.desc, Map.of());
+    Method callee = method(classNode(call.owner), call.name, call.desc, knownArgs, self);
     Type rt = Type.getReturnType(call.desc);
     ObjType erased = Results.erased(callee, callee.source(), null, this);
     ObjType box = erased != null ? erased : ObjType.of(rt);

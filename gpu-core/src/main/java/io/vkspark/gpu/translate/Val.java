@@ -64,8 +64,23 @@ sealed interface Val {
   /** What a {@code void} call leaves on the stack: nothing (never pushed). */
   record Void() implements Val {}
 
-  /** The UDF object itself ({@code this}): its fields are constants, its methods helpers. */
-  record Self() implements Val {}
+  /**
+   * An object known when translating: the UDF object itself ({@code this}), a captured value or a
+   * {@code static final} one (a Scala {@code object}'s {@code MODULE$}, a case class a closure
+   * captures). Its final fields are constants ({@link Unit#field}: the UDF object's others too),
+   * its methods helpers translated for this very object ({@link Unit#call}). Compared by identity.
+   */
+  record Known(Object value) implements Val {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Known k && k.value == value;
+    }
+
+    @Override
+    public int hashCode() {
+      return System.identityHashCode(value);
+    }
+  }
 
   /**
    * A pending comparison ({@code lcmp}, {@code dcmpg}, ...) that the next branch reads directly:

@@ -11,7 +11,8 @@
  *       {@code ControlFlow} splits it into basic blocks and natural loops.</li>
  *   <li><b>Translate to IR.</b> {@code MethodTranslator} runs the instructions of each block over a
  *       symbolic operand stack of {@code Val}s (a primitive {@code Expr}, a modelled reference
- *       {@code Val.Obj} with its null flag, the UDF object, a pending comparison), reading them
+ *       {@code Val.Obj} with its null flag, an object known when translating, {@code Val.Known}:
+ *       the UDF object, a captured case class, a Scala {@code object}; a pending comparison), reading them
  *       with {@code Instructions} (arithmetic, locals, fields as constants), {@code Invocations}
  *       (calls) and {@code Branches} (returns, jumps, switches). What it builds is typed IR only:
  *       {@code Expr} (constants, variables, operations, calls, conditionals), {@code Stmt}

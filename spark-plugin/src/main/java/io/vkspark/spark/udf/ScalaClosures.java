@@ -24,7 +24,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code BoxesRunTime} (a null becomes 0) and calls the primitive method. The translation of a
  * bridge that captures nothing is the translation of the method it calls; Spark's null handling
  * for primitive parameters ({@code ScalaUDF.inputPrimitives}) decides whether that is the closure's
- * result for a null argument ({@link TranslatedUdf#nullAsZeroArgument}).
+ * result for a null argument ({@link TranslatedUdf#nullAsZeroArgument}). A captured case class (or
+ * any object of the application's classes) and a Scala {@code object} the closure calls are read
+ * when planning: their final fields become constants of this closure's kernel, a {@code var} is a
+ * refusal.
  *
  * <p>Spark's own closures ({@code org.apache.spark.*}: the wrappers of Java UDFs, ML's internals)
  * are not users' closures and are left alone.

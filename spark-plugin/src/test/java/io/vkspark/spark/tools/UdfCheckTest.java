@@ -55,6 +55,10 @@ final class UdfCheckTest {
           + "$anonfun$seeded$1 line 8: allocates an object (new java.util.Random) [new java/util/Random]",
       "not checked: " + S + "$anonfun$feeOf$1 (CheckedClosures.scala:9, Scala Function1 closure): captures a "
           + "io.vkspark.spark.scalaudfs.Fee" + KNOWN_WHEN_RUN,
+      "translates: " + S + "$anonfun$retail$1 (CheckedClosures.scala:10, Scala Function1 closure)",
+      "does not translate: " + S + "$anonfun$tuned$1 (CheckedClosures.scala:11, Scala Function1 closure): "
+          + "io.vkspark.spark.scalaudfs.Tuning$.factor line 16: reads a static field that is not final (mutable state) "
+          + "[getstatic io/vkspark/spark/scalaudfs/Tuning$.factor D]",
       "translates: " + J + ".lambda$poly$2d303860$1 (CheckedUdfs.java:57, UDF1 lambda)",
       "translates: " + J + ".lambda$scaled$d42d619d$1 (CheckedUdfs.java:62, UDF1 lambda)",
       "does not translate: " + J + ".lambda$seeded$d52635ce$1 (CheckedUdfs.java:67, UDF1 lambda): " + J
@@ -67,7 +71,7 @@ final class UdfCheckTest {
       "does not translate: " + J + "$Seeded (CheckedUdfs.java:24, UDF1 class): " + J
           + "$Seeded.call line 24: allocates an object (new java.util.Random) [new java/util/Random]",
       "GPU UDF: " + J + "$Tripled (CheckedUdfs.java:46, UDF1 class): has its own GPU kernel",
-      "5 of 11 UDFs translate; 3 not checked; 1 GPU UDF with its own kernel");
+      "6 of 13 UDFs translate; 3 not checked; 1 GPU UDF with its own kernel");
 
   @Test
   void report_listsEveryUdfClassAndLambda_withItsVerdict_andTheCount() throws IOException {

@@ -7,4 +7,11 @@ object CheckedClosures {
     (price: Double, discount: Double, tax: Double) => price * (1 - discount) * (1 + tax)
   val seeded: Long => Int = (x: Long) => new java.util.Random(x).nextInt()
   def feeOf(fee: Fee): Double => Double = (amount: Double) => amount * fee.rate
+  val retail: Double => Double = (cost: Double) => RetailPricing.price(cost)
+  val tuned: Double => Double = (x: Double) => x * Tuning.factor
+}
+
+/** A setting that may change while the job runs: a closure that reads it stays on the CPU. */
+object Tuning {
+  var factor: Double = 1.5
 }
