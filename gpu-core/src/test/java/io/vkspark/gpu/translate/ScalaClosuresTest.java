@@ -12,11 +12,11 @@ import io.vkspark.gpu.translate.MethodGenerator.P;
 import io.vkspark.gpu.translate.MethodGenerator.Tolerance;
 import java.lang.invoke.SerializedLambda;
 import java.lang.reflect.Method;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Comparator;
+
+
+
+
+
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -66,23 +66,15 @@ final class ScalaClosuresTest {
       }
       """;
 
-  private static Path dir;
-  private static URLClassLoader loader;
+  private static ScalacClasses fixtures;
   private static Object module;
   private static GpuDevice device;
   private static ColumnRuntime runtime;
 
   @BeforeAll
   static void compile() throws Exception {
-    dir = Files.createTempDirectory("vkspark-scala");
-    Path src = dir.resolve("S.scala");
-    Files.writeString(src, SOURCE);
-    Path out = Files.createDirectories(dir.resolve("classes"));
-    String cp = System.getProperty("java.class.path") + java.io.File.pathSeparator + System.getProperty("jdk.module.path", "");
-    boolean ok = scala.tools.nsc.Main.process(new String[] {"-classpath", cp, "-d", out.toString(), src.toString()});
-    assertTrue(ok, "scalac failed on the fixtures");
-    loader = new URLClassLoader(new URL[] {out.toUri().toURL()}, ScalaClosuresTest.class.getClassLoader());
-    module = Class.forName("vkscala.S$", true, loader).getField("MODULE$").get(null);
+    fixtures = new ScalacClasses(SOURCE);
+    module = fixtures.module("vkscala.S");
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
   }
@@ -95,11 +87,8 @@ final class ScalaClosuresTest {
     if (device != null) {
       TestGpu.closeClean(device);
     }
-    if (loader != null) {
-      loader.close();
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    if (fixtures != null) {
+      fixtures.close();
     }
   }
 

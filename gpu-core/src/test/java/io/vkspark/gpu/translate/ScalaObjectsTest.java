@@ -10,14 +10,14 @@ import io.vkspark.gpu.translate.MethodCheck.Outcome;
 import io.vkspark.gpu.translate.MethodGenerator.P;
 import io.vkspark.gpu.translate.MethodGenerator.Tolerance;
 import java.lang.reflect.Method;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Comparator;
+
+
+
+
+
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
+
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterAll;
@@ -92,8 +92,7 @@ final class ScalaObjectsTest {
       }
       """;
 
-  private static Path dir;
-  private static URLClassLoader loader;
+  private static ScalacClasses fixtures;
   private static Object module;
   private static Class<?> statics;
   private static GpuDevice device;
@@ -101,16 +100,9 @@ final class ScalaObjectsTest {
 
   @BeforeAll
   static void compile() throws Exception {
-    dir = Files.createTempDirectory("vkspark-scala-objects");
-    Path src = dir.resolve("S.scala");
-    Files.writeString(src, SOURCE);
-    Path out = Files.createDirectories(dir.resolve("classes"));
-    String cp = System.getProperty("java.class.path") + java.io.File.pathSeparator + System.getProperty("jdk.module.path", "");
-    boolean ok = scala.tools.nsc.Main.process(new String[] {"-classpath", cp, "-d", out.toString(), src.toString()});
-    assertTrue(ok, "scalac failed on the fixtures");
-    loader = new URLClassLoader(new URL[] {out.toUri().toURL()}, ScalaObjectsTest.class.getClassLoader());
-    module = Class.forName("vkobj.S$", true, loader).getField("MODULE$").get(null);
-    statics = Class.forName("vkobj.S", true, loader);
+    fixtures = new ScalacClasses(SOURCE);
+    module = fixtures.module("vkobj.S");
+    statics = fixtures.load("vkobj.S");
     device = TestGpu.openRefining();
     runtime = new ColumnRuntime(device);
   }
@@ -123,11 +115,8 @@ final class ScalaObjectsTest {
     if (device != null) {
       TestGpu.closeClean(device);
     }
-    if (loader != null) {
-      loader.close();
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    if (fixtures != null) {
+      fixtures.close();
     }
   }
 
@@ -136,7 +125,7 @@ final class ScalaObjectsTest {
   }
 
   private static Object make(String factory, String className, Object... args) throws Exception {
-    Class<?> c = Class.forName("vkobj." + className, true, loader);
+    Class<?> c = fixtures.load("vkobj." + className);
     Object value = c.getConstructors()[0].newInstance(args);
     return module.getClass().getMethod(factory, c).invoke(module, value);
   }

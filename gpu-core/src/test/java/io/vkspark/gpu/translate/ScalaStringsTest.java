@@ -6,15 +6,15 @@ import io.vkspark.gpu.column.ColumnGpu;
 import io.vkspark.gpu.column.run.CpuCause;
 import io.vkspark.gpu.column.SqlType;
 import java.lang.reflect.Method;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.file.Files;
-import java.nio.file.Path;
+
+
+
+
 import java.util.Arrays;
-import java.util.Comparator;
+
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,29 +50,18 @@ final class ScalaStringsTest {
       }
       """;
 
-  private static Path dir;
-  private static URLClassLoader loader;
+  private static ScalacClasses fixtures;
   private static Object module;
 
   @BeforeAll
   static void compile() throws Exception {
-    dir = Files.createTempDirectory("vkspark-scala-strings");
-    Path src = dir.resolve("T.scala");
-    Files.writeString(src, SOURCE);
-    Path out = Files.createDirectories(dir.resolve("classes"));
-    String cp = System.getProperty("java.class.path") + java.io.File.pathSeparator + System.getProperty("jdk.module.path", "");
-    assertTrue(scala.tools.nsc.Main.process(new String[] {"-classpath", cp, "-d", out.toString(), src.toString()}),
-        "scalac failed on the fixtures");
-    loader = new URLClassLoader(new URL[] {out.toUri().toURL()}, ScalaStringsTest.class.getClassLoader());
-    module = Class.forName("vkscala.T$", true, loader).getField("MODULE$").get(null);
+    fixtures = new ScalacClasses(SOURCE);
+    module = fixtures.module("vkscala.T");
   }
 
   @AfterAll
   static void close() throws Exception {
-    loader.close();
-    try (Stream<Path> s = Files.walk(dir)) {
-      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    fixtures.close();
   }
 
   @ParameterizedTest
