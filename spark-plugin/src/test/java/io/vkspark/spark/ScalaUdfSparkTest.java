@@ -299,7 +299,8 @@ final class ScalaUdfSparkTest {
     UserDefinedFunction fee = Closures.feeOf(new Fee(0.015, 2.5));
     List<Row> rows = onGpuAsSpark(() -> data().select(functions.col("id"), functions.col("price"),
         fee.apply(functions.col("price")).as("fee"),
-        functions.call_function("scala_retail_price", functions.col("price")).as("retail")), "(translated from Scala)");
+        functions.call_function("scala_retail_price", functions.col("price")).as("retail")), "(translated from Scala)",
+        "vkspark: scala_retail_price("); // the object's call is in the GPU node, not left to Spark
     for (Row r : rows) {
       double p = r.getDouble(1);
       assertEquals(p * 0.015 > 2.5 ? p * 0.015 : 2.5, r.getDouble(2), r::toString);

@@ -2,7 +2,6 @@ package io.vkspark.gpu.translate;
 
 import io.vkspark.gpu.translate.Expr.BinOp;
 import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
 import org.objectweb.asm.tree.AbstractInsnNode;
@@ -353,7 +352,7 @@ final class Instructions {
       return;
     }
     Field field = t.unit.field(t.method, t.line, f.owner, f.name, null);
-    if (!Modifier.isFinal(field.getModifiers())) {
+    if (!Unit.fixedStatic(field)) {
       throw t.refuse("reads a static field that is not final (mutable state)");
     }
     pushConstant(field, null, f);

@@ -112,7 +112,7 @@ final class KnownObjects {
     }
     org.objectweb.asm.tree.FieldInsnNode f = (org.objectweb.asm.tree.FieldInsnNode) code.get(code.size() - 2);
     java.lang.reflect.Field field = t.unit.field(t.method, t.line, f.owner, f.name, instance ? self : null);
-    if (statik && !Modifier.isFinal(field.getModifiers())) {
+    if (statik && !Unit.fixedStatic(field)) {
       throw t.refuse(what + ", a static field that is not final (mutable state)");
     }
     try {

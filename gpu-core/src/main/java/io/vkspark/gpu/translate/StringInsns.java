@@ -1,7 +1,6 @@
 package io.vkspark.gpu.translate;
 
 import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.util.Iterator;
 import org.objectweb.asm.Opcodes;
 import org.objectweb.asm.Type;
@@ -179,7 +178,7 @@ final class StringInsns {
       receiver = k.value();
     }
     Field field = t.unit.field(t.method, t.line, f.owner, f.name, receiver);
-    if (f.getOpcode() == Opcodes.GETSTATIC && !Modifier.isFinal(field.getModifiers())) {
+    if (f.getOpcode() == Opcodes.GETSTATIC && !Unit.fixedStatic(field)) {
       throw t.refuse("reads a static field that is not final (mutable state)");
     }
     Object value;

@@ -173,6 +173,16 @@ final class Unit {
    * be final unless {@code on} is the UDF object (a non-final field of another object may change
    * after planning, and the kernel would keep the value read now).
    */
+  /**
+   * Whether static field {@code f} holds a value fixed once its class is initialized: a final
+   * field, or a Scala object's {@code MODULE$}, which Scala 2.12 emits without {@code final}
+   * (assigned in the object's constructor) and 2.13 with it; either way the one instance.
+   */
+  static boolean fixedStatic(Field f) {
+    return Modifier.isFinal(f.getModifiers()) || f.getName().equals("MODULE$") && f.getType() == f.getDeclaringClass()
+        && f.getDeclaringClass().getName().endsWith("$");
+  }
+
   Field field(Method m, int line, String owner, String name, Object on) {
     Class<?> c;
     try {
