@@ -12,10 +12,8 @@ import org.junit.jupiter.api.Test;
 final class CloseTimeoutTest {
   private static final int WG = 64;
   /**
-   * Dependent work that outlives the 5 ms fence timeout: on lavapipe 60,000 iterations a row (under
-   * its 65,535 loop limit, over a second), on devices without a loop limit 10 million (about 25 ms on
-   * an H200). Not longer: on the H200 (driver 580) a dispatch of 150 ms or more, while another process
-   * submitted work to the GPU, was lost (vkDeviceWaitIdle gave VK_ERROR_DEVICE_LOST after seconds).
+   * Over a second of dependent work: on lavapipe 60,000 iterations a row (under its 65,535 loop
+   * limit), on devices without a loop limit 200 million (about half a second on an H200).
    */
   private static final String SLOW = """
       #version 450
@@ -36,10 +34,10 @@ final class CloseTimeoutTest {
 
   @Test
   void closeWhileStillRunning_isTimeoutNotADriverBug_andTheDeviceFreesItLater() {
-    GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withFenceTimeout(Duration.ofMillis(5))
+    GpuDevice d = GpuDevices.open(DeviceOptions.defaults().withValidation(true).withFenceTimeout(Duration.ofMillis(50))
         .withShaderCacheDir(java.nio.file.Path.of("target", "shader-cache")));
     int n = 1 << 15;
-    int iterations = d.loopLimit() > 0 ? 60_000 : 10_000_000;
+    int iterations = d.loopLimit() > 0 ? 60_000 : 200_000_000;
     Program p = Program.glsl("slow_close", SLOW.replace("ITERATIONS", Integer.toString(iterations))).workgroupSize(WG)
         .buffer(BufferDecl.input("x", 0, ElementType.FLOAT32))
         .buffer(BufferDecl.output("y", 1, ElementType.FLOAT32, n)).build();
@@ -49,7 +47,7 @@ final class CloseTimeoutTest {
     x.write(0, TestGpu.floats(n, i -> i % 100));
     PrerecordedDispatch rec = k.prerecord(List.of(x), List.of(y), null, Groups.covering(n, WG, 65535));
     rec.replay();
-    GpuException e = assertGpuError(GpuException.Code.TIMEOUT, "'slow_close' did not finish within 5 ms", rec::close);
+    GpuException e = assertGpuError(GpuException.Code.TIMEOUT, "'slow_close' did not finish within 50 ms", rec::close);
     assertTrue(e.getMessage().contains("while closing"), e.getMessage());
     assertFalse(e.getMessage().contains("driver or vkspark bug"), e.getMessage());
     assertFalse(d.isLost());
