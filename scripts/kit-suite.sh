@@ -90,7 +90,7 @@ suite() {   # module, extra JVM flags
     if [ ${#select[@]} -eq 0 ]; then echo "[kit-suite] $m: none of KIT_SELECT"; return 0; fi
   fi
   # KIT_TIMEOUT=SECONDS: a suite still running then is killed (exit 124) and the next step runs;
-  # KIT_JAVA_OPTS: more JVM flags for the suites (-Dvkspark.translate.only=G4.m18 with KIT_SELECT, say)
+  # KIT_JAVA_OPTS: more JVM flags for the suites and the benches (-Dvkspark.translate.only=G4.m18 with KIT_SELECT, say)
   (cd "$out/work-$m" && timeout "${KIT_TIMEOUT:-0}" java "$@" ${KIT_JAVA_OPTS:-} -Dvkspark.validation=true -Dvkspark.source.root="$root" -XX:ErrorFile="$out/hs_err_$m.log" \
       -cp "$console:$(classpath "$m")" org.junit.platform.console.ConsoleLauncher execute "${select[@]}" \
       --details=summary --disable-banner --reports-dir="$out/reports-$m") >"$log" 2>&1
@@ -147,7 +147,7 @@ for s in $steps; do
         read -ra words <<<"$b"
         [ ${#words[@]} -gt 0 ] || continue
         n=$((n + 1)); cls=${words[0]}; log="$out/bench-$cls-$n.log"
-        mkdir -p "$out/work-bench" && (cd "$out/work-bench" && timeout "${KIT_BENCH_TIMEOUT:-0}" java $flags -Xmx${KIT_BENCH_HEAP:-64g} \
+        mkdir -p "$out/work-bench" && (cd "$out/work-bench" && timeout "${KIT_BENCH_TIMEOUT:-0}" java $flags ${KIT_JAVA_OPTS:-} -Xmx${KIT_BENCH_HEAP:-64g} \
           -Dlog4j2.configurationFile="$root/scripts/log4j2-demo.properties" -cp "$(classpath examples)" \
           "io.vkspark.examples.bench.$cls" "${words[@]:1}" >"$out/bench-$cls-$n.json" 2>"$log")
         check "bench $cls" $? "$log"

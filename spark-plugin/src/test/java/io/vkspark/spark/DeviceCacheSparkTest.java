@@ -4,6 +4,7 @@ import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.gpu.DeviceCounters;
+import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.gpu.internal.FaultInjection;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
@@ -160,6 +161,13 @@ final class DeviceCacheSparkTest {
 
       assertRowsEqual(sorted(host), sorted(first));
       assertRowsEqual(sorted(host), sorted(second));
+      // unset (the default): a GPU reads the device copies, a CPU Vulkan device (lavapipe) the host's
+      Dataset<Row> byDefault = typed(cached);
+      List<Row> unset = byDefault.collectAsList();
+      assertAllRowsOnGpu(byDefault);
+      boolean gpu = ExecutorDevice.current().orElseThrow().device().info().type() != DeviceType.CPU;
+      assertEquals(gpu, sum(byDefault, "deviceCacheHits") > 0, "unset, the device cache is on for a GPU only");
+      assertRowsEqual(sorted(host), sorted(unset));
       // Spark alone (the UDFs' call()) over the uncached table: what Spark's default cache returns
       s.conf().set(Settings.ENABLED.key(), "false");
       try {

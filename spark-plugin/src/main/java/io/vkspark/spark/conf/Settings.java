@@ -202,11 +202,12 @@ public final class Settings {
           + "batches as columns, in place; `false` makes them read rows, copied into Spark's row "
           + "format, as Spark does where a plan needs rows"));
 
-  public static final Flag CACHE_DEVICE = new Flag(info("cache.device", SESSION, "false", null,
+  public static final Flag CACHE_DEVICE = new Flag(info("cache.device", SESSION, null, "unset",
       "with vkspark's table cache: GPU UDFs over cached columns read them from a copy in device "
           + "memory, written on first use and then copied on the device, with no host read and no "
           + "PCIe copy per query; the host copy stays the truth and CPU queries read it "
-          + "([Caching tables](#caching-tables))"));
+          + "([Caching tables](#caching-tables)). Unset: on for a GPU, off for a CPU Vulkan device "
+          + "(lavapipe), whose device memory is the host's; `true` or `false` for every device"));
 
   public static final Share CACHE_DEVICE_MEMORY = new Share(info("cache.deviceMemory", STATIC, "0.25", null,
       "with `cache.device`: most device memory each executor's cached columns take, a size (`8g`) or "

@@ -72,7 +72,8 @@ import org.apache.spark.sql.SparkSession;
  * @param verifySet whether {@code spark.vkspark.verify} is set: unset, a GPU node that runs a
  *     translated Java UDF on the GPU checks a sample ({@code VkGpuEvalExec.verifySettings})
  * @param cacheDevice whether GPU UDFs over cached columns read them from device copies
- *     ({@code spark.vkspark.cache.device}, default false)
+ *     ({@code spark.vkspark.cache.device}); null (unset): the executor's device decides, on for a
+ *     GPU and off for a CPU Vulkan device ({@code ExecutorDevice.cachesColumns})
  * @param cacheDeviceMemory most device memory each executor's cached columns take
  *     ({@code spark.vkspark.cache.deviceMemory}, a size or a fraction of the device's; static)
  * @param glsl GLSL files on the driver whose functions become GLSL-only GPU UDFs of every session
@@ -87,7 +88,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                      long deviceMemoryLimit, Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
                      Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
-                     boolean verifySet, boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
+                     boolean verifySet, Boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
     implements Serializable {
 
   /**
@@ -161,7 +162,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         Settings.PLACEMENT.get(lookup),
         Settings.FAST_MATH.get(lookup),
         lookup.apply(Settings.VERIFY.key()) != null,
-        Settings.CACHE_DEVICE.get(lookup),
+        Settings.CACHE_DEVICE.find(lookup).orElse(null),
         Settings.CACHE_DEVICE_MEMORY.get(lookup),
         Settings.GLSL.get(lookup));
   }

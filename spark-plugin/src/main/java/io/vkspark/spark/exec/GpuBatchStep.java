@@ -227,7 +227,7 @@ final class GpuBatchStep implements AutoCloseable {
    * the coalescer's host vectors first: a copy is no cached column, so it would be uploaded again.
    */
   boolean readsDeviceCopies(ColumnarBatch in) {
-    if (gpu == null || calls.isEmpty() || !conf.cacheDevice()) {
+    if (gpu == null || calls.isEmpty() || !gpu.cachesColumns(conf)) {
       return false;
     }
     for (int o : columns) {
@@ -378,7 +378,7 @@ final class GpuBatchStep implements AutoCloseable {
     r.bound(conf.kernelTimeout(), task == null ? () -> false : task::isInterrupted);
     // as Spark converts a UDF's BigDecimal result (CatalystTypeConverters: toPrecision, null on overflow unless ANSI)
     r.onDecimalOverflow(ansiEnabled() ? DecimalOverflow.ERROR : DecimalOverflow.NULL);
-    if (conf.cacheDevice()) {
+    if (gpu.cachesColumns(conf)) {
       r.readResident(gpu.deviceCache()); // cached columns from their device copies
     }
     return r;

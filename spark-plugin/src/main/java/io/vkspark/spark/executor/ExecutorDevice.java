@@ -2,6 +2,7 @@ package io.vkspark.spark.executor;
 
 import io.vkspark.spark.conf.VkConf;
 
+import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.column.run.ColumnRuntime;
@@ -195,6 +196,17 @@ public final class ExecutorDevice {
 
   public ColumnRuntime runtime() {
     return runtime;
+  }
+
+  /**
+   * Whether GPU UDFs over vkspark's cached columns read them from device copies
+   * ({@code spark.vkspark.cache.device} of {@code conf}). Unset, a GPU does: a query then reads its
+   * columns from device memory instead of copying them over PCIe. A CPU Vulkan device (lavapipe)
+   * does not, as its device memory is host memory: a copy would double the cache's footprint for a
+   * memcpy saved.
+   */
+  public boolean cachesColumns(VkConf conf) {
+    return conf.cacheDevice() != null ? conf.cacheDevice() : device.info().type() != DeviceType.CPU;
   }
 
   /**

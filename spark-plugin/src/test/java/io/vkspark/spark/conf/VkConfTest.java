@@ -258,7 +258,7 @@ final class VkConfTest {
     assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.parse("0.25").of(1L << 40));
     assertEquals(1L << 40, Settings.CACHE_DEVICE_MEMORY.parse("1").of(1L << 40));
     assertEquals(1L << 38, Settings.CACHE_DEVICE_MEMORY.defaultValue().of(1L << 40), "default: a quarter of the device");
-    assertEquals(false, Settings.CACHE_DEVICE.defaultValue());
+    assertNull(Settings.CACHE_DEVICE.info().defaultText(), "unset: the executor's device decides (ExecutorDevice.cachesColumns)");
     for (String v : List.of("1.5", "0", "-1", "lots", "")) {
       GpuException e = assertThrows(GpuException.class,
           () -> Settings.CACHE_DEVICE_MEMORY.parse(v), v);
@@ -294,11 +294,12 @@ final class VkConfTest {
     assertEquals(new VkConf(true, "", 1 << 20, 2, DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, TransferMode.AUTO, 0, Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
         VerifySettings.OFF, true, true, Duration.ofSeconds(60), 128L << 20,
-        PlacementMode.ADAPTIVE, false, false, false, new Setting.Share.Amount(0, 0.25), List.of()),
+        PlacementMode.ADAPTIVE, false, false, null, new Setting.Share.Amount(0, 0.25), List.of()),
         d, "the defaults as before");
     assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
     assertTrue(with(Settings.VERIFY.key(), "off").verifySet(), "set, even to its default");
     assertTrue(with(Settings.CACHE_DEVICE.key(), "true").cacheDevice());
+    assertFalse(with(Settings.CACHE_DEVICE.key(), "false").cacheDevice());
     assertEquals(new Setting.Share.Amount(2L << 20, 0), with(Settings.CACHE_DEVICE_MEMORY.key(), "2m").cacheDeviceMemory());
   }
 
