@@ -175,8 +175,11 @@ final class GroupedShader {
   }
 
   /**
-   * The second pass of a grouped reduction: one invocation per key slot and aggregate folds the
-   * first pass's per-workgroup partials in workgroup order (so in row order) into one partial.
+   * The second pass of a grouped reduction: one workgroup per key slot and aggregate folds the first
+   * pass's per-workgroup partials in workgroup order (so in row order) into one partial. The
+   * workgroup loads a block of partials at once into shared memory (the loads overlap), then its
+   * first invocation folds the block in order: a single invocation loading them one after the other
+   * waited out a memory latency per partial, about a millisecond a dispatch on an H200.
    */
   static String secondPass(List<Aggregate> aggs, List<SqlType> types, int slots) {
     boolean anyDouble = anyDouble(aggs, types);
@@ -189,48 +192,74 @@ final class GroupedShader {
     l.add("layout(std430, set = 0, binding = 0) readonly buffer VkKeyParams { uint vk_kp[]; };");
     l.add("layout(std430, set = 0, binding = 1) readonly buffer VkPartials { uint vk_p[]; };");
     l.add("layout(std430, set = 0, binding = 2) writeonly buffer VkOut { uint vk_o[]; };");
+    l.add("shared uvec2 vk_sb[gl_WorkGroupSize.x]; // a block's values, as bits");
+    l.add("shared uint vk_sc[gl_WorkGroupSize.x]; // and their counts");
     if (anyDouble) {
       l.addAll(ORDER);
     }
     l.add("void main() {");
-    l.add("  uint q = gl_GlobalInvocationID.x;");
+    l.add("  uint q = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; // the workgroup's slot and aggregate");
     l.add("  if (q >= VK_SLOTS * " + n + "u) { return; }");
     l.add("  uint s = q / " + n + "u;");
     l.add("  uint i = q % " + n + "u;");
     l.add("  if (s >= vk_kp[8]) { return; } // a slot outside the batch's key range: never read");
+    l.add("  uint vk_lid = gl_LocalInvocationID.x;");
+    l.add("  uint vk_wg = gl_WorkGroupSize.x;");
     l.add("  uint groups = vk_kp[7];");
     l.add("  uint k = 0u;");
     l.add("  uvec2 bits = uvec2(0u);");
     for (int i = 0; i < n; i++) {
       Aggregate a = aggs.get(i);
       boolean whole = ReductionGlsl.whole(a, types);
-      l.add("  " + (i == 0 ? "" : "else ") + "if (i == " + i + "u) { // " + a);
       if (a.function() != Function.COUNT) {
-        l.add("    " + (whole ? "int64_t v = int64_t(0);" : "double v = 0.0lf;"));
+        l.add("  " + (whole ? "int64_t" : "double") + " v" + i + " = " + (whole ? "int64_t(0)" : "0.0lf") + ";");
       }
-      l.add("    for (uint g = 0u; g < groups; g++) {");
-      l.add("      uint p = ((g * VK_SLOTS + s) * " + n + "u + i) * 4u;");
-      l.add("      uint c = vk_p[p + 2u];");
-      l.add("      if (c == 0u) { continue; }");
+    }
+    l.add("  for (uint b = 0u; b < groups; b += vk_wg) {");
+    l.add("    uint g = b + vk_lid;");
+    l.add("    uint p = ((g * VK_SLOTS + s) * " + n + "u + i) * 4u;");
+    l.add("    bool vk_in = g < groups;");
+    l.add("    vk_sb[vk_lid] = vk_in ? uvec2(vk_p[p], vk_p[p + 1u]) : uvec2(0u);");
+    l.add("    vk_sc[vk_lid] = vk_in ? vk_p[p + 2u] : 0u;");
+    l.add("    barrier();");
+    l.add("    if (vk_lid == 0u) {");
+    l.add("      uint m = min(vk_wg, groups - b);");
+    for (int i = 0; i < n; i++) {
+      Aggregate a = aggs.get(i);
+      boolean whole = ReductionGlsl.whole(a, types);
+      String v = "v" + i;
+      l.add("      " + (i == 0 ? "" : "else ") + "if (i == " + i + "u) { // " + a);
+      l.add("        for (uint j = 0u; j < m; j++) {");
+      l.add("          uint c = vk_sc[j];");
+      l.add("          if (c == 0u) { continue; }");
       if (a.function() != Function.COUNT) {
-        String x = whole ? "int64_t(uint64_t(vk_p[p]) | (uint64_t(vk_p[p + 1u]) << 32u))"
-            : "packDouble2x32(uvec2(vk_p[p], vk_p[p + 1u]))";
-        l.add("      " + (whole ? "int64_t" : "double") + " x = " + x + ";");
+        String x = whole ? "int64_t(uint64_t(vk_sb[j].x) | (uint64_t(vk_sb[j].y) << 32u))" : "packDouble2x32(vk_sb[j])";
+        l.add("          " + (whole ? "int64_t" : "double") + " x = " + x + ";");
         switch (a.function()) {
-          case SUM, AVG -> l.add("      v += x;");
+          case SUM, AVG -> l.add("          " + v + " += x;");
           case MIN, MAX -> {
-            String better = better(a.function(), whole, "x", "v");
-            l.add("      if (k == 0u || " + better + ") { v = x; }");
+            String better = better(a.function(), whole, "x", v);
+            l.add("          if (k == 0u || " + better + ") { " + v + " = x; }");
           }
           default -> { }
         }
       }
-      l.add("      k += c;");
-      l.add("    }");
+      l.add("          k += c;");
+      l.add("        }");
+      l.add("      }");
+    }
+    l.add("    }");
+    l.add("    barrier(); // the block's shared values are reused by the next block");
+    l.add("  }");
+    l.add("  if (vk_lid != 0u) { return; }");
+    for (int i = 0; i < n; i++) {
+      Aggregate a = aggs.get(i);
       if (a.function() != Function.COUNT) {
-        l.add("    bits = " + (whole ? "uvec2(uint(uint64_t(v)), uint(uint64_t(v) >> 32u))" : "unpackDouble2x32(v)") + ";");
+        boolean whole = ReductionGlsl.whole(a, types);
+        String v = "v" + i;
+        l.add("  if (i == " + i + "u) { bits = " + (whole ? "uvec2(uint(uint64_t(" + v + ")), uint(uint64_t(" + v + ") >> 32u))"
+            : "unpackDouble2x32(" + v + ")") + "; }");
       }
-      l.add("  }");
     }
     l.add("  uint o = q * 4u;");
     l.add("  vk_o[o] = bits.x; vk_o[o + 1u] = bits.y; vk_o[o + 2u] = k; vk_o[o + 3u] = 0u;");

@@ -161,6 +161,8 @@ public final class ReductionPasses {
     return Program.spirv("vkspark-reduce-keys", ByteBuffer.wrap(module))
         .workgroupSize(workgroupSize)
         .clearOutputs(false)
+        // a block of partials and their counts (declared in the shader, never bound)
+        .buffer(new BufferDecl("shared", 0, 0, MemoryKind.SHARED, ElementType.UINT32, false, 0))
         .buffer(BufferDecl.input("kparams", 0, ElementType.UINT32))
         .buffer(BufferDecl.input("partials", 1, ElementType.UINT32))
         .buffer(BufferDecl.output("keyed", 2, ElementType.UINT32))
@@ -232,7 +234,7 @@ public final class ReductionPasses {
     return (long) used * all.size() * HostFold.PARTIAL_BYTES;
   }
 
-  /** Grouped: invocations of the second pass (one per key slot and aggregate computed). */
+  /** Grouped: workgroups of the second pass (one per key slot and aggregate computed). */
   public int secondPassInvocations() {
     return slots * all.size();
   }
