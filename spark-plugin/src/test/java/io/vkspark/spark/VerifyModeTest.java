@@ -97,6 +97,37 @@ final class VerifyModeTest {
     assertTrue(mismatches > 0, "the wrong kernel is caught: " + mismatches + " of " + checked);
   }
 
+  /**
+   * Under a fused aggregate a reduced batch's sample runs again on the GPU, a dispatch of its own:
+   * after a task's first, the reruns stay within {@code verify.budget} of the task's reduction time,
+   * so small batches are not each dispatched twice (issue 33: that made a translated UDF's fused sum
+   * 1.5x slower), and the wrong kernel is still caught.
+   */
+  @Test
+  void sample_underAFusedAggregate_rerunsWithinItsBudget_andStillCatchesAWrongKernel() {
+    spark().conf().set(Settings.VERIFY.key(), "sample");
+    spark().conf().set(Settings.BATCH_ROWS.key(), "256");
+    spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", "256"); // rows turned into batches of 256
+    spark().conf().set(Settings.COALESCE.key(), "false");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.000001"); // one row a checked batch
+    spark().conf().set(Settings.VERIFY_BUDGET.key(), "1"); // every reduced batch's sample runs again
+    // two tasks of about 120 batches each
+    Supplier<Dataset<Row>> query = () -> spark().range(0, 60_000, 1, 2).selectExpr("sum(off_by_one_d(id * 0.5D)) AS s");
+    Dataset<Row> every = query.get();
+    every.collectAsList();
+    long all = metric(every, "verifyRows");
+    spark().conf().unset(Settings.VERIFY_BUDGET.key()); // the default budget
+    Dataset<Row> df = query.get();
+    Row got = df.collectAsList().get(0);
+    Row want = spark().range(0, 60_000, 1, 2).selectExpr("sum(IF(id * 0.5D > 100, id * 0.5D + 1, id * 0.5D))")
+        .collectAsList().get(0);
+    assertEquals(want.getDouble(0), got.getDouble(0), 1e-9 * Math.abs(want.getDouble(0)), "the GPU's values");
+    long checked = metric(df, "verifyRows");
+    assertTrue(all >= 200, "a rerun per reduced batch with the whole budget: " + all);
+    assertTrue(checked > 0 && checked * 4 <= all, "within the budget, a few reruns: " + checked + " of " + all);
+    assertTrue(metric(df, "verifyMismatches") > 0, "the wrong kernel is caught by a task's first batch");
+  }
+
   @Test
   void strict_failsNamingTheUdfTheRowAndBothValues() {
     spark().conf().set(Settings.VERIFY.key(), "strict");
