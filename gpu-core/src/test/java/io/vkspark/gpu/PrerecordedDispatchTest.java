@@ -224,7 +224,7 @@ final class PrerecordedDispatchTest {
         rec.replay();
         assertGpuError(GpuException.Code.IN_FLIGHT, "while a replay is in flight", () -> rec.copyBeforeNextReplay(List.of()));
         rec.await();
-        assertEquals(commandBuffers, d.counters().commandBuffersLive(), "the copies' command buffer was freed");
+        assertEquals(commandBuffers + 1, d.counters().commandBuffersLive(), "one command buffer of copies, kept");
         assertTrue(rec.lastCopyNs() > 0, "the copies are timed on the device");
         ByteBuffer out = rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < n; i++) {
@@ -238,6 +238,13 @@ final class PrerecordedDispatchTest {
           assertEquals(2.5f * (i < n / 2 ? i + n / 2 : i - n / 2) + 1f, out.getFloat(4 * i), 1e-3f, "kept, row " + i);
         }
         assertGpuError(GpuException.Code.SIZE, "out of range", () -> new BufferCopy(src, 4L, x, 0, 4L * n));
+        long created = d.counters().commandBuffersCreated();
+        rec.copyBeforeNextReplay(List.of(new BufferCopy(src, 0, x, 0, 4L * n))); // x = src again
+        rec.run();
+        assertEquals(created, d.counters().commandBuffersCreated(), "the copies' command buffer is recorded again");
+        assertEquals(2.5f * 7 + 1f, rec.readOutput(0).order(ByteOrder.LITTLE_ENDIAN).getFloat(4 * 7), 1e-3f);
+        rec.close();
+        assertEquals(commandBuffers - 1, d.counters().commandBuffersLive(), "freed with the recording, and its own");
       } finally {
         src.close();
       }

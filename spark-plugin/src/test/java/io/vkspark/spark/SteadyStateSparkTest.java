@@ -31,6 +31,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
 
 /**
  * Issue 13's steady-state target, measured on the real device: after a warm-up, a GPU UDF over
@@ -179,16 +181,27 @@ final class SteadyStateSparkTest {
     }
   }
 
-  @Test
-  void vkCache_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat() {
+  /**
+   * Over vkspark's cache, with the device copies on and off (unset, the device decides: on for a GPU):
+   * with them, each batch's copies are recorded again into its recording's command buffer of copies,
+   * so the steady state creates no command buffer either (the H200 created one a batch, 2026-12-03).
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void vkCache_thousandBatches_noNewVulkanObjects_withinBudget_hostFlat(boolean deviceCopies) {
     smallBatches();
+    s.conf().set(Settings.CACHE_DEVICE.key(), String.valueOf(deviceCopies));
     Dataset<Row> cached = s.read().parquet(table).cache();
     try {
       assertEquals(ROWS, cached.count());
       cached.createOrReplaceTempView("steady_cached");
+      long hits = ExecutorDevice.current().orElseThrow().deviceCache().stats().hits();
       steady(() -> s.sql(String.format(PROBED, "steady_cached")), true, BATCHES);
+      long read = ExecutorDevice.current().orElseThrow().deviceCache().stats().hits() - hits;
+      assertEquals(deviceCopies, read > 0, "columns read from device copies: " + read);
     } finally {
       cached.unpersist(true);
+      s.conf().unset(Settings.CACHE_DEVICE.key());
     }
   }
 

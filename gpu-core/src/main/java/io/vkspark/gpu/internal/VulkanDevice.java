@@ -164,6 +164,7 @@ public final class VulkanDevice implements GpuDevice {
 
       LongBuffer pl = stack.mallocLong(1);
       VkCommandPoolCreateInfo pci = VkCommandPoolCreateInfo.calloc(stack).sType$Default()
+          .flags(VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT) // a recording's copy buffer is recorded again
           .queueFamilyIndex(physical.queueFamily());
       Vk.check(vkCreateCommandPool(handle, pci, null, pl), "vkCreateCommandPool");
       this.commandPool = pl.get(0);

@@ -41,8 +41,8 @@ import org.lwjgl.vulkan.VkSubmitInfo;
  * steps), a barrier, copies of staged outputs to their host twins, a host-read barrier, timestamp.
  *
  * <p>A replay given device copies ({@link #copyBeforeNextReplay}) submits, in the same
- * {@code vkQueueSubmit}, a one-time command buffer with those copies ahead of the recording; it is
- * freed once the replay has been awaited.
+ * {@code vkQueueSubmit}, a command buffer with those copies ahead of the recording; it is recorded
+ * again for each such replay and freed with the recording.
  */
 final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private final VulkanDevice device;
@@ -60,8 +60,14 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private long enqueueNs;
   /** Copies the next replay runs first ({@link #copyBeforeNextReplay}). */
   private List<BufferCopy> nextCopies = List.of();
-  /** The one-time command buffer of the copies of the replay in flight, or null. */
-  private VkCommandBuffer prelude;
+  /**
+   * The command buffer of device copies, allocated with the first replay that has copies and
+   * recorded again for each such replay (the pool resets command buffers one by one): a steady
+   * stream of batches over cached columns creates no Vulkan object. Freed with the recording.
+   */
+  private VkCommandBuffer copyBuffer;
+  /** Whether the replay in flight ran copies ({@link #copyBuffer}). */
+  private boolean prelude;
   /** Two timestamps around the copies, made with the first copies (null handle without timestamps). */
   private long copyQueries = VK_NULL_HANDLE;
   private long lastCopyNs;
@@ -255,11 +261,8 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         VkSubmitInfo submit = VkSubmitInfo.calloc(stack).sType$Default().pCommandBuffers(
             pre == null ? stack.pointers(commandBuffer) : stack.pointers(pre, commandBuffer));
         device.submit(submit, fence, name);
-      } catch (RuntimeException e) {
-        freeCommandBuffer(pre);
-        throw e;
       }
-      prelude = pre;
+      prelude = pre != null;
       inFlight = true;
       return null;
     });
@@ -290,7 +293,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     nextCopies = List.copyOf(copies);
   }
 
-  /** A one-time command buffer with {@code copies}, ordered after earlier work and before the recording's. */
+  /** {@link #copyBuffer}, recorded with {@code copies}, ordered after earlier work and before the recording's. */
   private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
     try (MemoryStack stack = stackPush()) {
       PointerBuffer pp = stack.mallocPointer(1);
@@ -301,39 +304,36 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         copyQueries = pl.get(0);
       }
       synchronized (device.poolLock) {
-        Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
-            .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
-            "vkAllocateCommandBuffers");
-        VkCommandBuffer cb = new VkCommandBuffer(pp.get(0), device.handle);
-        device.counters.commandBuffersCreated.incrementAndGet();
-        device.counters.commandBuffersLive.incrementAndGet();
-        try {
-          Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
-              .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
-          barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-              VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-          if (copyQueries != VK_NULL_HANDLE) {
-            vkCmdResetQueryPool(cb, copyQueries, 0, 2);
-            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
-          }
-          for (BufferCopy c : copies) {
-            VulkanBuffer src = (VulkanBuffer) c.src();
-            VulkanBuffer dst = (VulkanBuffer) c.dst();
-            vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
-                .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
-          }
-          if (copyQueries != VK_NULL_HANDLE) {
-            vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, copyQueries, 1);
-          }
-          barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-              VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
-          Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
-          return cb;
-        } catch (RuntimeException e) {
-          vkFreeCommandBuffers(device.handle, device.commandPool, cb);
-          device.counters.commandBuffersLive.decrementAndGet();
-          throw e;
+        if (copyBuffer == null) {
+          Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
+              .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
+              "vkAllocateCommandBuffers");
+          copyBuffer = new VkCommandBuffer(pp.get(0), device.handle);
+          device.counters.commandBuffersCreated.incrementAndGet();
+          device.counters.commandBuffersLive.incrementAndGet();
         }
+        VkCommandBuffer cb = copyBuffer;
+        Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
+            .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
+        barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
+            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+        if (copyQueries != VK_NULL_HANDLE) {
+          vkCmdResetQueryPool(cb, copyQueries, 0, 2);
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
+        }
+        for (BufferCopy c : copies) {
+          VulkanBuffer src = (VulkanBuffer) c.src();
+          VulkanBuffer dst = (VulkanBuffer) c.dst();
+          vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
+              .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+        }
+        if (copyQueries != VK_NULL_HANDLE) {
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, copyQueries, 1);
+        }
+        barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+        Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
+        return cb;
       }
     }
   }
@@ -379,9 +379,8 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       Vk.check(r, "vkWaitForFences('" + name + "')");
       Vk.check(vkResetFences(device.handle, fence), "vkResetFences");
       inFlight = false;
-      lastCopyNs = prelude != null && copyQueries != VK_NULL_HANDLE ? elapsedNs(copyQueries) : 0;
-      freeCommandBuffer(prelude);
-      prelude = null;
+      lastCopyNs = prelude && copyQueries != VK_NULL_HANDLE ? elapsedNs(copyQueries) : 0;
+      prelude = false;
       replays++;
       for (GpuBuffer o : outputs) {
         VulkanBuffer vb = (VulkanBuffer) o;
@@ -532,8 +531,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         }
         inFlight = false;
       }
-      freeCommandBuffer(prelude);
-      prelude = null;
+      freeCommandBuffer(copyBuffer);
+      copyBuffer = null;
+      prelude = false;
       if (copyQueries != VK_NULL_HANDLE) {
         vkDestroyQueryPool(device.handle, copyQueries, null);
         copyQueries = VK_NULL_HANDLE;
