@@ -101,6 +101,7 @@ public final class GpuVerifier {
    */
   public void checkReduced(Rerun gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
     reducedNanos += gpuNanos;
+    reducedBatches++;
     int n = Math.min(in.numRows(), sampleRows(in.numRows(), gpuNanos));
     if (n == 0 || !rerunWithinBudget()) {
       return;
@@ -111,18 +112,21 @@ public final class GpuVerifier {
     } finally {
       rerunNanos += System.nanoTime() - t0;
       rerunBatches++;
+      nextRerun = 2 * reducedBatches;
     }
   }
 
   /**
-   * Whether the next reduced batch's sample may run again on the GPU: always the task's first, later
-   * ones while the reruns so far took at most {@code verify.budget} of the task's reduction time. A
+   * Whether the next reduced batch's sample may run again on the GPU: always the task's first; later
+   * ones at doubling intervals (batches 1, 2, 4, 8, ...) and only while the reruns so far took at
+   * most {@code verify.budget} of the task's reduction time, so a task reruns O(log batches). A
    * rerun is a dispatch of its own (submission, wait, readback), which for a small batch costs more
    * than the batch's reduction did: checked at every batch it made a translated UDF's fused sum 1.5x
    * slower (issue 33, H200, 2026-12-03).
    */
   private boolean rerunWithinBudget() {
-    return rerunBatches == 0 || settings.budget() >= 1 || rerunNanos <= settings.budget() * reducedNanos;
+    return rerunBatches == 0 || settings.budget() >= 1
+        || (reducedBatches >= nextRerun && rerunNanos <= settings.budget() * reducedNanos);
   }
 
   private void rerunAndCheck(Rerun gpu, ColumnarBatch in, List<GpuUdfCall> calls, int n) {
@@ -147,6 +151,9 @@ public final class GpuVerifier {
   private long reducedNanos;
   private long rerunNanos;
   private long rerunBatches;
+  private long reducedBatches;
+  /** The reduced batch (counted from 1) from which the next rerun may run. */
+  private long nextRerun;
 
   /** Checks {@code n} rows of batch {@code in} (all of them when {@code n == rows}). */
   private void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, int n) {
