@@ -112,16 +112,10 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     long fence = VK_NULL_HANDLE;
     long queryPool = VK_NULL_HANDLE;
     try (MemoryStack stack = stackPush()) {
-      PointerBuffer pp = stack.mallocPointer(1);
       LongBuffer pl = stack.mallocLong(1);
       synchronized (device.poolLock) {
-        Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
-            .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
-            "vkAllocateCommandBuffers");
-        cb = new VkCommandBuffer(pp.get(0), device.handle);
+        cb = allocateCommandBuffer(device, stack);
       }
-      device.counters.commandBuffersCreated.incrementAndGet();
-      device.counters.commandBuffersLive.incrementAndGet();
       Vk.check(vkCreateFence(device.handle, VkFenceCreateInfo.calloc(stack).sType$Default(), null, pl), "vkCreateFence");
       fence = pl.get(0);
       if (device.info().timestamps()) {
@@ -296,7 +290,6 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   /** {@link #copyBuffer}, recorded with {@code copies}, ordered after earlier work and before the recording's. */
   private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
     try (MemoryStack stack = stackPush()) {
-      PointerBuffer pp = stack.mallocPointer(1);
       if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
         LongBuffer pl = stack.mallocLong(1);
         Vk.check(vkCreateQueryPool(device.handle, VkQueryPoolCreateInfo.calloc(stack).sType$Default()
@@ -305,12 +298,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       }
       synchronized (device.poolLock) {
         if (copyBuffer == null) {
-          Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
-              .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
-              "vkAllocateCommandBuffers");
-          copyBuffer = new VkCommandBuffer(pp.get(0), device.handle);
-          device.counters.commandBuffersCreated.incrementAndGet();
-          device.counters.commandBuffersLive.incrementAndGet();
+          copyBuffer = allocateCommandBuffer(device, stack);
         }
         VkCommandBuffer cb = copyBuffer;
         Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
@@ -336,6 +324,17 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         return cb;
       }
     }
+  }
+
+  /** A primary command buffer of the device's pool, counted (the caller holds {@code device.poolLock}). */
+  private static VkCommandBuffer allocateCommandBuffer(VulkanDevice device, MemoryStack stack) {
+    PointerBuffer pp = stack.mallocPointer(1);
+    Vk.check(vkAllocateCommandBuffers(device.handle, VkCommandBufferAllocateInfo.calloc(stack).sType$Default()
+        .commandPool(device.commandPool).level(VK_COMMAND_BUFFER_LEVEL_PRIMARY).commandBufferCount(1), pp),
+        "vkAllocateCommandBuffers");
+    device.counters.commandBuffersCreated.incrementAndGet();
+    device.counters.commandBuffersLive.incrementAndGet();
+    return new VkCommandBuffer(pp.get(0), device.handle);
   }
 
   private void freeCommandBuffer(VkCommandBuffer cb) {
