@@ -98,7 +98,7 @@ public final class ReductionBuffers {
     steps.add(new DispatchStep(kernels.get(0), in, List.of(partials), params, Groups.of(0)));
     GpuBuffer keyed = track.apply(device.createBuffer(p.keyedResultBytes(r.slots()), BufferRole.OUTPUT));
     steps.add(new DispatchStep(kernels.get(1), List.of(keyParams, partials), List.of(keyed), null,
-        Groups.of(p.secondPassInvocations()))); // a workgroup per key slot and aggregate
+        Groups.of(p.secondPassWorkgroups()))); // a workgroup per key slot and aggregate
     return new ReductionBuffers(valid, partials, keyParams, keyValid, keyed, keyChunks, filterValid);
   }
 

@@ -235,7 +235,7 @@ public final class ReductionPasses {
   }
 
   /** Grouped: workgroups of the second pass (one per key slot and aggregate computed). */
-  public int secondPassInvocations() {
+  public int secondPassWorkgroups() {
     return slots * all.size();
   }
 
