@@ -7,6 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -248,6 +249,76 @@ final class PrerecordedDispatchTest {
       } finally {
         src.close();
       }
+    } finally {
+      TestGpu.closeClean(d);
+    }
+  }
+
+  /**
+   * Device copies of whole words run as a shader (DeviceCopier), past one grid of 65,535 groups and
+   * appended into one buffer; a copy of odd bytes beside them runs as a transfer (on lavapipe, under
+   * the validation layer's synchronization checks). Every bit arrives (NaN patterns too), and
+   * replays with copies reuse the recording's descriptor sets.
+   */
+  @Test
+  void deviceCopies_shaderAndBytes_keepEveryBit_andReuseTheirSets() {
+    GpuDevice d = TestGpu.open(TransferMode.AUTO);
+    int n = 65_535 * 256 + 1003; // more words than one grid of the copy shader covers
+    Program identity = Program.glsl("identity", """
+        #version 450
+        layout(local_size_x_id = 0) in;
+        layout(std430, set = 0, binding = 0) readonly buffer X { uint x[]; };
+        layout(std430, set = 0, binding = 1) writeonly buffer Y { uint y[]; };
+        void main() {
+          uint i = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+          if (i < x.length()) {
+            y[i] = x[i];
+          }
+        }
+        """).workgroupSize(WG).buffer(BufferDecl.input("x", 0, ElementType.UINT32))
+        .buffer(BufferDecl.output("y", 1, ElementType.UINT32)).build();
+    try (Kernel k = d.load(identity);
+         GpuBuffer src = d.createBuffer(4L * n, BufferRole.INPUT);
+         GpuBuffer x = d.createBuffer(4L * n, BufferRole.INPUT);
+         GpuBuffer y = d.createBuffer(4L * n, BufferRole.OUTPUT);
+         PrerecordedDispatch rec = k.prerecord(List.of(x), List.of(y), null, Groups.covering(n, WG, 65535))) {
+      ByteBuffer bits = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.LITTLE_ENDIAN);
+      Random r = new Random(42);
+      for (int i = 0; i < n; i++) {
+        bits.putInt(4 * i, i % 7 == 0 ? 0x7fc00001 + i : r.nextInt()); // NaN payloads among them
+      }
+      src.write(0, bits);
+      x.write(0, ByteBuffer.allocateDirect(4 * n));
+      int words = n - 8;
+      int half = 1001;
+      List<BufferCopy> copies = List.of(new BufferCopy(src, 12, x, 0, 4L * half), // shader: src words 3.. to x words 0..
+          new BufferCopy(src, 12 + 4L * half, x, 4L * half, 4L * (words - half)), // appended behind it, one grid and more
+          new BufferCopy(src, 7, x, 4L * words + 1, 30)); // transfer: odd offsets and length
+      ByteBuffer want = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.LITTLE_ENDIAN);
+      for (int b = 0; b < 4 * words; b++) {
+        want.put(b, bits.get(12 + b));
+      }
+      for (int b = 0; b < 30; b++) {
+        want.put(4 * words + 1 + b, bits.get(7 + b));
+      }
+      long setsLive = d.counters().descriptorSetsLive();
+      for (int replay = 0; replay < 2; replay++) {
+        long setsCreated = d.counters().descriptorSetsCreated();
+        rec.copyBeforeNextReplay(copies);
+        rec.run();
+        if (replay == 1) {
+          assertEquals(setsCreated, d.counters().descriptorSetsCreated(), "the copies' sets are rewritten, not made again");
+        }
+        ByteBuffer out = rec.readOutput(0);
+        for (int b = 0; b < 4 * n; b++) {
+          if (out.get(b) != want.get(b)) {
+            fail("replay " + replay + ", byte " + b + ": " + out.get(b) + ", want " + want.get(b));
+          }
+        }
+      }
+      assertTrue(d.counters().descriptorSetsLive() > setsLive, "the recording holds its copies' sets");
+      rec.close();
+      assertEquals(setsLive, d.counters().descriptorSetsLive(), "freed with the recording");
     } finally {
       TestGpu.closeClean(d);
     }

@@ -89,6 +89,8 @@ public final class VulkanDevice implements GpuDevice {
   private volatile boolean simulateFlush;
   private volatile long errorsAtClose;
   private volatile List<String> messagesAtClose;
+  /** Made with the first device copies ({@link #copier}). */
+  private DeviceCopier copier;
 
   private VulkanDevice(DeviceOptions options, VulkanInstance instance, VulkanInstance.Physical physical) {
     this.options = options;
@@ -263,6 +265,14 @@ public final class VulkanDevice implements GpuDevice {
       throw GpuException.of(Code.CLOSED, what + " on Vulkan device '" + info.name() + "', which is closed.",
           "open a new GpuDevice; objects of a closed device cannot be used.");
     }
+  }
+
+  /** The pipeline of device-to-device copies, made on first use. */
+  synchronized DeviceCopier copier() {
+    if (copier == null) {
+      copier = DeviceCopier.create(this);
+    }
+    return copier;
   }
 
   void adopt(Child child) {

@@ -41,8 +41,8 @@ import org.lwjgl.vulkan.VkSubmitInfo;
  * steps), a barrier, copies of staged outputs to their host twins, a host-read barrier, timestamp.
  *
  * <p>A replay given device copies ({@link #copyBeforeNextReplay}) submits, in the same
- * {@code vkQueueSubmit}, a command buffer with those copies ahead of the recording; it is recorded
- * again for each such replay and freed with the recording.
+ * {@code vkQueueSubmit}, a command buffer with those copies ahead of the recording (as a shader,
+ * {@link DeviceCopier}); it is recorded again for each such replay and freed with the recording.
  */
 final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private final VulkanDevice device;
@@ -71,6 +71,8 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   /** Two timestamps around the copies, made with the first copies (null handle without timestamps). */
   private long copyQueries = VK_NULL_HANDLE;
   private long lastCopyNs;
+  /** The descriptor sets of the copies that run as a shader ({@link DeviceCopier}), made with the first copies. */
+  private DeviceCopier.Sets copySets;
 
   private VulkanDispatch(VulkanDevice device, String name, VkCommandBuffer cb, long fence, long queryPool,
                          List<VulkanBuffer> used, List<GpuBuffer> owned, List<GpuBuffer> outputs) {
@@ -289,6 +291,10 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
 
   /** {@link #copyBuffer}, recorded with {@code copies}, ordered after earlier work and before the recording's. */
   private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
+    DeviceCopier copier = device.copier(); // made outside the pool lock: the first one compiles its shader
+    if (copySets == null) {
+      copySets = copier.new Sets();
+    }
     try (MemoryStack stack = stackPush()) {
       if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
         LongBuffer pl = stack.mallocLong(1);
@@ -304,21 +310,18 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
             .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
         barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+            VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_READ_BIT
+                | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         if (copyQueries != VK_NULL_HANDLE) {
           vkCmdResetQueryPool(cb, copyQueries, 0, 2);
           vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
         }
-        for (BufferCopy c : copies) {
-          VulkanBuffer src = (VulkanBuffer) c.src();
-          VulkanBuffer dst = (VulkanBuffer) c.dst();
-          vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
-              .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
-        }
+        copier.record(cb, copies, copySets, stack);
         if (copyQueries != VK_NULL_HANDLE) {
-          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, copyQueries, 1);
+          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, copyQueries, 1);
         }
-        barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+        barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
         Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
         return cb;
@@ -532,6 +535,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       }
       freeCommandBuffer(copyBuffer);
       copyBuffer = null;
+      if (copySets != null) {
+        copySets.close();
+      }
       prelude = false;
       if (copyQueries != VK_NULL_HANDLE) {
         vkDestroyQueryPool(device.handle, copyQueries, null);

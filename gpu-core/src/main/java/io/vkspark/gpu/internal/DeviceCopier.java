@@ -1,0 +1,241 @@
+package io.vkspark.gpu.internal;
+
+import static org.lwjgl.system.MemoryStack.stackPush;
+import static org.lwjgl.vulkan.VK10.*;
+
+import io.vkspark.gpu.BufferCopy;
+import java.nio.ByteBuffer;
+import java.nio.LongBuffer;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
+import org.lwjgl.vulkan.VkBufferCopy;
+import org.lwjgl.vulkan.VkCommandBuffer;
+import org.lwjgl.vulkan.VkComputePipelineCreateInfo;
+import org.lwjgl.vulkan.VkDescriptorBufferInfo;
+import org.lwjgl.vulkan.VkDescriptorPoolCreateInfo;
+import org.lwjgl.vulkan.VkDescriptorPoolSize;
+import org.lwjgl.vulkan.VkDescriptorSetAllocateInfo;
+import org.lwjgl.vulkan.VkDescriptorSetLayoutBinding;
+import org.lwjgl.vulkan.VkDescriptorSetLayoutCreateInfo;
+import org.lwjgl.vulkan.VkMemoryBarrier;
+import org.lwjgl.vulkan.VkPipelineLayoutCreateInfo;
+import org.lwjgl.vulkan.VkPushConstantRange;
+import org.lwjgl.vulkan.VkShaderModuleCreateInfo;
+import org.lwjgl.vulkan.VkWriteDescriptorSet;
+
+/**
+ * Device-to-device copies (a cached column's device copy into a dispatch's input buffer) as a
+ * compute dispatch, one of the device's pipelines. Why not {@code vkCmdCopyBuffer}: on the H200
+ * it moved cached columns at about 230 GB/s on the compute queue (13.3 ms of a 50 M-row sweep
+ * query's 35.7 ms of device time), where the shader cores copy at memory speed. A copy whose
+ * offsets or length are not whole 32-bit words, or whose source is staged, still uses
+ * {@code vkCmdCopyBuffer}.
+ *
+ * <p>Each recording owns its descriptor sets ({@link Sets}): its copy command buffer is recorded
+ * again for every replay with copies, after the previous replay was awaited, so the sets are
+ * rewritten in place and a steady stream of batches creates no Vulkan object.
+ */
+final class DeviceCopier implements VulkanDevice.Child {
+  private static final int WORKGROUP = 256;
+  private static final int MAX_GROUPS = 65_535; // every device's maxComputeWorkGroupCount[0] is at least this
+  private static final String SOURCE = """
+      #version 450
+      layout(local_size_x = 256) in;
+      layout(std430, set = 0, binding = 0) readonly buffer Src { uint src[]; };
+      layout(std430, set = 0, binding = 1) writeonly buffer Dst { uint dst[]; };
+      layout(push_constant) uniform Copy { uint srcWord; uint dstWord; uint words; } pc;
+      void main() {
+        uint stride = gl_NumWorkGroups.x * 256u;
+        for (uint i = gl_GlobalInvocationID.x; i < pc.words; i += stride) {
+          dst[pc.dstWord + i] = src[pc.srcWord + i];
+        }
+      }
+      """;
+
+  private final VulkanDevice device;
+  private final long module;
+  private final long setLayout;
+  private final long pipelineLayout;
+  private final long pipeline;
+
+  private DeviceCopier(VulkanDevice device, long module, long setLayout, long pipelineLayout, long pipeline) {
+    this.device = device;
+    this.module = module;
+    this.setLayout = setLayout;
+    this.pipelineLayout = pipelineLayout;
+    this.pipeline = pipeline;
+  }
+
+  static DeviceCopier create(VulkanDevice device) {
+    byte[] spirv = GlslCompiler.compileOrThrow("vk_device_copy.comp", SOURCE, device.options().shaderCacheDir());
+    long module = VK_NULL_HANDLE;
+    long setLayout = VK_NULL_HANDLE;
+    long pipelineLayout = VK_NULL_HANDLE;
+    ByteBuffer code = MemoryUtil.memAlloc(spirv.length).put(spirv).flip();
+    try (MemoryStack stack = stackPush()) {
+      LongBuffer pl = stack.mallocLong(1);
+      Vk.check(vkCreateShaderModule(device.handle,
+          VkShaderModuleCreateInfo.calloc(stack).sType$Default().pCode(code), null, pl), "vkCreateShaderModule");
+      module = pl.get(0);
+      VkDescriptorSetLayoutBinding.Buffer b = VkDescriptorSetLayoutBinding.calloc(2, stack);
+      for (int i = 0; i < 2; i++) {
+        b.get(i).binding(i).descriptorType(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER).descriptorCount(1)
+            .stageFlags(VK_SHADER_STAGE_COMPUTE_BIT);
+      }
+      Vk.check(vkCreateDescriptorSetLayout(device.handle,
+          VkDescriptorSetLayoutCreateInfo.calloc(stack).sType$Default().pBindings(b), null, pl),
+          "vkCreateDescriptorSetLayout");
+      setLayout = pl.get(0);
+      Vk.check(vkCreatePipelineLayout(device.handle, VkPipelineLayoutCreateInfo.calloc(stack).sType$Default()
+          .pSetLayouts(stack.longs(setLayout))
+          .pPushConstantRanges(VkPushConstantRange.calloc(1, stack).stageFlags(VK_SHADER_STAGE_COMPUTE_BIT).size(12)),
+          null, pl), "vkCreatePipelineLayout");
+      pipelineLayout = pl.get(0);
+      VkComputePipelineCreateInfo.Buffer ci = VkComputePipelineCreateInfo.calloc(1, stack).sType$Default()
+          .layout(pipelineLayout);
+      ci.stage().sType$Default().stage(VK_SHADER_STAGE_COMPUTE_BIT).module(module).pName(stack.UTF8("main"));
+      Vk.check(vkCreateComputePipelines(device.handle, device.pipelineCache, ci, null, pl),
+          "vkCreateComputePipelines('vk_device_copy')");
+      DeviceCopier c = new DeviceCopier(device, module, setLayout, pipelineLayout, pl.get(0));
+      device.adopt(c);
+      return c;
+    } catch (RuntimeException e) {
+      destroy(device, module, setLayout, pipelineLayout);
+      throw e;
+    } finally {
+      MemoryUtil.memFree(code);
+    }
+  }
+
+  /** Whether {@code c} runs as a shader: whole words, within one binding's range, from an unstaged source. */
+  boolean serves(BufferCopy c) {
+    VulkanBuffer src = (VulkanBuffer) c.src();
+    VulkanBuffer dst = (VulkanBuffer) c.dst();
+    long range = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
+    return !src.isStaged() && ((c.srcOffset() | c.dstOffset() | c.bytes()) & 3) == 0
+        && Math.min(src.paddedLength, range) >= c.srcOffset() + c.bytes()
+        && Math.min(dst.paddedLength, range) >= c.dstOffset() + c.bytes();
+  }
+
+  /**
+   * Records {@code copies} into {@code cb}: shader copies with {@code sets} (rewritten here), the
+   * others with {@code vkCmdCopyBuffer}. Copies into different buffers run side by side; a copy
+   * into a buffer written before it waits (the shader binds whole buffers, so disjoint ranges of one
+   * buffer are not known to be disjoint). The caller orders the copies with what comes before and
+   * after.
+   */
+  void record(VkCommandBuffer cb, List<BufferCopy> copies, Sets sets, MemoryStack stack) {
+    long[] handles = sets.atLeast(copies.size());
+    long range = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
+    boolean bound = false;
+    Set<VulkanBuffer> written = new HashSet<>();
+    for (int i = 0; i < copies.size(); i++) {
+      BufferCopy c = copies.get(i);
+      VulkanBuffer src = (VulkanBuffer) c.src();
+      VulkanBuffer dst = (VulkanBuffer) c.dst();
+      if (!written.add(dst)) {
+        int stages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+        int writes = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        vkCmdPipelineBarrier(cb, stages, stages, 0,
+            VkMemoryBarrier.calloc(1, stack).sType$Default().srcAccessMask(writes).dstAccessMask(writes), null, null);
+        written.clear();
+        written.add(dst);
+      }
+      if (!serves(c)) {
+        vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
+            .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+        continue;
+      }
+      VkWriteDescriptorSet.Buffer w = VkWriteDescriptorSet.calloc(2, stack);
+      for (int b = 0; b < 2; b++) {
+        VulkanBuffer buf = b == 0 ? src : dst;
+        w.get(b).sType$Default().dstSet(handles[i]).dstBinding(b).descriptorCount(1)
+            .descriptorType(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
+            .pBufferInfo(VkDescriptorBufferInfo.calloc(1, stack).buffer(buf.buffer).range(Math.min(buf.paddedLength, range)));
+      }
+      vkUpdateDescriptorSets(device.handle, w, null);
+      if (!bound) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+        bound = true;
+      }
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelineLayout, 0, stack.longs(handles[i]), null);
+      int words = (int) (c.bytes() >>> 2);
+      vkCmdPushConstants(cb, pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+          stack.ints((int) (c.srcOffset() >>> 2), (int) (c.dstOffset() >>> 2), words));
+      vkCmdDispatch(cb, Math.min(MAX_GROUPS, (words + WORKGROUP - 1) / WORKGROUP), 1, 1);
+    }
+  }
+
+  /** A recording's descriptor sets for its copies, grown by doubling; freed with the recording. */
+  final class Sets {
+    private long pool = VK_NULL_HANDLE;
+    private long[] sets = new long[0];
+
+    long[] atLeast(int n) {
+      if (n <= sets.length) {
+        return sets;
+      }
+      close();
+      int count = Math.max(4, Integer.highestOneBit(n - 1) << 1);
+      try (MemoryStack stack = stackPush()) {
+        LongBuffer pl = stack.mallocLong(1);
+        Vk.check(vkCreateDescriptorPool(device.handle, VkDescriptorPoolCreateInfo.calloc(stack).sType$Default()
+            .maxSets(count).pPoolSizes(VkDescriptorPoolSize.calloc(1, stack)
+                .type(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER).descriptorCount(2 * count)), null, pl),
+            "vkCreateDescriptorPool");
+        pool = pl.get(0);
+        LongBuffer layouts = stack.mallocLong(count);
+        for (int i = 0; i < count; i++) {
+          layouts.put(i, setLayout);
+        }
+        LongBuffer out = stack.mallocLong(count);
+        synchronized (device.poolLock) {
+          Vk.check(vkAllocateDescriptorSets(device.handle, VkDescriptorSetAllocateInfo.calloc(stack).sType$Default()
+              .descriptorPool(pool).pSetLayouts(layouts), out), "vkAllocateDescriptorSets");
+        }
+        sets = new long[count];
+        out.get(sets);
+      }
+      device.counters.descriptorSetsCreated.addAndGet(count);
+      device.counters.descriptorSetsLive.addAndGet(count);
+      return sets;
+    }
+
+    void close() {
+      if (pool != VK_NULL_HANDLE) {
+        vkDestroyDescriptorPool(device.handle, pool, null);
+        device.counters.descriptorSetsLive.addAndGet(-sets.length);
+        pool = VK_NULL_HANDLE;
+        sets = new long[0];
+      }
+    }
+  }
+
+  @Override
+  public int closeOrder() {
+    return 2;
+  }
+
+  @Override
+  public void close() {
+    device.closeChild(this, () -> {
+      vkDestroyPipeline(device.handle, pipeline, null);
+      destroy(device, module, setLayout, pipelineLayout);
+    });
+  }
+
+  private static void destroy(VulkanDevice device, long module, long setLayout, long pipelineLayout) {
+    if (pipelineLayout != VK_NULL_HANDLE) {
+      vkDestroyPipelineLayout(device.handle, pipelineLayout, null);
+    }
+    if (setLayout != VK_NULL_HANDLE) {
+      vkDestroyDescriptorSetLayout(device.handle, setLayout, null);
+    }
+    if (module != VK_NULL_HANDLE) {
+      vkDestroyShaderModule(device.handle, module, null);
+    }
+  }
+}
