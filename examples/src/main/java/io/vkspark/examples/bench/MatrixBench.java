@@ -298,7 +298,7 @@ public final class MatrixBench {
   /** One cell's figures. */
   record Cell(String caseName, String source, String variant, long rows, long fullRows, double medianS, double[] runsS,
               List<Row> result, boolean agrees, double relDiff, double tolerance, Map<String, String> conf,
-              List<Map<String, Long>> gpuRuns, Map<String, Object> common) {
+              List<Map<String, Long>> gpuRuns, Map<String, Double> breakdown, Map<String, Object> common) {
     /** The median, scaled to the case's full rows when the cell ran over fewer (the Collatz SQL form). */
     double scaledS() {
       return medianS * fullRows / rows;
@@ -325,6 +325,7 @@ public final class MatrixBench {
       m.put("tolerance", tolerance);
       m.put("conf", new LinkedHashMap<>(conf));
       m.putAll(common);
+      m.put("breakdown", breakdown); // where a query's time goes: each part's median over the timed runs (QueryParts)
       if (!gpuRuns.isEmpty() && !gpuRuns.get(gpuRuns.size() - 1).isEmpty()) {
         // the GPU node's metrics, all of them by name, of the last timed run; rows per path of every run
         m.put("gpu", new LinkedHashMap<>(gpuRuns.get(gpuRuns.size() - 1)));
@@ -394,6 +395,8 @@ public final class MatrixBench {
       }
       timed.put(variant, new Cells.Run[Math.max(1, n)]);
     }
+    QueryParts listener = QueryParts.of(spark);
+    Map<String, List<Map<String, Double>>> parts = new LinkedHashMap<>();
     for (int i = 0; i < Math.max(1, Math.max(runs, heavyRuns)); i++) {
       for (Map.Entry<String, Function<String, Dataset<Row>>> e : queries.entrySet()) {
         String variant = e.getKey();
@@ -405,7 +408,9 @@ public final class MatrixBench {
         Map<String, String> conf = confs.get(variant);
         Cells.set(spark, conf);
         try {
-          r[i] = Cells.time(() -> e.getValue().apply(from));
+          QueryParts.Measured m = listener.measure(spark, () -> e.getValue().apply(from));
+          r[i] = m.run();
+          parts.computeIfAbsent(variant, v -> new ArrayList<>()).add(m.parts());
         } finally {
           Cells.unset(spark, conf);
         }
@@ -434,7 +439,7 @@ public final class MatrixBench {
       double[] t = times(r);
       cells.add(new Cell(c.name(), source, e.getKey(), subset ? sqlRows : rows, rows,
           Cells.median(t), t, result, agrees, Cells.relDiff(ref, result), c.tolerance(), confs.get(e.getKey()), gpuRuns,
-          common));
+          QueryParts.medians(parts.get(e.getKey())), common));
     }
     return cells;
   }

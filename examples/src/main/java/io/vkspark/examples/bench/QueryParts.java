@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -39,6 +40,14 @@ final class QueryParts extends SparkListener {
 
   /** A query's rows, its timed collect (as {@link Cells#time}) and its parts. */
   record Measured(Cells.Run run, Map<String, Double> parts) {}
+
+  /** The listener {@link #of} installed on each context. */
+  private static final Map<SparkContext, QueryParts> INSTALLED = new java.util.WeakHashMap<>();
+
+  /** The listener on {@code spark}'s context, installed on first use. */
+  static synchronized QueryParts of(SparkSession spark) {
+    return INSTALLED.computeIfAbsent(spark.sparkContext(), sc -> install(spark));
+  }
 
   /** A listener on {@code spark}'s context. */
   static QueryParts install(SparkSession spark) {

@@ -223,7 +223,7 @@ public final class SweepBench {
     }
 
     SparkSession spark = session(a, cores, partitions);
-    listener = QueryParts.install(spark);
+    listener = QueryParts.of(spark);
     try {
       Map<String, Object> common = new LinkedHashMap<>();
       common.put("partitions", partitions);
