@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * thread-safe.
  */
 public final class ColumnKernel implements Serializable {
-  private static final long serialVersionUID = 3L;
+  private static final long serialVersionUID = 4L;
   private static final Logger LOG = LoggerFactory.getLogger(ColumnKernel.class);
   /** Kernels whose semantics warnings were logged in this JVM: each is logged once. */
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
@@ -75,7 +75,13 @@ public final class ColumnKernel implements Serializable {
 
 
   private final KernelSpec spec;
-  private final String source;
+  /**
+   * Not serialized: a kernel travels to the executors in every task of a query that calls it (in
+   * the plan, and in the lineage of a cache it built), and its generated GLSL was ~40% of a
+   * Black-Scholes kernel's bytes; {@link #source()} generates it again from {@link #spec} where
+   * asked, on the driver for EXPLAIN and debugging.
+   */
+  private transient volatile String source;
   private final byte[] spirv;
   private final String id;
   private final List<String> warnings;
@@ -99,7 +105,7 @@ public final class ColumnKernel implements Serializable {
    * {@link #id()}.
    */
   public ColumnKernel withFastMath(boolean on) {
-    return on == fastMath ? this : new ColumnKernel(spec, source, spirv, warnings, on);
+    return on == fastMath ? this : new ColumnKernel(spec, source(), spirv, warnings, on);
   }
 
   /** See {@link #withFastMath(boolean)}. */
@@ -436,9 +442,14 @@ public final class ColumnKernel implements Serializable {
     return spec.body();
   }
 
-  /** The whole generated GLSL, for debugging and EXPLAIN. */
+  /** The whole generated GLSL, for debugging and EXPLAIN (generated again in a deserialized copy). */
   public String source() {
-    return source;
+    String s = source;
+    if (s == null) {
+      s = generate(spec.signature(), spec.body(), spec.functions(), spec.argOps(), spec.nulls()).source();
+      source = s;
+    }
+    return s;
   }
 
   /**

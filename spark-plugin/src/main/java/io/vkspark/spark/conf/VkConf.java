@@ -7,7 +7,9 @@ import io.vkspark.gpu.TransferMode;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -79,8 +81,8 @@ import org.apache.spark.sql.SparkSession;
  * @param glsl GLSL files on the driver whose functions become GLSL-only GPU UDFs of every session
  *     ({@code spark.vkspark.glsl}, comma-separated, as written; {@link #glslFiles}; static)
  *
- * <p>Built once per planned query on the driver ({@link #of}, in the rules that build vkspark's
- * nodes) and carried in the nodes to the executors, which use the node's copy; the executor plugin
+ * <p>Built on the driver ({@link #of}, in the rules that build vkspark's nodes; again only when a
+ * setting changed) and carried in the nodes to the executors, which use the node's copy; the executor plugin
  * and the SQL extensions read the application's ({@link #from(org.apache.spark.SparkConf)}) once.
  */
 public record VkConf(boolean enabled, String device, int batchRows, int concurrentGpuTasks, String shaderCacheDir,
@@ -132,11 +134,52 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
     return from(k -> STATIC.contains(k) ? server.apply(k) : session.apply(k), server);
   }
 
-  /** The settings of {@code session}: its own values, the static ones from its SparkContext ({@link #forSession}). */
+  /**
+   * The settings of {@code session}: its own values, the static ones from its SparkContext ({@link #forSession}).
+   *
+   * <p>Every rule that plans vkspark's nodes asks, several times per query and again per adaptive
+   * stage; parsing every setting was most of those rules' time (issue 35). The settings built last
+   * are kept with every value they were built from and returned while a lookup of each finds the
+   * same value, so a changed setting, in the session or the SparkContext, builds them again.
+   */
   public static VkConf of(SparkSession session) {
     SparkConf server = session.sparkContext().conf();
-    return forSession(k -> session.conf().contains(k) ? session.conf().get(k) : null,
-        k -> server.contains(k) ? server.get(k) : null);
+    Function<String, String> sessionLookup = k -> session.conf().contains(k) ? session.conf().get(k) : null;
+    Function<String, String> serverLookup = k -> server.contains(k) ? server.get(k) : null;
+    Built last = lastBuilt;
+    if (last != null && last.current(sessionLookup, serverLookup)) {
+      return last.conf();
+    }
+    Map<String, String> sessionRead = new HashMap<>();
+    Map<String, String> serverRead = new HashMap<>();
+    VkConf conf = forSession(k -> read(sessionRead, k, sessionLookup), k -> read(serverRead, k, serverLookup));
+    lastBuilt = new Built(sessionRead, serverRead, conf);
+    return conf;
+  }
+
+  /** What {@link #of} built last; null before the first. */
+  private static volatile Built lastBuilt;
+
+  /** Settings built by {@link #of} and the values it read (null: unset) from the session and from the server. */
+  private record Built(Map<String, String> session, Map<String, String> server, VkConf conf) {
+    boolean current(Function<String, String> sessionLookup, Function<String, String> serverLookup) {
+      return same(session, sessionLookup) && same(server, serverLookup);
+    }
+
+    private static boolean same(Map<String, String> read, Function<String, String> lookup) {
+      for (Map.Entry<String, String> e : read.entrySet()) {
+        if (!Objects.equals(lookup.apply(e.getKey()), e.getValue())) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+
+  private static String read(Map<String, String> read, String key, Function<String, String> lookup) {
+    String value = lookup.apply(key);
+    read.put(key, value);
+    return value;
   }
 
   private static VkConf from(Function<String, String> lookup, Function<String, String> server) {
