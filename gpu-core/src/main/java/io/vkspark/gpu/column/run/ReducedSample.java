@@ -40,6 +40,8 @@ public final class ReducedSample implements AutoCloseable {
   /** Rows the next batch's first dispatch copies (at most); rows the batch being built copied. */
   private int wanted;
   private int copied;
+  /** Bytes of results the last batch taken read back for its sample. */
+  private long bytesRead;
 
   ReducedSample(GpuDevice device, List<KernelCall> calls, BufferAllocator allocator, BatchMeter meter) {
     this.device = device;
@@ -83,6 +85,11 @@ public final class ReducedSample implements AutoCloseable {
     return vectors;
   }
 
+  /** Bytes of results the last batch taken read back for its sample (in the runner's stats too); 0 when none. */
+  public long bytesRead() {
+    return bytesRead;
+  }
+
   /** Before the dispatch of the batch's first {@code n} rows from {@code set}: its copies of the rows asked for. */
   void beforeFirstDispatch(BufferSet set, int n) {
     int m = Math.min(wanted, n);
@@ -107,6 +114,7 @@ public final class ReducedSample implements AutoCloseable {
 
   /** Once the batch's dispatches are done: each call's sampled results, with its validity from {@code validity} (a slot's address). */
   void take(IntToLongFunction validity) {
+    bytesRead = 0;
     for (int i = 0; i < calls.size(); i++) {
       if (copied == 0) {
         vectors.get(i).clear(); // no rows
@@ -118,6 +126,7 @@ public final class ReducedSample implements AutoCloseable {
         Bits.copy(validity.applyAsLong(i), 0, valid.memoryAddress(), 0, copied);
         copies[i].read(0, data.memoryAddress(), bytes);
         meter.read(bytes);
+        bytesRead += bytes;
         long nulls = Bits.nullCount(valid.memoryAddress(), valid.capacity(), copied);
         vectors.get(i).loadFieldBuffers(new ArrowFieldNode(copied, nulls), List.of(valid, data));
       }

@@ -63,6 +63,7 @@ final class ReducedSampleTest {
         runner.sample().request(100);
         ColumnReduction.Result got = runner.runReduced(in, rows);
         BatchStats sampled = runner.stats();
+        assertEquals(100L * 8 + SqlType.INT.bytesFor(100), runner.sample().bytesRead());
         assertEquals(plain.dispatches(), sampled.dispatches() - plain.dispatches(), "the sample has no dispatch of its own");
         assertEquals(100L * 8 + SqlType.INT.bytesFor(100), sampled.bytesRead() - 2 * plain.bytesRead(),
             "the partials and the sampled rows' results, nothing more");
