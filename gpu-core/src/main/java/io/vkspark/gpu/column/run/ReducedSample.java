@@ -6,6 +6,7 @@ import io.vkspark.gpu.GpuBuffer;
 import io.vkspark.gpu.GpuDevice;
 import io.vkspark.gpu.GpuException;
 import io.vkspark.gpu.GpuException.Code;
+import io.vkspark.gpu.PrerecordedDispatch;
 import io.vkspark.gpu.column.BatchMeter;
 import io.vkspark.gpu.column.KernelCall;
 import io.vkspark.gpu.column.KernelSignature;
@@ -42,6 +43,8 @@ public final class ReducedSample implements AutoCloseable {
   private int copied;
   /** Bytes of results the last batch taken read back for its sample. */
   private long bytesRead;
+  /** The recording given the copies, until the batch is taken or dropped (a pooled set's: cleared if not replayed). */
+  private PrerecordedDispatch armed;
 
   ReducedSample(GpuDevice device, List<KernelCall> calls, BufferAllocator allocator, BatchMeter meter) {
     this.device = device;
@@ -109,6 +112,7 @@ public final class ReducedSample implements AutoCloseable {
       out.add(new BufferCopy(set.outputs[i], 0, copies[i], 0, bytes));
     }
     set.dispatch.copyAfterNextReplay(out);
+    armed = set.dispatch;
     copied = m;
   }
 
@@ -131,11 +135,24 @@ public final class ReducedSample implements AutoCloseable {
         vectors.get(i).loadFieldBuffers(new ArrowFieldNode(copied, nulls), List.of(valid, data));
       }
     }
+    armed = null; // its replay ran the copies
     reset();
   }
 
-  /** Forgets the request and the rows copied (the batch was taken, or failed). */
+  /**
+   * Forgets the request and the rows copied (the batch was taken, or failed); a failed batch's
+   * copies are cleared from a recording that may not have replayed them, so that its pooled set
+   * goes back without them.
+   */
   void reset() {
+    try {
+      if (armed != null && !armed.isClosed() && !armed.isInFlight()) {
+        armed.copyAfterNextReplay(List.of());
+      }
+    } catch (GpuException e) {
+      // a lost device: nothing replays the recording again
+    }
+    armed = null;
     wanted = 0;
     copied = 0;
   }
