@@ -30,6 +30,18 @@ public interface PrerecordedDispatch extends AutoCloseable {
   void copyBeforeNextReplay(List<BufferCopy> copies);
 
   /**
+   * Device-side copies that the next {@link #replay()} runs after the recording, in the same
+   * submission, from what it wrote: {@link #await()} returns once they too are done, so a few
+   * device-only results can be read back with no submission of their own. Each destination must be
+   * an {@link BufferRole#OUTPUT} buffer (read with {@link GpuBuffer#read}); the buffers must stay
+   * open until that replay has been awaited. An empty list clears them.
+   *
+   * @throws GpuException CLOSED or IN_FLIGHT as for {@link #replay()}; BINDING for a buffer of
+   *     another device; INVALID_ARGUMENT for a destination that is not an OUTPUT buffer
+   */
+  void copyAfterNextReplay(List<BufferCopy> copies);
+
+  /**
    * Device time of the copies ({@link #copyBeforeNextReplay}) of the last replay awaited, in
    * nanoseconds from GPU timestamps; 0 when it had none, or the queue has no timestamps. Not part of
    * that replay's {@link TimedDispatch#deviceNs()}, which times the recording.

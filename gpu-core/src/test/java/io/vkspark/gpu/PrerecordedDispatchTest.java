@@ -324,6 +324,43 @@ final class PrerecordedDispatchTest {
     }
   }
 
+  /**
+   * Device copies after the recording, in the same submission: a device-only result's first rows
+   * reach a host-read buffer once the replay is awaited (STAGED: into its host twin), for the next
+   * replay only; a destination the host does not read is refused.
+   */
+  @ParameterizedTest
+  @EnumSource(TransferMode.class)
+  void copyAfterNextReplay_readsDeviceOnlyResultsBack_forOneReplay(TransferMode mode) {
+    GpuDevice d = TestGpu.open(mode);
+    int n = 1000;
+    try (Kernel k = d.load(TestGpu.saxpy(WG));
+         GpuBuffer x = d.createBuffer(4L * n, BufferRole.INPUT);
+         GpuBuffer y = d.createBuffer(4L * n, BufferRole.SCRATCH);
+         GpuBuffer sample = d.createBuffer(4L * 10, BufferRole.OUTPUT);
+         PrerecordedDispatch rec = k.prerecord(List.of(x), List.of(y), null, Groups.covering(n, WG, 65535))) {
+      assertGpuError(GpuException.Code.INVALID_ARGUMENT, "which the host does not read",
+          () -> rec.copyAfterNextReplay(List.of(new BufferCopy(y, 0, x, 0, 40))));
+      x.write(0, TestGpu.floats(n, i -> i));
+      rec.copyAfterNextReplay(List.of(new BufferCopy(y, 0, sample, 0, 40)));
+      rec.replay();
+      assertGpuError(GpuException.Code.IN_FLIGHT, "while a replay is in flight", () -> rec.copyAfterNextReplay(List.of()));
+      rec.await();
+      ByteBuffer out = ByteBuffer.allocateDirect(40).order(ByteOrder.LITTLE_ENDIAN);
+      sample.read(0, out);
+      for (int i = 0; i < 10; i++) {
+        assertEquals(2.5f * i + 1f, out.getFloat(4 * i), 1e-3f, "row " + i);
+      }
+      x.write(0, TestGpu.floats(n, i -> -i));
+      rec.run(); // no copies this time: the sample keeps the first replay's rows
+      out.clear();
+      sample.read(0, out);
+      assertEquals(2.5f * 9 + 1f, out.getFloat(36), 1e-3f);
+    } finally {
+      TestGpu.closeClean(d);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(TransferMode.class)
   void replayWhileInFlight_isAClearError(TransferMode mode) {

@@ -20,6 +20,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -72,8 +73,8 @@ final class VerifyModeTest {
   /**
    * Issue 33: a GPU UDF whose GLSL body differs from its call() (a planted wrong kernel) under a
    * fused SUM/COUNT with {@code verify=sample}: the aggregate still reduces every row on the GPU
-   * (only partials come back), and verify still catches the mismatch, from the sampled rows of each
-   * reduced batch run again on the GPU with their results read back, within its time budget.
+   * (only partials come back), and verify still catches the mismatch, from the sampled rows'
+   * results read back with the reduction (the values it summed), within its time budget.
    */
   @Test
   void sample_underAFusedAggregate_stillReducesOnTheGpu_andCatchesAWrongKernel() {
@@ -98,10 +99,10 @@ final class VerifyModeTest {
   }
 
   /**
-   * Under a fused aggregate a reduced batch's sample runs again on the GPU, a dispatch of its own:
-   * after a task's first, the reruns stay within {@code verify.budget} of the task's reduction time,
-   * so small batches are not each dispatched twice (issue 33: that made a translated UDF's fused sum
-   * 1.5x slower), and the wrong kernel is still caught.
+   * Under a fused aggregate a task's first reduced batch is checked, later ones at doubling intervals
+   * while the checks stay within {@code verify.budget} of the task's reduction time (issue 33: when
+   * a sample was a dispatch of its own, checking every small batch made a translated UDF's fused
+   * sum 1.5x slower), and the wrong kernel is still caught.
    */
   @Test
   void sample_underAFusedAggregate_rerunsWithinItsBudget_andStillCatchesAWrongKernel() {
@@ -126,6 +127,84 @@ final class VerifyModeTest {
     assertTrue(all >= 200, "a rerun per reduced batch with the whole budget: " + all);
     assertTrue(checked > 0 && checked * 4 <= all, "within the budget, a few reruns: " + checked + " of " + all);
     assertTrue(metric(df, "verifyMismatches") > 0, "the wrong kernel is caught by a task's first batch");
+  }
+
+  /**
+   * Issue 33: a reduced batch's sample costs no dispatch of its own: its rows' results come back
+   * from the batch's own submission (one dispatch per reduced batch with every batch checked), and
+   * they are the values the GPU summed, so the planted wrong kernel is caught; the sum is the GPU's.
+   */
+  @Test
+  void sample_underAFusedAggregate_comesBackWithTheReduction_noDispatchOfItsOwn() {
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug"); // gpuDispatches
+    spark().conf().set(Settings.VERIFY.key(), "sample");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.05");
+    spark().conf().set(Settings.VERIFY_BUDGET.key(), "1"); // every reduced batch checked
+    spark().conf().set(Settings.BATCH_ROWS.key(), "2048");
+    spark().conf().set("spark.sql.inMemoryColumnarStorage.batchSize", "2048"); // rows turned into batches of 2,048
+    spark().conf().set(Settings.COALESCE.key(), "false");
+    Dataset<Row> df = spark().range(0, 20_000, 1, 2).selectExpr("sum(off_by_one_d(id * 0.5D)) AS s");
+    Row got = df.collectAsList().get(0);
+    Row want = spark().range(0, 20_000, 1, 2).selectExpr("sum(IF(id * 0.5D > 100, id * 0.5D + 1, id * 0.5D))")
+        .collectAsList().get(0);
+    assertEquals(want.getDouble(0), got.getDouble(0), 1e-9 * Math.abs(want.getDouble(0)), "the GPU's values");
+    long batches = metric(df, "numOutputBatches");
+    assertTrue(batches >= 10, "batches of at most 2,048 rows: " + batches);
+    assertEquals(batches, metric(df, "gpuDispatches"), "one dispatch per reduced batch, its checked sample's included");
+    assertTrue(metric(df, "verifyRows") >= batches, "every batch checked: " + metric(df, "verifyRows"));
+    assertTrue(metric(df, "verifyMismatches") > 0, "the wrong kernel is caught");
+  }
+
+  /**
+   * A translated Java UDF that reads a field of its own: the translation reads it when the query is
+   * planned. Null for a null argument (strict: a reduction reads the validity of its arguments).
+   */
+  static final class Scaled implements UDF1<Double, Double> {
+    double k = 1.0;
+
+    @Override
+    public Double call(Double x) {
+      return x == null ? null : x * k;
+    }
+  }
+
+  /**
+   * Issue 33: a translated UDF under a fused sum with the defaults (verify=sample for translated
+   * UDFs): equal to Spark's, reduced on the GPU, its sample checked with no dispatch of its own;
+   * and a planted wrong translation (the kernel keeps the field's value at planning, call() in the
+   * tasks reads the value set afterwards) is still caught.
+   */
+  @Test
+  void translatedUdf_defaultVerify_underAFusedSum_equalsSparks_andCatchesAPlantedWrongTranslation() {
+    spark().conf().set(Settings.METRICS_LEVEL.key(), "debug");
+    Scaled udf = new Scaled();
+    spark().udf().register("scaled_t", udf, DataTypes.DoubleType);
+    Supplier<Dataset<Row>> q = () -> spark().range(0, 20_000, 1, 2).selectExpr("sum(scaled_t(id * 0.5D)) AS s");
+    List<List<Row>> both = onAndOff(q, ran -> {
+      assertEquals(20_000L, reducedRows(ran), "reduced on the GPU: " + explain(ran));
+      assertTrue(metric(ran, "verifyRows") > 0, "verify=sample by default for a translated UDF");
+      assertEquals(0L, metric(ran, "verifyMismatches"));
+      assertEquals(metric(ran, "numOutputBatches"), metric(ran, "gpuDispatches"), "no dispatch for the sample");
+    });
+    assertAggregatesEqual(both.get(1), both.get(0));
+
+    Dataset<Row> planted = q.get();
+    planted.queryExecution().executedPlan(); // translated now, with k = 1
+    udf.k = 3.0; // the tasks' call() (the UDF serialized with them) reads 3
+    double got = planted.collectAsList().get(0).getDouble(0);
+    assertEquals(0.5 * 19_999 * 20_000 / 2, got, 1e-6, "the kernel's values, with k = 1");
+    assertEquals(20_000L, reducedRows(planted));
+    assertTrue(metric(planted, "verifyMismatches") > 0, "the wrong translation is caught");
+  }
+
+  private static long reducedRows(Dataset<Row> df) {
+    long[] reduced = new long[1];
+    VkExplain.visit(df.queryExecution().executedPlan(), p -> {
+      if (p instanceof VkGpuAggregateExec g) {
+        reduced[0] += g.metricsMap().get("gpuReducedRows").value();
+      }
+    });
+    return reduced[0];
   }
 
   @Test

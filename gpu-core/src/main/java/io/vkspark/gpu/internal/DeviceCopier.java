@@ -13,6 +13,7 @@ import org.lwjgl.system.MemoryStack;
 import org.lwjgl.system.MemoryUtil;
 import org.lwjgl.vulkan.VkBufferCopy;
 import org.lwjgl.vulkan.VkCommandBuffer;
+import org.lwjgl.vulkan.VkCommandBufferBeginInfo;
 import org.lwjgl.vulkan.VkComputePipelineCreateInfo;
 import org.lwjgl.vulkan.VkDescriptorBufferInfo;
 import org.lwjgl.vulkan.VkDescriptorPoolCreateInfo;
@@ -139,8 +140,7 @@ final class DeviceCopier implements VulkanDevice.Child {
       if (!written.add(dst)) {
         int stages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
         int writes = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-        vkCmdPipelineBarrier(cb, stages, stages, 0,
-            VkMemoryBarrier.calloc(1, stack).sType$Default().srcAccessMask(writes).dstAccessMask(writes), null, null);
+        barrier(cb, stack, stages, writes, stages, writes);
         written.clear();
         written.add(dst);
       }
@@ -167,6 +167,46 @@ final class DeviceCopier implements VulkanDevice.Child {
           stack.ints((int) (c.srcOffset() >>> 2), (int) (c.dstOffset() >>> 2), words));
       vkCmdDispatch(cb, Math.min(MAX_GROUPS, (words + WORKGROUP - 1) / WORKGROUP), 1, 1);
     }
+  }
+
+  /**
+   * Records {@code cb} (the pool lock held): {@code copies} between barriers, timed with
+   * {@code queries} (none: the null handle); with {@code copier}, before a recording (whole words
+   * as a shader); without, after one, into host-read memory (a few rows: transfers).
+   */
+  static void recordCommands(VkCommandBuffer cb, List<BufferCopy> copies, DeviceCopier copier, Sets sets, long queries,
+                             MemoryStack stack) {
+    Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
+        .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
+    int copyStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, copyStages,
+        VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    if (queries != VK_NULL_HANDLE) {
+      vkCmdResetQueryPool(cb, queries, 0, 2);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
+    }
+    if (copier != null) {
+      copier.record(cb, copies, sets, stack);
+    } else {
+      for (BufferCopy c : copies) {
+        VulkanBuffer dst = (VulkanBuffer) c.dst();
+        vkCmdCopyBuffer(cb, ((VulkanBuffer) c.src()).buffer, dst.isStaged() ? dst.twin : dst.buffer,
+            VkBufferCopy.calloc(1, stack).srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+      }
+    }
+    if (queries != VK_NULL_HANDLE) {
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
+    }
+    barrier(cb, stack, copyStages, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+        copier == null ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        copier == null ? VK_ACCESS_HOST_READ_BIT : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+    Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
+  }
+
+  private static void barrier(VkCommandBuffer cb, MemoryStack stack, int srcStage, int srcAccess, int dstStage,
+                              int dstAccess) {
+    vkCmdPipelineBarrier(cb, srcStage, dstStage, 0,
+        VkMemoryBarrier.calloc(1, stack).sType$Default().srcAccessMask(srcAccess).dstAccessMask(dstAccess), null, null);
   }
 
   /** A recording's descriptor sets for its copies, grown by doubling; freed with the recording. */

@@ -20,7 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
 import org.lwjgl.system.MemoryUtil;
@@ -40,9 +42,10 @@ import org.lwjgl.vulkan.VkSubmitInfo;
  * staged inputs, output clears, a barrier, each step's bind and dispatch (with a barrier between
  * steps), a barrier, copies of staged outputs to their host twins, a host-read barrier, timestamp.
  *
- * <p>A replay given device copies ({@link #copyBeforeNextReplay}) submits, in the same
- * {@code vkQueueSubmit}, a command buffer with those copies ahead of the recording (as a shader,
- * {@link DeviceCopier}); it is recorded again for each such replay and freed with the recording.
+ * <p>A replay given device copies ({@link #copyBeforeNextReplay}, {@link #copyAfterNextReplay})
+ * submits, in the same {@code vkQueueSubmit}, a command buffer with those copies ahead of the
+ * recording (as a shader, {@link DeviceCopier}), or after it; each is recorded again for each such
+ * replay and freed with the recording.
  */
 final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private final VulkanDevice device;
@@ -58,8 +61,12 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private long replays;
   private long replayStartNs;
   private long enqueueNs;
-  /** Copies the next replay runs first ({@link #copyBeforeNextReplay}). */
+  /** Copies the next replay runs first ({@link #copyBeforeNextReplay}), and after the recording ({@link #copyAfterNextReplay}). */
   private List<BufferCopy> nextCopies = List.of();
+  private List<BufferCopy> nextAfter = List.of();
+  /** As {@link #copyBuffer}, for the copies after the recording; and those of the replay in flight (their buffers to invalidate). */
+  private VkCommandBuffer afterBuffer;
+  private List<BufferCopy> afterInFlight = List.of();
   /**
    * The command buffer of device copies, allocated with the first replay that has copies and
    * recorded again for each such replay (the pool resets command buffers one by one): a steady
@@ -245,20 +252,24 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   public void replay() {
     long t0 = System.nanoTime();
     List<BufferCopy> copies = nextCopies; // given to this replay only, whether or not it is submitted
+    List<BufferCopy> after = nextAfter;
     nextCopies = List.of();
+    nextAfter = List.of();
     device.use("replaying '" + name + "'", () -> {
       ensureOpen("replaying");
       if (inFlight) {
         throw GpuException.of(Code.IN_FLIGHT, "replay of '" + name + "' was requested while its previous replay is "
             + "still in flight.", "call await() before replaying, or record one PrerecordedDispatch per batch in flight.");
       }
-      VkCommandBuffer pre = copies.isEmpty() ? null : recordCopies(copies);
+      VkCommandBuffer pre = copies.isEmpty() ? null : recordCopies(copies, false);
+      VkCommandBuffer post = after.isEmpty() ? null : recordCopies(after, true);
       try (MemoryStack stack = stackPush()) {
-        VkSubmitInfo submit = VkSubmitInfo.calloc(stack).sType$Default().pCommandBuffers(
-            pre == null ? stack.pointers(commandBuffer) : stack.pointers(pre, commandBuffer));
-        device.submit(submit, fence, name);
+        PointerBuffer buffers = stack.mallocPointer(3);
+        Stream.of(pre, commandBuffer, post).filter(Objects::nonNull).forEach(buffers::put);
+        device.submit(VkSubmitInfo.calloc(stack).sType$Default().pCommandBuffers(buffers.flip()), fence, name);
       }
       prelude = pre != null;
+      afterInFlight = after;
       inFlight = true;
       return null;
     });
@@ -268,6 +279,28 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
 
   @Override
   public void copyBeforeNextReplay(List<BufferCopy> copies) {
+    for (BufferCopy c : checked(copies)) {
+      if (c.dst().isStaged()) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a device copy for '" + name + "' writes " + c.dst()
+            + ", whose recording copies its host twin over it.", "write staged buffers through their host view.");
+      }
+    }
+    nextCopies = List.copyOf(copies);
+  }
+
+  @Override
+  public void copyAfterNextReplay(List<BufferCopy> copies) {
+    for (BufferCopy c : checked(copies)) {
+      if (c.dst().role() != BufferRole.OUTPUT) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, "a device copy after '" + name + "' writes " + c.dst()
+            + ", which the host does not read.", "copy into a buffer created with BufferRole.OUTPUT.");
+      }
+    }
+    nextAfter = List.copyOf(copies);
+  }
+
+  /** {@code copies}, once their buffers are known to be open buffers of this device and no replay is in flight. */
+  private List<BufferCopy> checked(List<BufferCopy> copies) {
     ensureOpen("adding device copies to");
     if (inFlight) {
       throw GpuException.of(Code.IN_FLIGHT, "device copies were given to '" + name + "' while a replay is in flight.",
@@ -281,49 +314,32 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         }
         vb.ensureOpen("copying with");
       }
-      if (c.dst().isStaged()) {
-        throw GpuException.of(Code.INVALID_ARGUMENT, "a device copy for '" + name + "' writes " + c.dst()
-            + ", whose recording copies its host twin over it.", "write staged buffers through their host view.");
-      }
     }
-    nextCopies = List.copyOf(copies);
+    return copies;
   }
 
-  /** {@link #copyBuffer}, recorded with {@code copies}, ordered after earlier work and before the recording's. */
-  private VkCommandBuffer recordCopies(List<BufferCopy> copies) {
-    DeviceCopier copier = device.copier(); // made outside the pool lock: the first one compiles its shader
-    if (copySets == null) {
+  /**
+   * {@code copies}' command buffer: {@link #copyBuffer}, timed, before the recording (as a shader,
+   * {@link DeviceCopier}); {@code after} it, into host-read memory.
+   */
+  private VkCommandBuffer recordCopies(List<BufferCopy> copies, boolean after) {
+    DeviceCopier copier = after ? null : device.copier(); // made outside the pool lock: the first one compiles its shader
+    if (copier != null && copySets == null) {
       copySets = copier.new Sets();
     }
     try (MemoryStack stack = stackPush()) {
-      if (copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
+      if (!after && copyQueries == VK_NULL_HANDLE && queryPool != VK_NULL_HANDLE) {
         LongBuffer pl = stack.mallocLong(1);
         Vk.check(vkCreateQueryPool(device.handle, VkQueryPoolCreateInfo.calloc(stack).sType$Default()
             .queryType(VK_QUERY_TYPE_TIMESTAMP).queryCount(2), null, pl), "vkCreateQueryPool");
         copyQueries = pl.get(0);
       }
       synchronized (device.poolLock) {
-        if (copyBuffer == null) {
-          copyBuffer = allocateCommandBuffer(device, stack);
-        }
-        VkCommandBuffer cb = copyBuffer;
-        Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
-            .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
-        barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
-            VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_TRANSFER_READ_BIT
-                | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-        if (copyQueries != VK_NULL_HANDLE) {
-          vkCmdResetQueryPool(cb, copyQueries, 0, 2);
-          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, copyQueries, 0);
-        }
-        copier.record(cb, copies, copySets, stack);
-        if (copyQueries != VK_NULL_HANDLE) {
-          vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, copyQueries, 1);
-        }
-        barrier(cb, stack, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-            VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
-        Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
+        afterBuffer = after && afterBuffer == null ? allocateCommandBuffer(device, stack) : afterBuffer;
+        copyBuffer = !after && copyBuffer == null ? allocateCommandBuffer(device, stack) : copyBuffer;
+        VkCommandBuffer cb = after ? afterBuffer : copyBuffer;
+        long queries = after ? VK_NULL_HANDLE : copyQueries;
+        DeviceCopier.recordCommands(cb, copies, copier, copySets, queries, stack);
         return cb;
       }
     }
@@ -384,10 +400,11 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
       lastCopyNs = prelude && copyQueries != VK_NULL_HANDLE ? elapsedNs(copyQueries) : 0;
       prelude = false;
       replays++;
-      for (GpuBuffer o : outputs) {
+      for (GpuBuffer o : Stream.concat(outputs.stream(), afterInFlight.stream().map(BufferCopy::dst)).toList()) {
         VulkanBuffer vb = (VulkanBuffer) o;
         vb.invalidate(0, vb.paddedLength);
       }
+      afterInFlight = List.of();
       deviceNs[0] = readTimestamps();
       return true;
     });
@@ -534,7 +551,9 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
         inFlight = false;
       }
       freeCommandBuffer(copyBuffer);
+      freeCommandBuffer(afterBuffer);
       copyBuffer = null;
+      afterBuffer = null;
       if (copySets != null) {
         copySets.close();
       }

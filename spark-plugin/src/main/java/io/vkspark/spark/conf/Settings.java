@@ -193,9 +193,9 @@ public final class Settings {
   public static final Fraction VERIFY_BUDGET = new Fraction(info("verify.budget", SESSION, "0.02", null,
       "with `verify=sample`: most of a batch's GPU time that re-checking its sample with `call()` may "
           + "take (at least one row a batch is checked; the check runs beside the GPU's work, so a fused "
-          + "aggregate still reduces on the GPU: its sample runs again on the GPU, for a task's first "
-          + "reduced batch, then at doubling intervals while those reruns take at most this share of the "
-          + "task's reduction time); `1` checks the whole sample"),
+          + "aggregate still reduces on the GPU: its sampled rows' results come back with the reduction, from the "
+          + "same dispatch, for a task's first reduced batch, then at doubling intervals while those checks take "
+          + "at most this share of the task's reduction time); `1` checks the whole sample"),
       "the share of a batch's GPU time verify may take, e.g. 0.02");
 
   public static final Flag CACHE_COLUMNAR_OUTPUT = new Flag(info("cache.columnarOutput", SESSION, "true", null,

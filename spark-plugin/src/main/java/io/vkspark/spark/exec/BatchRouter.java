@@ -93,6 +93,14 @@ final class BatchRouter {
   record Start(BatchRoute route, AdaptiveStep.Batch timing) {}
 
   /**
+   * Whether verify needs a reducing task's rows read back: {@code strict}, or a sample whose calls'
+   * results cannot come back beside the reduction ({@link ReductionStep#samples}).
+   */
+  private boolean verifyNeedsRows() {
+    return verifier.needsRows() || (verifier.on() && !reduction.samples());
+  }
+
+  /**
    * The route of the batch that begins with child batch {@code first}: decided before more child
    * batches are gathered, since a batch for {@code call()} is never coalesced and one appended to
    * the GPU is never staged on the host.
@@ -111,7 +119,7 @@ final class BatchRouter {
     if (timing != null && timing.path() == AdaptivePlacement.Path.CPU) {
       return new Start(new BatchRoute.Cpu(Placement.Cause.ADAPTIVE_CHOICE), timing);
     }
-    if (!reducing || reduction == null || !reduction.reduces(verifier.needsRows(), calls.size())) {
+    if (!reducing || reduction == null || !reduction.reduces(verifyNeedsRows(), calls.size())) {
       return new Start(BatchRoute.GPU, timing);
     }
     return new Start(coalesces && appends() ? BatchRoute.GPU_APPEND : BatchRoute.GPU_REDUCE, timing);

@@ -52,7 +52,8 @@ public interface DeviceReduction extends Serializable {
   /**
    * What a task found on its executor.
    *
-   * @param verifying verify is strict: the rows must come back to be re-checked (sample checks beside the reduction)
+   * @param verifying the rows must come back to be checked: verify is strict, or a sample of results
+   *     that cannot come back beside the reduction (a sample of the others does)
    * @param allOnGpu every call of the node runs on this executor's GPU
    * @param resultTypes the calls' result types, in order
    * @param keyInput the runner input holding the key (-1 when ungrouped)

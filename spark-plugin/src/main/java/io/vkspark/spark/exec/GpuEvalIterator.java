@@ -15,7 +15,6 @@ import io.vkspark.spark.exec.input.BatchCoalescer;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -183,13 +182,14 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
         return new DeviceReduction.Rows(output(in, rows));
       }
       long t0 = System.nanoTime();
-      GpuOutcome<?> o = route instanceof BatchRoute.Gpu ? gpu.evaluate(in, rows) : reduction.reduce(in);
+      // verify: the results of a reduced batch's first rows come back with its reduction, within the budget
+      int sample = route instanceof BatchRoute.Gpu || !verifier.on() ? 0 : verifier.reducedSample(rows);
+      GpuOutcome<?> o = route instanceof BatchRoute.Gpu ? gpu.evaluate(in, rows) : reduction.reduce(in, sample);
       long gpuNanos = System.nanoTime() - t0;
       if (o instanceof GpuOutcome.Done<?> done && done.value() instanceof DeviceReduction.Step step) {
         ended(t, route, g.reducing());
-        if (verifier.on()) { // a sample beside the reduction, within its budget (of the rows the filter keeps)
-          verifier.checkReduced(this::rerun, kept ? in : filtered(ChildBatches.prefix(in,
-              Math.min(rows, verifier.sampleRows(rows, gpuNanos)))), calls, gpuNanos);
+        if (verifier.on()) {
+          verifier.checkReduced(sample == 0 ? null : sampled(in, reduction.sampled()), calls, gpuNanos);
         }
         return step;
       }
@@ -224,9 +224,20 @@ public final class GpuEvalIterator implements Iterator<ColumnarBatch> {
     }
   }
 
-  /** A sample run again on the GPU step, for verify mode: its calls' results, or empty where the run decided otherwise. */
-  private Optional<List<FieldVector>> rerun(ColumnarBatch sample, int rows) {
-    return gpu.evaluate(sample, rows) instanceof GpuOutcome.Done<List<FieldVector>> d ? Optional.of(d.value()) : Optional.empty();
+  /**
+   * A reduced batch's sampled rows for verify: the first rows of {@code in}, then the GPU calls'
+   * results of them ({@code results}, one per GPU call), as columns after in's; only the rows the
+   * absorbed filter keeps (call() sees only the rows Spark's Filter would keep).
+   */
+  private ColumnarBatch sampled(ColumnarBatch in, List<FieldVector> results) {
+    ColumnVector[] columns = new ColumnVector[in.numCols() + calls.size()];
+    for (int c = 0; c < in.numCols(); c++) {
+      columns[c] = in.column(c);
+    }
+    for (int i = 0; i < calls.size(); i++) { // a reducing task runs every call on the GPU: a result each
+      columns[in.numCols() + i] = ResultColumn.of(results.get(i));
+    }
+    return filtered(new ColumnarBatch(columns, results.isEmpty() ? 0 : results.get(0).getValueCount()));
   }
 
   /** {@code in}'s rows the absorbed filter keeps ({@code in} itself without one). */

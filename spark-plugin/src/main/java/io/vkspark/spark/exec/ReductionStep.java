@@ -2,12 +2,14 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.gpu.column.reduce.ColumnReduction;
 import io.vkspark.gpu.column.SqlType;
+import io.vkspark.gpu.column.run.ReducedSample;
 import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.call.NodeMetrics;
 import io.vkspark.spark.exec.call.Placement;
 import io.vkspark.spark.exec.call.VkMetric;
 import java.util.List;
 import java.util.Optional;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +55,14 @@ final class ReductionStep {
     return reducing && !keysTooWide;
   }
 
+  /**
+   * Whether a reduced batch's calls' results can come back for verify beside the reduction
+   * ({@link ReducedSample#carries}: every GPU call's result is fixed-width, not decimal).
+   */
+  boolean samples() {
+    return gpu.calls().stream().allMatch(c -> ReducedSample.carries(c.resultType()));
+  }
+
   /** Whether the reduction is grouped by a key (a grouped batch's keys may be too wide for the slots). */
   boolean grouped() {
     return reduction.grouped();
@@ -79,11 +89,13 @@ final class ReductionStep {
   /**
    * Runs the calls and the reduction over {@code in} on the GPU: the partials, or a recompute
    * (a loop limit or a throwing row: with {@code call()}; keys too wide for the slots: nothing ran,
-   * the batch is evaluated on the GPU with its rows read back).
+   * the batch is evaluated on the GPU with its rows read back). The results of its first
+   * {@code sampleRows} rows come back with it ({@link #sampled}).
    */
-  GpuOutcome<DeviceReduction.Step> reduce(ColumnarBatch in) {
+  GpuOutcome<DeviceReduction.Step> reduce(ColumnarBatch in, int sampleRows) {
     int rows = in.numRows();
     GpuOutcome<DeviceReduction.Step> out = gpu.underLease(in, rows, gpu::runner, (r, inputs) -> {
+      r.sample().request(sampleRows);
       if (reduction.grouped()) {
         return r.runGrouped(inputs, rows).<GpuOutcome<DeviceReduction.Step>>map(
             g -> new GpuOutcome.Done<>(new DeviceReduction.ReducedByKey(g, 0)))
@@ -91,7 +103,8 @@ final class ReductionStep {
       }
       return new GpuOutcome.Done<>(new DeviceReduction.Reduced(r.runReduced(inputs, rows), 0));
     });
-    long read = gpu.runner().stats().bytesRead() - reportedRead; // underLease made the runner before it ran
+    // underLease made the runner before it ran; the partials alone (the sampled rows' results are verify's)
+    long read = gpu.runner().stats().bytesRead() - reportedRead - gpu.runner().sample().bytesRead();
     reportedRead = gpu.runner().stats().bytesRead();
     boolean wide = out instanceof GpuOutcome.Recompute<?> w && w.cause() == Placement.Cause.KEYS_TOO_WIDE;
     wideRun = wide ? wideRun + 1 : 0;
@@ -113,5 +126,13 @@ final class ReductionStep {
     metrics.add(VkMetric.NUM_OUTPUT_BATCHES, 1);
     return new GpuOutcome.Done<>(step instanceof DeviceReduction.ReducedByKey k ? new DeviceReduction.ReducedByKey(k.result(), read)
         : new DeviceReduction.Reduced(((DeviceReduction.Reduced) step).result(), read));
+  }
+
+  /**
+   * The GPU calls' results of the rows of the last batch {@link #reduce} sampled, one vector per
+   * call (owned by the runner, valid until its next batch): the values the reduction read.
+   */
+  List<FieldVector> sampled() {
+    return gpu.runner().sample().vectors();
   }
 }

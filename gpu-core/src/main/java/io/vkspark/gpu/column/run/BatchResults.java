@@ -27,8 +27,8 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * behind the rows read before (fixed-width, bit-packed at any row, decimals widened and checked,
  * strings and row statuses through {@link StringResults}), and the vectors handed out over them.
  * Apart from the runner so that staging and dispatching read on their own. A reducing runner keeps
- * only the validity here (the device reads it); its results stay on the device. One runner (one
- * thread).
+ * only the validity here (the device reads it) and, when asked, a {@link ReducedSample} of its
+ * first rows' results; the others stay on the device. One runner (one thread).
  */
 final class BatchResults implements AutoCloseable {
   private final List<KernelCall> calls;
@@ -41,16 +41,20 @@ final class BatchResults implements AutoCloseable {
   /** String and binary results, and the rows kernels flag (null, or for call()). */
   private final StringResults strings;
   private final boolean reducing;
+  /** A reducing runner's sample of each batch's first results; null for a runner that reads them all back. */
+  private final ReducedSample sample;
   /** The runner's host memory for rows that start or land off a 64-row boundary. */
   private final LongFunction<ArrowBuf> scratch;
   private final BatchMeter meter;
   private DecimalOverflow decimalOverflow = DecimalOverflow.ERROR;
   private boolean begun;
 
-  BatchResults(List<KernelCall> calls, BufferAllocator allocator, boolean reducing, LongFunction<ArrowBuf> scratch,
+  /** @param sample a reducing runner's sample of its results (null: a runner that reads every result back) */
+  BatchResults(List<KernelCall> calls, BufferAllocator allocator, ReducedSample sample, LongFunction<ArrowBuf> scratch,
                BatchMeter meter) {
     this.calls = calls;
-    this.reducing = reducing;
+    this.reducing = sample != null;
+    this.sample = sample;
     this.scratch = scratch;
     this.meter = meter;
     this.slots = new OutputSlots(allocator);
@@ -66,6 +70,24 @@ final class BatchResults implements AutoCloseable {
   /** String and binary results and row statuses, which the dispatch arms and grows. */
   StringResults strings() {
     return strings;
+  }
+
+  /** The reducing runner's sample of its results; null for a runner that reads them all back. */
+  ReducedSample sample() {
+    return sample;
+  }
+
+  /** Before a dispatch of the batch's rows {@code [at, at + n)} from {@code set}: the string results', and a sample's copies. */
+  void beforeDispatch(BufferSet set, int at, int n) {
+    strings.beforeDispatch(set);
+    if (sample != null && at == 0) {
+      sample.beforeFirstDispatch(set, n);
+    }
+  }
+
+  /** A reducing runner's batch, once dispatched: the sample's rows, with their validity from the slots. */
+  void takeSample() {
+    sample.take(this::validityAddress);
   }
 
   /** Whether a batch is being built (its slots sized), since the last {@link #reset}. */
@@ -197,6 +219,9 @@ final class BatchResults implements AutoCloseable {
     begun = false;
     Arrays.fill(nullCounts, 0);
     strings.reset();
+    if (sample != null) {
+      sample.reset();
+    }
   }
 
   @Override
@@ -204,5 +229,8 @@ final class BatchResults implements AutoCloseable {
     vectors.forEach(FieldVector::close);
     slots.close();
     strings.close();
+    if (sample != null) {
+      sample.close();
+    }
   }
 }

@@ -98,7 +98,8 @@ public final class BatchRunner implements AutoCloseable {
     this.guard = new DispatchGuard(device, calls);
     this.params = allocator.buffer(ColumnKernel.PARAMS_BYTES);
     this.var = new VarStaging(calls, inputTypes, allocator);
-    this.results = new BatchResults(calls, allocator, reduction != null, scratch, meter);
+    this.results = new BatchResults(calls, allocator, reduction == null ? null : new ReducedSample(device, calls,
+        allocator, meter), scratch, meter);
     this.reducer = reduction == null ? null
         : new BatchReducer(reduction, allocator, meter, scratch, workgroupSize, maxGroupsX);
   }
@@ -293,6 +294,7 @@ public final class BatchRunner implements AutoCloseable {
     append(inputs, rows);
     finishDispatches();
     ColumnReduction.Result r = reducer.result(staged);
+    results.takeSample();
     recordStats();
     discard();
     return r;
@@ -332,6 +334,7 @@ public final class BatchRunner implements AutoCloseable {
     stage(inputs, rows);
     finishDispatches();
     ColumnReduction.Grouped g = reducer.grouped(staged);
+    results.takeSample();
     recordStats();
     discard();
     return Optional.of(g);
@@ -353,6 +356,11 @@ public final class BatchRunner implements AutoCloseable {
       discard();
       throw e;
     }
+  }
+
+  /** A reducing runner's sample of its batches' first per-row results ({@link ReducedSample}); null for one that reads them back. */
+  public ReducedSample sample() {
+    return results.sample();
   }
 
   /** The reduction this runner computes on the device, or null when it reads results back. */
@@ -456,7 +464,7 @@ public final class BatchRunner implements AutoCloseable {
     params.setInt(ColumnKernel.GROUPS_OFFSET + 8, g.z());
     set.params.write(0, params.memoryAddress(), ColumnKernel.PARAMS_BYTES);
     guard.arm(set);
-    results.strings().beforeDispatch(set);
+    results.beforeDispatch(set, dispatched, n);
     meter.hostSince(h0);
     resident.beforeDispatch(set.dispatch);
     TimedDispatch t;

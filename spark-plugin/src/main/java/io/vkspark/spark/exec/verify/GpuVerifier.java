@@ -11,17 +11,14 @@ import io.vkspark.gpu.column.SqlType;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.call.GpuUdfCall;
 import io.vkspark.spark.exec.call.NodeMetrics;
-import io.vkspark.spark.exec.call.ResultColumn;
 import io.vkspark.spark.exec.call.VkMetric;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.types.DecimalType;
@@ -48,15 +45,6 @@ public final class GpuVerifier {
   private final long seed;
   private final Set<String> logged = new HashSet<>();
   private long batch;
-
-  /**
-   * Runs a sample of a batch again on the GPU ({@code GpuBatchStep.evaluate}): the GPU calls' result
-   * vectors, or empty where that run decided otherwise (a recompute, an overflow).
-   */
-  @FunctionalInterface
-  public interface Rerun {
-    Optional<List<FieldVector>> evaluate(ColumnarBatch sample, int rows);
-  }
 
   public GpuVerifier(VerifySettings settings, NodeMetrics metrics, long partitionSeed) {
     this.settings = settings;
@@ -92,65 +80,65 @@ public final class GpuVerifier {
   }
 
   /**
-   * Checks a fused aggregate's batch {@code in} that the GPU reduced in {@code gpuNanos} (its rows
-   * never came back): its first sampled rows run again on the GPU with their results read back
-   * (one small dispatch on the GPU step's plain runner, {@code gpu}) and are compared with
-   * {@code call()}, so the aggregate keeps reducing on the GPU under {@code verify=sample}. The
-   * task's first reduced batch is checked, later ones as {@link #rerunWithinBudget} allows.
+   * Rows of a fused aggregate's next batch of {@code rows} to check ({@link #checkReduced}), whose
+   * results the GPU reads back beside the reduction, from the same dispatch
+   * ({@code BatchRunner.sample()}); 0 when this batch is not checked. The task's first reduced batch
+   * is checked, later ones as {@link #sampleWithinBudget} allows.
    */
-  public void checkReduced(Rerun gpu, ColumnarBatch in, List<GpuUdfCall> calls, long gpuNanos) {
+  public int reducedSample(int rows) {
+    if (!sampleWithinBudget()) {
+      return 0;
+    }
+    return Math.min(rows, sampleRows(rows, reducedBatches == 0 ? 0 : reducedNanos / reducedBatches));
+  }
+
+  /**
+   * Checks a fused aggregate's batch that the GPU reduced in {@code gpuNanos} (its rows never came
+   * back): {@code sample} holds the rows {@link #reducedSample} asked for (those an absorbed filter
+   * keeps), its columns the batch's, then each call's GPU results as the reduction read them; null
+   * when the batch was not sampled. So the aggregate keeps reducing on the GPU under
+   * {@code verify=sample}, and a wrong kernel is still caught.
+   */
+  public void checkReduced(ColumnarBatch sample, List<GpuUdfCall> calls, long gpuNanos) {
     reducedNanos += gpuNanos;
     reducedBatches++;
-    int n = Math.min(in.numRows(), sampleRows(in.numRows(), gpuNanos));
-    if (n == 0 || !rerunWithinBudget()) {
+    if (sample == null) {
       return;
     }
     long t0 = System.nanoTime();
     try {
-      rerunAndCheck(gpu, in, calls, n);
+      ColumnVector[] results = new ColumnVector[calls.size()];
+      for (int i = 0; i < results.length; i++) {
+        results[i] = sample.column(sample.numCols() - results.length + i);
+      }
+      check(sample, sample.numRows(), calls, results, sample.numRows());
     } finally {
-      rerunNanos += System.nanoTime() - t0;
-      nextRerun = 2 * reducedBatches;
+      sampleNanos += System.nanoTime() - t0;
+      nextSample = 2 * reducedBatches;
     }
   }
 
   /**
-   * Whether the next reduced batch's sample may run again on the GPU: always the task's first; later
-   * ones at doubling intervals (batches 1, 2, 4, 8, ...) and only while the reruns so far took at
-   * most {@code verify.budget} of the task's reduction time, so a task reruns O(log batches). A
-   * rerun is a dispatch of its own (submission, wait, readback), which for a small batch costs more
-   * than the batch's reduction did: checked at every batch it made a translated UDF's fused sum 1.5x
-   * slower (issue 33, H200, 2026-12-03).
+   * Whether the next reduced batch is checked: always the task's first; later ones at doubling
+   * intervals (batches 1, 2, 4, 8, ...) and only while the checks so far took at most
+   * {@code verify.budget} of the task's reduction time, so a task checks O(log batches). The
+   * sample's results come back with the batch's own dispatch (a copy of a few rows in its
+   * submission); the cost left is {@code call()} on the host. (A sample run as a dispatch of its own
+   * cost a submission and a wait behind the other tasks' batches: 17 ms a query on the H200, issue 33.)
    */
-  private boolean rerunWithinBudget() {
-    // the first batch passes both: nextRerun is 0 and no rerun has taken any time yet
-    return settings.budget() >= 1 || (reducedBatches >= nextRerun && rerunNanos <= settings.budget() * reducedNanos);
-  }
-
-  private void rerunAndCheck(Rerun gpu, ColumnarBatch in, List<GpuUdfCall> calls, int n) {
-    ColumnVector[] columns = new ColumnVector[in.numCols()];
-    for (int c = 0; c < columns.length; c++) {
-      columns[c] = in.column(c);
-    }
-    ColumnarBatch sample = new ColumnarBatch(columns, n);
-    Optional<List<FieldVector>> d = gpu.evaluate(sample, n);
-    if (d.isPresent()) {
-      ColumnVector[] results = new ColumnVector[calls.size()];
-      for (int i = 0, v = 0; i < calls.size(); i++) {
-        results[i] = calls.get(i).onGpu() ? ResultColumn.of(d.get().get(v++)) : null;
-      }
-      check(sample, n, calls, results, n);
-    } // a recompute or overflow of the sample: the reduction's own run decided the batch
+  private boolean sampleWithinBudget() {
+    // the first batch passes both: nextSample is 0 and no check has taken any time yet
+    return settings.budget() >= 1 || (reducedBatches + 1 >= nextSample && sampleNanos <= settings.budget() * reducedNanos);
   }
 
   /** This task's cost of checking one row with {@code call()} (ns, a moving average; NaN before the first check). */
   private double nanosPerRow = Double.NaN;
-  /** This task's reduced batches: their time, the time their samples' reruns took, and how many there were. */
+  /** This task's reduced batches: their time, the time their samples' checks took, and how many there were. */
   private long reducedNanos;
-  private long rerunNanos;
+  private long sampleNanos;
   private long reducedBatches;
-  /** The reduced batch (counted from 1) from which the next rerun may run. */
-  private long nextRerun;
+  /** The reduced batch (counted from 1) from which the next sample may be checked. */
+  private long nextSample;
 
   /** Checks {@code n} rows of batch {@code in} (all of them when {@code n == rows}). */
   private void check(ColumnarBatch in, int rows, List<GpuUdfCall> calls, ColumnVector[] results, int n) {
