@@ -71,6 +71,22 @@ final class VerifyModeTest {
   }
 
   /**
+   * Issue 33: under the default budget a task's first check takes a few rows (what call() costs is
+   * not known yet: a whole first sample of an expensive UDF sat on every task's critical path), and
+   * a wrong kernel is caught among them; later batches take what the budget allows.
+   */
+  @Test
+  void sample_aTasksFirstCheck_probesAFewRows_andStillCatchesAWrongKernel() {
+    spark().conf().set(Settings.VERIFY.key(), "sample");
+    spark().conf().set(Settings.VERIFY_SAMPLE_RATE.key(), "0.5");
+    Dataset<Row> df = table().selectExpr("id", "off_by_one(i) AS r");
+    df.collectAsList();
+    long checked = metric(df, "verifyRows");
+    assertTrue(checked > 0 && checked < 1_000, "a few rows a task, not half of 20,000: " + checked);
+    assertTrue(metric(df, "verifyMismatches") > 0, "the wrong kernel is caught among " + checked);
+  }
+
+  /**
    * Issue 33: a GPU UDF whose GLSL body differs from its call() (a planted wrong kernel) under a
    * fused SUM/COUNT with {@code verify=sample}: the aggregate still reduces every row on the GPU
    * (only partials come back), and verify still catches the mismatch, from the sampled rows'

@@ -192,7 +192,8 @@ public final class Settings {
 
   public static final Fraction VERIFY_BUDGET = new Fraction(info("verify.budget", SESSION, "0.02", null,
       "with `verify=sample`: most of a batch's GPU time that re-checking its sample with `call()` may "
-          + "take (at least one row a batch is checked; the check runs beside the GPU's work, so a fused "
+          + "take (at least one row a batch is checked, and at most 16 in a task's first check, which measures what "
+          + "`call()` costs; the check runs beside the GPU's work, so a fused "
           + "aggregate still reduces on the GPU: its sampled rows' results come back with the reduction, from the "
           + "same dispatch, for a task's first reduced batch, then at doubling intervals while those checks take "
           + "at most this share of the task's reduction time); `1` checks the whole sample"),

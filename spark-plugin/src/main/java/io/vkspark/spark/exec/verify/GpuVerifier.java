@@ -39,6 +39,8 @@ public final class GpuVerifier {
   /** What {@link #compare} returns for a row it could not check (a GLSL-only call() without a CPU Vulkan device). */
   private static final String SKIPPED = "skipped";
   private static final AtomicBoolean WARNED_SKIP = new AtomicBoolean();
+  /** Rows of a task's first check under {@code sample}, which measures what {@code call()} costs a row. */
+  static final int PROBE_ROWS = 16;
 
   private final VerifySettings settings;
   private final NodeMetrics metrics;
@@ -64,12 +66,17 @@ public final class GpuVerifier {
   /**
    * Rows of a batch of {@code rows} whose GPU run took {@code gpuNanos} to check: the sample rate's
    * share, and under {@code sample} no more than {@code verify.budget} of that time at this task's
-   * measured cost of {@code call()} per row; at least one.
+   * measured cost of {@code call()} per row; at least one. The task's first check, before that cost
+   * is known, takes at most {@link #PROBE_ROWS}: on the H200 a whole first sample of implied
+   * volatility (125 rows at about 60 us each) cost each task 8 ms of its critical path (issue 33).
    */
   public int sampleRows(int rows, long gpuNanos) {
     int n = settings.sampleSize(rows);
-    if (n == 0 || settings.needsRows() || settings.budget() >= 1 || Double.isNaN(nanosPerRow)) {
+    if (n == 0 || settings.needsRows() || settings.budget() >= 1) {
       return n;
+    }
+    if (Double.isNaN(nanosPerRow)) {
+      return Math.min(n, PROBE_ROWS);
     }
     return (int) Math.max(1, Math.min(n, (long) (settings.budget() * gpuNanos / Math.max(1, nanosPerRow))));
   }
