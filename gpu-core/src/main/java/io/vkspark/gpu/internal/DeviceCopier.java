@@ -104,7 +104,7 @@ final class DeviceCopier implements VulkanDevice.Child {
       device.adopt(c);
       return c;
     } catch (RuntimeException e) {
-      destroy(device, module, setLayout, pipelineLayout);
+      VulkanKernel.destroyLayouts(device, module, new long[] {setLayout}, pipelineLayout);
       throw e;
     } finally {
       MemoryUtil.memFree(code);
@@ -263,19 +263,7 @@ final class DeviceCopier implements VulkanDevice.Child {
   public void close() {
     device.closeChild(this, () -> {
       vkDestroyPipeline(device.handle, pipeline, null);
-      destroy(device, module, setLayout, pipelineLayout);
+      VulkanKernel.destroyLayouts(device, module, new long[] {setLayout}, pipelineLayout);
     });
-  }
-
-  private static void destroy(VulkanDevice device, long module, long setLayout, long pipelineLayout) {
-    if (pipelineLayout != VK_NULL_HANDLE) {
-      vkDestroyPipelineLayout(device.handle, pipelineLayout, null);
-    }
-    if (setLayout != VK_NULL_HANDLE) {
-      vkDestroyDescriptorSetLayout(device.handle, setLayout, null);
-    }
-    if (module != VK_NULL_HANDLE) {
-      vkDestroyShaderModule(device.handle, module, null);
-    }
   }
 }

@@ -125,7 +125,7 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
     }
   }
 
-  private static void destroyLayouts(VulkanDevice device, long module, long[] layouts, long pipelineLayout) {
+  static void destroyLayouts(VulkanDevice device, long module, long[] layouts, long pipelineLayout) {
     if (pipelineLayout != VK_NULL_HANDLE) {
       vkDestroyPipelineLayout(device.handle, pipelineLayout, null);
     }
