@@ -21,7 +21,6 @@ import org.lwjgl.vulkan.VkDescriptorPoolSize;
 import org.lwjgl.vulkan.VkDescriptorSetAllocateInfo;
 import org.lwjgl.vulkan.VkDescriptorSetLayoutBinding;
 import org.lwjgl.vulkan.VkDescriptorSetLayoutCreateInfo;
-import org.lwjgl.vulkan.VkMemoryBarrier;
 import org.lwjgl.vulkan.VkPipelineLayoutCreateInfo;
 import org.lwjgl.vulkan.VkPushConstantRange;
 import org.lwjgl.vulkan.VkShaderModuleCreateInfo;
@@ -61,9 +60,12 @@ final class DeviceCopier implements VulkanDevice.Child {
   private final long setLayout;
   private final long pipelineLayout;
   private final long pipeline;
+  /** The most bytes one storage-buffer binding covers (the shader binds whole buffers up to it). */
+  private final long maxRange;
 
   private DeviceCopier(VulkanDevice device, long module, long setLayout, long pipelineLayout, long pipeline) {
     this.device = device;
+    this.maxRange = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
     this.module = module;
     this.setLayout = setLayout;
     this.pipelineLayout = pipelineLayout;
@@ -115,10 +117,9 @@ final class DeviceCopier implements VulkanDevice.Child {
   boolean serves(BufferCopy c) {
     VulkanBuffer src = (VulkanBuffer) c.src();
     VulkanBuffer dst = (VulkanBuffer) c.dst();
-    long range = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
     return !src.isStaged() && ((c.srcOffset() | c.dstOffset() | c.bytes()) & 3) == 0
-        && Math.min(src.paddedLength, range) >= c.srcOffset() + c.bytes()
-        && Math.min(dst.paddedLength, range) >= c.dstOffset() + c.bytes();
+        && Math.min(src.paddedLength, maxRange) >= c.srcOffset() + c.bytes()
+        && Math.min(dst.paddedLength, maxRange) >= c.dstOffset() + c.bytes();
   }
 
   /**
@@ -130,7 +131,6 @@ final class DeviceCopier implements VulkanDevice.Child {
    */
   void record(VkCommandBuffer cb, List<BufferCopy> copies, Sets sets, MemoryStack stack) {
     long[] handles = sets.atLeast(copies.size());
-    long range = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
     boolean bound = false;
     Set<VulkanBuffer> written = new HashSet<>();
     for (int i = 0; i < copies.size(); i++) {
@@ -140,13 +140,12 @@ final class DeviceCopier implements VulkanDevice.Child {
       if (!written.add(dst)) {
         int stages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
         int writes = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-        barrier(cb, stack, stages, writes, stages, writes);
+        VulkanDispatch.barrier(cb, stack, stages, writes, stages, writes);
         written.clear();
         written.add(dst);
       }
       if (!serves(c)) {
-        vkCmdCopyBuffer(cb, src.isStaged() ? src.twin : src.buffer, dst.buffer, VkBufferCopy.calloc(1, stack)
-            .srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+        transfer(cb, c, false, stack);
         continue;
       }
       VkWriteDescriptorSet.Buffer w = VkWriteDescriptorSet.calloc(2, stack);
@@ -154,7 +153,7 @@ final class DeviceCopier implements VulkanDevice.Child {
         VulkanBuffer buf = b == 0 ? src : dst;
         w.get(b).sType$Default().dstSet(handles[i]).dstBinding(b).descriptorCount(1)
             .descriptorType(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER)
-            .pBufferInfo(VkDescriptorBufferInfo.calloc(1, stack).buffer(buf.buffer).range(Math.min(buf.paddedLength, range)));
+            .pBufferInfo(VkDescriptorBufferInfo.calloc(1, stack).buffer(buf.buffer).range(Math.min(buf.paddedLength, maxRange)));
       }
       vkUpdateDescriptorSets(device.handle, w, null);
       if (!bound) {
@@ -179,7 +178,7 @@ final class DeviceCopier implements VulkanDevice.Child {
     Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()
         .flags(VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT)), "vkBeginCommandBuffer");
     int copyStages = VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, copyStages,
+    VulkanDispatch.barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT, copyStages,
         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     if (queries != VK_NULL_HANDLE) {
       vkCmdResetQueryPool(cb, queries, 0, 2);
@@ -189,24 +188,28 @@ final class DeviceCopier implements VulkanDevice.Child {
       copier.record(cb, copies, sets, stack);
     } else {
       for (BufferCopy c : copies) {
-        VulkanBuffer dst = (VulkanBuffer) c.dst();
-        vkCmdCopyBuffer(cb, ((VulkanBuffer) c.src()).buffer, dst.isStaged() ? dst.twin : dst.buffer,
-            VkBufferCopy.calloc(1, stack).srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
+        transfer(cb, c, true, stack);
       }
     }
     if (queries != VK_NULL_HANDLE) {
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
     }
-    barrier(cb, stack, copyStages, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    VulkanDispatch.barrier(cb, stack, copyStages, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
         copier == null ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
         copier == null ? VK_ACCESS_HOST_READ_BIT : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
     Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
   }
 
-  private static void barrier(VkCommandBuffer cb, MemoryStack stack, int srcStage, int srcAccess, int dstStage,
-                              int dstAccess) {
-    vkCmdPipelineBarrier(cb, srcStage, dstStage, 0,
-        VkMemoryBarrier.calloc(1, stack).sType$Default().srcAccessMask(srcAccess).dstAccessMask(dstAccess), null, null);
+  /**
+   * {@code c} as a transfer: before a recording from a staged source's host twin (what the host
+   * wrote; a destination there is never staged), after one into a staged destination's host twin
+   * (what the host reads).
+   */
+  private static void transfer(VkCommandBuffer cb, BufferCopy c, boolean after, MemoryStack stack) {
+    VulkanBuffer src = (VulkanBuffer) c.src();
+    VulkanBuffer dst = (VulkanBuffer) c.dst();
+    vkCmdCopyBuffer(cb, src.isStaged() && !after ? src.twin : src.buffer, dst.isStaged() && after ? dst.twin : dst.buffer,
+        VkBufferCopy.calloc(1, stack).srcOffset(c.srcOffset()).dstOffset(c.dstOffset()).size(c.bytes()));
   }
 
   /** A recording's descriptor sets for its copies, grown by doubling; freed with the recording. */

@@ -240,7 +240,7 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
     }
   }
 
-  private static void barrier(VkCommandBuffer cb, MemoryStack stack, int srcStage, int srcAccess, int dstStage, int dstAccess) {
+  static void barrier(VkCommandBuffer cb, MemoryStack stack, int srcStage, int srcAccess, int dstStage, int dstAccess) {
     VkMemoryBarrier.Buffer mb = VkMemoryBarrier.calloc(1, stack).sType$Default()
         .srcAccessMask(srcAccess).dstAccessMask(dstAccess);
     vkCmdPipelineBarrier(cb, srcStage, dstStage, 0, mb, null, null);
