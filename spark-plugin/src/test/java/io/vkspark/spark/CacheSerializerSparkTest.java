@@ -49,12 +49,7 @@ final class CacheSerializerSparkTest {
   @BeforeAll
   static void start() {
     parquet(); // written by the shared session before it stops
-    TestSpark.stop();
-    // spark.sql.cache.serializer is read once per JVM: forget what an earlier session chose (all
-    // test classes share one JVM when run from jars, as on the H200)
-    InMemoryRelation$.MODULE$.clearSerializer();
-    s = builder()
-        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+    s = TestSpark.cacheSessionBuilder()
         .config("spark.testing.memory", String.valueOf(1L << 30))
         .config("spark.memory.fraction", "0.06")
         .getOrCreate();
@@ -63,11 +58,8 @@ final class CacheSerializerSparkTest {
 
   @AfterAll
   static void stop() {
-    if (s != null) {
-      s.stop();
-      s = null;
-    }
-    InMemoryRelation$.MODULE$.clearSerializer();
+    TestSpark.stopCacheSession(s);
+    s = null;
   }
 
   /** The Parquet test table plus a string column with nulls and empty strings. */

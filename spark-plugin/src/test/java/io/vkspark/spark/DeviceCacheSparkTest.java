@@ -8,7 +8,6 @@ import io.vkspark.gpu.DeviceType;
 import io.vkspark.gpu.column.cache.DeviceColumnCache;
 import io.vkspark.gpu.internal.FaultInjection;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
-import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.exec.VkGpuEvalExec;
@@ -24,7 +23,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.FilterExec;
-import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -48,10 +46,7 @@ final class DeviceCacheSparkTest {
   @BeforeAll
   static void start() {
     parquet(); // written by the shared session before it stops
-    TestSpark.stop();
-    InMemoryRelation$.MODULE$.clearSerializer();
-    s = builder()
-        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+    s = TestSpark.cacheSessionBuilder()
         .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
         .config(Settings.COALESCE.key(), "false")
         .getOrCreate();
@@ -60,11 +55,8 @@ final class DeviceCacheSparkTest {
 
   @AfterAll
   static void stop() {
-    if (s != null) {
-      s.stop();
-      s = null;
-    }
-    InMemoryRelation$.MODULE$.clearSerializer();
+    TestSpark.stopCacheSession(s);
+    s = null;
   }
 
   private static DeviceColumnCache cache() {

@@ -7,7 +7,6 @@ import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.api.GpuKernel;
 import io.vkspark.spark.api.GpuUdf;
 import io.vkspark.spark.api.GpuUdfs;
-import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.plan.VkExplain;
@@ -19,7 +18,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF5;
-import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,21 +75,15 @@ final class DeviceCacheSweepSparkTest {
 
   @BeforeAll
   static void start() {
-    TestSpark.stop();
-    InMemoryRelation$.MODULE$.clearSerializer();
-    s = builder() // the defaults: coalescing on, the default device budget
-        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+    s = TestSpark.cacheSessionBuilder() // the defaults: coalescing on, the default device budget
         .getOrCreate();
     GpuUdfs.register(s, "newton_vol", new NewtonVol());
   }
 
   @AfterAll
   static void stop() {
-    if (s != null) {
-      s.stop();
-      s = null;
-    }
-    InMemoryRelation$.MODULE$.clearSerializer();
+    TestSpark.stopCacheSession(s);
+    s = null;
   }
 
   /** Every vkspark GPU node's metrics of {@code ran} (plain and fused), summed by name. */

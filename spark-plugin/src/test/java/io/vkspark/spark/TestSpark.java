@@ -11,6 +11,7 @@ import io.vkspark.spark.plan.VkExplain;
 import io.vkspark.spark.exec.VkGpuEvalExec;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.conf.Settings;
+import io.vkspark.spark.cache.VkCacheSerializer;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -34,6 +35,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.RuntimeConfig;
 import org.apache.spark.sql.execution.SimpleMode$;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.extension.AfterAllCallback;
@@ -116,6 +118,26 @@ public final class TestSpark {
       spark.stop();
       spark = null;
     }
+  }
+
+  /**
+   * A builder of a session of its own with vkspark's cache serializer: the shared session is stopped
+   * first, and the JVM's cache serializer forgotten, since {@code spark.sql.cache.serializer} is read
+   * once per JVM (all test classes share one JVM when run from jars, as on the H200). Stop it with
+   * {@link #stopCacheSession}.
+   */
+  static SparkSession.Builder cacheSessionBuilder() {
+    stop();
+    InMemoryRelation$.MODULE$.clearSerializer();
+    return builder().config("spark.sql.cache.serializer", VkCacheSerializer.class.getName());
+  }
+
+  /** Stops a session of {@link #cacheSessionBuilder} (null: none) and forgets its cache serializer for the next. */
+  static void stopCacheSession(SparkSession session) {
+    if (session != null) {
+      session.stop();
+    }
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   /** The settings of {@code base} with {@code overrides} set over them. */

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.api.GpuFunction;
-import io.vkspark.spark.cache.VkCacheSerializer;
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.exec.GpuEvalIterator;
 import io.vkspark.spark.plan.VkExplain;
@@ -18,7 +17,6 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.execution.FilterExec;
-import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,10 +31,7 @@ final class VerifyFilteredSparkTest {
 
   @BeforeAll
   static void start() {
-    TestSpark.stop();
-    InMemoryRelation$.MODULE$.clearSerializer();
-    s = builder()
-        .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
+    s = TestSpark.cacheSessionBuilder()
         .config(Settings.CACHE_DEVICE_MEMORY.key(), "2m")
         .config(Settings.COALESCE.key(), "false")
         .getOrCreate();
@@ -44,11 +39,8 @@ final class VerifyFilteredSparkTest {
 
   @AfterAll
   static void stop() {
-    if (s != null) {
-      s.stop();
-      s = null;
-    }
-    InMemoryRelation$.MODULE$.clearSerializer();
+    TestSpark.stopCacheSession(s);
+    s = null;
   }
 
   /**
