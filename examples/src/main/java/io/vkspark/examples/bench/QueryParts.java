@@ -32,7 +32,8 @@ import org.apache.spark.sql.SparkSession;
  */
 final class QueryParts extends SparkListener {
   /** One task's times (ms, Spark's granularity). */
-  private record Task(long launch, long finish, long run, long deserialize, long resultSerialize, long gettingResult) {}
+  private record Task(int stage, long launch, long finish, long run, long deserialize, long resultSerialize,
+      long gettingResult) {}
 
   private final List<Task> tasks = new ArrayList<>();
   private int jobs;
@@ -70,7 +71,7 @@ final class QueryParts extends SparkListener {
     }
     var i = end.taskInfo();
     var m = end.taskMetrics();
-    tasks.add(new Task(i.launchTime(), i.finishTime(), m.executorRunTime(), m.executorDeserializeTime(),
+    tasks.add(new Task(end.stageId(), i.launchTime(), i.finishTime(), m.executorRunTime(), m.executorDeserializeTime(),
         m.resultSerializationTime(), i.gettingResult() ? Math.max(0, i.finishTime() - i.gettingResultTime()) : 0));
   }
 
@@ -116,6 +117,22 @@ final class QueryParts extends SparkListener {
       parts.put("task_run_median_s", median(ts.stream().mapToLong(Task::run).toArray()) / 1e3);
       parts.put("task_run_max_s", ts.stream().mapToLong(Task::run).max().orElseThrow() / 1e3);
       parts.put("task_deserialize_sum_s", ts.stream().mapToLong(Task::deserialize).sum() / 1e3);
+      // the gap between stages: the last task of one stage to the first of the next (adaptive
+      // re-planning, the next job's submission, shuffle-stage scheduling)
+      List<Integer> stages = ts.stream().map(Task::stage).distinct().sorted().toList();
+      long gaps = 0;
+      for (int s = 1; s < stages.size(); s++) {
+        int prev = stages.get(s - 1);
+        int next = stages.get(s);
+        long prevEnd = ts.stream().filter(t -> t.stage == prev).mapToLong(Task::finish).max().orElseThrow();
+        long nextStart = ts.stream().filter(t -> t.stage == next).mapToLong(Task::launch).min().orElseThrow();
+        gaps += Math.max(0, nextStart - prevEnd);
+      }
+      parts.put("stages", (double) stages.size());
+      parts.put("between_stages_s", gaps / 1e3);
+      int lastStage = stages.get(stages.size() - 1);
+      parts.put("last_stage_span_s", (last - ts.stream().filter(t -> t.stage == lastStage).mapToLong(Task::launch)
+          .min().orElseThrow()) / 1e3);
       parts.put("scheduler_delay_median_s", median(ts.stream().mapToLong(t -> Math.max(0, t.finish - t.launch - t.run
           - t.deserialize - t.resultSerialize - t.gettingResult)).toArray()) / 1e3);
     }

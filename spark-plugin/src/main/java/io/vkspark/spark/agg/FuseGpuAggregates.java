@@ -86,7 +86,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
     }
     boolean ansi = ansi(session);
     Placer placer = (s, e, f) -> ReducePlacement.fusing(session, mode, s, e, f);
-    return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
+    SparkPlan fusedPlan = plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
         return (p instanceof HashAggregateExec a && fuse(a, ansi, placer).isPresent()) || planned(p);
@@ -115,6 +115,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
         return afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec;
       }
     });
+    return VkGatherPartialsExec.gather(session, fusedPlan);
   }
 
   /** Spark's ANSI mode, under which an integral SUM fails on overflow (a shim point: the conf API moved). */

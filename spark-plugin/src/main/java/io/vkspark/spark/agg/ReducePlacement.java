@@ -60,6 +60,19 @@ public record ReducePlacement(GpuReduction reduction, String doubt, String filte
     return new ReducePlacement(null, why);
   }
 
+  /**
+   * Without the texts that carry expression ids (the filter's note and printed condition): two copies
+   * of one subquery compare equal, so Spark reuses the exchange above them.
+   */
+  ReducePlacement canonical() {
+    GpuReduction r = reduction;
+    if (r != null && r.filter() != null) {
+      DeviceFilter f = r.filter();
+      r = r.withFilter(new DeviceFilter(f.condition().canonicalized(), f.columns(), f.types(), ""));
+    }
+    return new ReducePlacement(r, doubt, null);
+  }
+
   /** The same placement, with what became of the filter under the GPU node. */
   ReducePlacement withFilterNote(String note) {
     return new ReducePlacement(reduction, doubt, note);

@@ -208,7 +208,7 @@ public final class VkGpuAggregateExec extends PlanNode {
     for (int i = 0; i < out.size(); i++) {
       canonical.add((Attribute) ((AttributeReference) out.get(i)).withExprId(ExprId.apply(i)).canonicalized());
     }
-    return new VkGpuAggregateExec(spec.canonical(), placement, Scala.seq(canonical),
+    return new VkGpuAggregateExec(spec.canonical(), placement.canonical(), Scala.seq(canonical),
         new UnknownPartitioning(0), child().canonicalized());
   }
 }

@@ -111,6 +111,12 @@ public final class Settings {
       1, ColumnReduction.MAX_SLOTS, "the number of key values one batch may span, e.g. 64,"
           + " or leave it unset");
 
+  public static final Flag FUSE_AGGREGATES_GATHER = new Flag(info("fuseAggregates.gather", SESSION, "true", null,
+      "for fused aggregates reduced to a bounded number of rows per partition (ungrouped, or grouped by a "
+          + "key whose expression bounds it within `.onGpu.keySlots`): return those rows to the driver as "
+          + "task results and run Spark's final aggregate over them as one partition "
+          + "(`VkGatherPartials`), instead of Spark's shuffle and second stage; `false` keeps the shuffle"));
+
   public static final Whole CONCURRENT_GPU_TASKS = new Whole(info("concurrentGpuTasks", STATIC, "2", null,
       "tasks of one executor using the device at once"),
       1, Integer.MAX_VALUE, "the number of tasks per executor on the GPU at once, e.g. 2");
@@ -226,7 +232,7 @@ public final class Settings {
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
-      FUSE_AGGREGATES_KEY_SLOTS, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
+      FUSE_AGGREGATES_KEY_SLOTS, FUSE_AGGREGATES_GATHER, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
       VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY, FAST_MATH);
 
