@@ -115,7 +115,7 @@ public final class FuseGpuAggregates extends Rule<SparkPlan> {
         return afterTransitions && p instanceof VkGpuAggregateExec g && g.child() instanceof ColumnarToRowExec;
       }
     });
-    return VkGatherPartialsExec.gather(session, fusedPlan);
+    return VkDriverAggregateExec.plan(session, fusedPlan);
   }
 
   /** Spark's ANSI mode, under which an integral SUM fails on overflow (a shim point: the conf API moved). */

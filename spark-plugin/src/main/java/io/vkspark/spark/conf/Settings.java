@@ -114,8 +114,8 @@ public final class Settings {
   public static final Flag FUSE_AGGREGATES_GATHER = new Flag(info("fuseAggregates.gather", SESSION, "true", null,
       "for fused aggregates reduced to a bounded number of rows per partition (ungrouped, or grouped by a "
           + "key whose expression bounds it within `.onGpu.keySlots`): return those rows to the driver as "
-          + "task results and run Spark's final aggregate over them as one partition "
-          + "(`VkGatherPartials`), instead of Spark's shuffle and second stage; `false` keeps the shuffle"));
+          + "task results and compute the final aggregate there (`VkDriverAggregate`), instead of Spark's "
+          + "shuffle, second stage and final aggregate; `false` keeps Spark's"));
 
   public static final Whole CONCURRENT_GPU_TASKS = new Whole(info("concurrentGpuTasks", STATIC, "2", null,
       "tasks of one executor using the device at once"),

@@ -3,7 +3,7 @@ package io.vkspark.spark;
 import static io.vkspark.spark.TestSpark.*;
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.vkspark.spark.agg.VkGatherPartialsExec;
+import io.vkspark.spark.agg.VkDriverAggregateExec;
 import io.vkspark.spark.agg.VkGpuAggregateExec;
 import io.vkspark.spark.api.GpuUdfs;
 import io.vkspark.spark.conf.Settings;
@@ -21,14 +21,15 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A GPU-reduced aggregate's partial rows gathered on the driver ({@code VkGatherPartials}) in place
- * of Spark's shuffle: planned with and without adaptive execution, no exchange left in the plan,
- * one gathered row per partition (ungrouped) or per key and partition, results equal to Spark's
- * own plan and to vkspark's with the shuffle, empty input and an empty partition included; and left
- * out where a partition's rows are not bounded (a plain column key) or the setting is off.
+ * A GPU-reduced aggregate finished on the driver ({@code VkDriverAggregate}) in place of Spark's
+ * shuffle and final aggregate: planned with and without adaptive execution, no exchange left in the
+ * plan and one job per collected query, one partial row per partition (ungrouped) or per key and
+ * partition, results equal to Spark's own plan and to vkspark's with the shuffle (every function,
+ * nulls, an empty partition, empty input, under a join); left out where a partition's rows are not
+ * bounded (a plain column key), where the plan holds the aggregate twice, or when the setting is off.
  */
 @ExtendWith({TestSpark.Validated.class, TestSpark.RestoresConf.class})
-final class GatherPartialsSparkTest {
+final class DriverAggregateSparkTest {
   private static Dataset<Row> cached;
 
   /** 20,000 ids over 4 partitions, the second left empty, cached (its columns read as columns); a and b with nulls. */
@@ -51,10 +52,10 @@ final class GatherPartialsSparkTest {
 
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
-  void ungroupedAndBoundedKey_gathered_noExchange_equalSparkAndTheShuffledPlan(boolean aqe) {
+  void ungroupedAndBoundedKey_onTheDriver_oneJob_noExchange_equalSparkAndTheShuffledPlan(boolean aqe) throws Exception {
     spark().conf().set("spark.sql.adaptive.enabled", Boolean.toString(aqe));
     String udfs = "sum(d_add(a, b)) AS s, count(*) AS n, count(d_add(a, b)) AS c, min(d_add(a, b)) AS lo,"
-        + " max(d_add(a, b)) AS hi, avg(d_add(a, b)) AS m";
+        + " max(d_add(a, b)) AS hi, avg(d_add(a, b)) AS m, min(int_poly(k, k)) AS mi, max(int_poly(k, k)) AS xi";
     for (String sql : List.of(
         "SELECT " + udfs + " FROM gather_t",
         "SELECT id % 7 AS g, " + udfs + " FROM gather_t GROUP BY id % 7",
@@ -63,7 +64,10 @@ final class GatherPartialsSparkTest {
       Dataset<Row> ran = spark().sql(sql);
       List<Row> gathered = ran.collectAsList();
       String plan = explain(ran);
-      List<VkGatherPartialsExec> gathers = nodes(ran, VkGatherPartialsExec.class);
+      List<VkDriverAggregateExec> gathers = nodes(ran, VkDriverAggregateExec.class);
+      Dataset<Row> again = spark().sql(sql);
+      int n = jobs(() -> again.collectAsList());
+      assertEquals(1, n, () -> "one job: the GPU tasks' " + explain(again));
       assertEquals(1, gathers.size(), plan);
       assertInstanceOf(VkGpuAggregateExec.class, gathers.get(0).child(), plan);
       assertFalse(exchanges(ran), () -> "no shuffle left: " + plan);
@@ -77,7 +81,7 @@ final class GatherPartialsSparkTest {
       Dataset<Row> shuffled = spark().sql(sql);
       List<Row> viaShuffle = shuffled.collectAsList();
       spark().conf().unset(Settings.FUSE_AGGREGATES_GATHER.key());
-      assertTrue(nodes(shuffled, VkGatherPartialsExec.class).isEmpty(), () -> explain(shuffled));
+      assertTrue(nodes(shuffled, VkDriverAggregateExec.class).isEmpty(), () -> explain(shuffled));
       assertTrue(exchanges(shuffled), () -> "the setting keeps Spark's shuffle: " + explain(shuffled));
       assertEquals(1, nodes(shuffled, VkGpuAggregateExec.class).size(), () -> explain(shuffled));
       assertAggregatesEqual(sortedRows(viaShuffle), sortedRows(gathered));
@@ -88,14 +92,27 @@ final class GatherPartialsSparkTest {
   void emptyInput_ungroupedGivesSparksOneRow_groupedNone() {
     String sql = "SELECT sum(d_add(a, b)), count(*), max(d_add(a, b)) FROM gather_t WHERE id < 0";
     List<List<Row>> both = onAndOff(() -> spark().sql(sql), // no row to run anywhere
-        ran -> assertEquals(1, nodes(ran, VkGatherPartialsExec.class).size(), () -> explain(ran)));
+        ran -> assertEquals(1, nodes(ran, VkDriverAggregateExec.class).size(), () -> explain(ran)));
     assertEquals(both.get(1), both.get(0));
     assertEquals(1, both.get(0).size());
     assertEquals(0L, both.get(0).get(0).getLong(1));
     assertTrue(both.get(0).get(0).isNullAt(0));
     Dataset<Row> grouped = spark().sql("SELECT id % 4, sum(d_add(a, b)) FROM gather_t WHERE id < 0 GROUP BY id % 4");
     assertEquals(List.of(), grouped.collectAsList());
-    assertEquals(1, nodes(grouped, VkGatherPartialsExec.class).size(), () -> explain(grouped));
+    assertEquals(1, nodes(grouped, VkDriverAggregateExec.class).size(), () -> explain(grouped));
+  }
+
+  /** Under a join: the driver's rows served as one partition to the plan above. */
+  @Test
+  void underAJoin_servesItsRowsAsOnePartition() {
+    String sql = "SELECT s.g, s.h, s.n, v.c FROM (SELECT id % 7 AS g, sum(d_add(a, b)) AS h, count(*) AS n FROM gather_t"
+        + " GROUP BY id % 7) s JOIN (SELECT id % 7 AS g, count(*) AS c FROM gather_v GROUP BY id % 7) v ON s.g = v.g";
+    List<List<Row>> both = gpuAndCpu(() -> spark().sql(sql));
+    assertAggregatesEqual(both.get(1), both.get(0));
+    assertEquals(7, both.get(0).size());
+    Dataset<Row> ran = spark().sql(sql);
+    ran.collectAsList();
+    assertEquals(1, nodes(ran, VkDriverAggregateExec.class).size(), () -> explain(ran));
   }
 
   /** A plain column key: a partition may hold any number of keys, so Spark's shuffle stays. */
@@ -107,7 +124,7 @@ final class GatherPartialsSparkTest {
     Dataset<Row> ran = spark().sql("SELECT k, sum(d_add(a, b)) FROM gather_t GROUP BY k");
     ran.collectAsList();
     assertEquals(1, nodes(ran, VkGpuAggregateExec.class).size(), () -> explain(ran));
-    assertTrue(nodes(ran, VkGatherPartialsExec.class).isEmpty(), () -> explain(ran));
+    assertTrue(nodes(ran, VkDriverAggregateExec.class).isEmpty(), () -> explain(ran));
     assertTrue(exchanges(ran), () -> explain(ran));
   }
 
@@ -126,7 +143,7 @@ final class GatherPartialsSparkTest {
     assertAggregatesEqual(both.get(1), both.get(0));
     Dataset<Row> ran = spark().sql(sql);
     ran.collectAsList();
-    assertTrue(nodes(ran, VkGatherPartialsExec.class).isEmpty(), () -> explain(ran));
+    assertTrue(nodes(ran, VkDriverAggregateExec.class).isEmpty(), () -> explain(ran));
     assertFalse(nodes(ran, org.apache.spark.sql.execution.exchange.ReusedExchangeExec.class).isEmpty(), () -> explain(ran));
     assertEquals(1, gpuNodes(ran).size(), () -> "the GPU aggregate runs once: " + explain(ran));
   }
@@ -149,6 +166,30 @@ final class GatherPartialsSparkTest {
       found[0] |= n.contains("ShuffleExchange") || n.contains("ShuffleQueryStage");
     });
     return found[0];
+  }
+
+  /** The jobs {@code body} ran. */
+  private static int jobs(Runnable body) throws java.util.concurrent.TimeoutException {
+    int[] n = {0};
+    org.apache.spark.scheduler.SparkListener l = new org.apache.spark.scheduler.SparkListener() {
+      @Override
+      public void onJobStart(org.apache.spark.scheduler.SparkListenerJobStart start) {
+        synchronized (n) {
+          n[0]++;
+        }
+      }
+    };
+    spark().sparkContext().listenerBus().waitUntilEmpty();
+    spark().sparkContext().addSparkListener(l);
+    try {
+      body.run();
+      spark().sparkContext().listenerBus().waitUntilEmpty();
+    } finally {
+      spark().sparkContext().removeSparkListener(l);
+    }
+    synchronized (n) {
+      return n[0];
+    }
   }
 
   private static List<Row> sortedRows(List<Row> rows) {
