@@ -74,9 +74,10 @@ class QueryProfileTest {
     double wall = j.get("wall_s").asDouble();
     assertTrue(wall > 0, j.toString());
     JsonNode tasks = j.get("tasks");
-    // The partial aggregation's tasks (at least one per input split) and the final one, in two stages.
+    // The partial aggregation's tasks (at least one per input split), in one stage: the GPU reduces each
+    // task to one row and the final aggregate runs on the driver (VkDriverAggregate), no shuffle.
     assertTrue(tasks.get("count").asInt() >= 2, tasks.toString());
-    assertEquals(2, tasks.get("stages").asInt(), tasks.toString());
+    assertEquals(1, tasks.get("stages").asInt(), tasks.toString());
     assertEquals(rows, tasks.get("input_records").asLong(), tasks.toString());
     double run = tasks.get("executor_run_s").get("sum_s").asDouble();
     assertEquals(run / 2, tasks.get("executor_run_s").get("per_slot_s").asDouble(), 1e-9);
@@ -86,7 +87,8 @@ class QueryProfileTest {
     assertTrue(nodes.contains(SparkJobs.GPU_NODE), nodes.toString());
     // spark.vkspark.fuseAggregates unset: the ungrouped sum of the UDF's result is reduced on the GPU
     assertTrue(nodes.contains("VkGpuAggregate"), "the partial sum fused onto the GPU node by default: " + nodes);
-    assertEquals(1, nodes.stream().filter("HashAggregate"::equals).count(), "only the final aggregate is Spark's: " + nodes);
+    assertTrue(nodes.contains("VkDriverAggregate"), "the final aggregate on the driver: " + nodes);
+    assertEquals(0, nodes.stream().filter("HashAggregate"::equals).count(), "no aggregate is Spark's: " + nodes);
     JsonNode scan = null;
     for (JsonNode n : j.get("plan")) {
       if (n.get("node").asText().startsWith("Scan parquet")) {
