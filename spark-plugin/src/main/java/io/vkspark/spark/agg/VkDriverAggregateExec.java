@@ -2,6 +2,7 @@ package io.vkspark.spark.agg;
 
 import io.vkspark.spark.conf.Settings;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.plan.InsertGpuEval;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
 
@@ -16,7 +17,6 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.InterpretedMutableProjection;
@@ -223,27 +223,7 @@ public final class VkDriverAggregateExec extends PlanNode {
 
   /** {@code exprs} with their attributes bound to their positions in {@code input}. */
   private static List<Expression> bind(List<?> exprs, List<Attribute> input) {
-    List<Expression> out = new ArrayList<>();
-    for (Object e : exprs) {
-      out.add(((Expression) e).transformUp(new AbstractPartialFunction<Expression, Expression>() {
-        @Override
-        public boolean isDefinedAt(Expression x) {
-          return x instanceof Attribute;
-        }
-
-        @Override
-        public Expression apply(Expression x) {
-          Attribute a = (Attribute) x;
-          for (int i = 0; i < input.size(); i++) {
-            if (input.get(i).exprId().equals(a.exprId())) {
-              return new BoundReference(i, a.dataType(), a.nullable());
-            }
-          }
-          throw new IllegalStateException("the final aggregate's " + a + " is not among " + input);
-        }
-      }));
-    }
-    return out;
+    return exprs.stream().map(e -> InsertGpuEval.bind((Expression) e, input)).toList();
   }
 
   private synchronized Map<String, SQLMetric> driverMetrics() {

@@ -295,8 +295,11 @@ public final class InsertGpuEval extends Rule<SparkPlan> {
     return out;
   }
 
-  /** {@code e} with each column replaced by its ordinal in {@code output} (null stays null). */
-  private static Expression bind(Expression e, List<Attribute> output) {
+  /**
+   * {@code e} with each column replaced by its ordinal in {@code output} (null stays null); a column
+   * not in {@code output} is a planner bug (IllegalStateException).
+   */
+  public static Expression bind(Expression e, List<Attribute> output) {
     if (e == null) {
       return null;
     }
