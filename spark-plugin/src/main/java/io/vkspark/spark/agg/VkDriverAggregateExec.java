@@ -31,6 +31,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate;
 import org.apache.spark.sql.catalyst.expressions.aggregate.Final$;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.SinglePartition$;
+import org.apache.spark.sql.execution.SQLExecution;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
 import org.apache.spark.sql.execution.exchange.ENSURE_REQUIREMENTS$;
@@ -167,6 +168,9 @@ public final class VkDriverAggregateExec extends PlanNode {
     driverMetrics().get("gatheredRows").add(partials.length);
     InternalRow[] out = merge(partials);
     driverMetrics().get("numOutputRows").add(out.length);
+    // updated on the driver, not by tasks: posted to the query's execution, as Spark's driver-side nodes do
+    SQLMetrics.postDriverMetricUpdates(sparkContext(), sparkContext().getLocalProperty(SQLExecution.EXECUTION_ID_KEY()),
+        Scala.seq(List.copyOf(driverMetrics().values())));
     return out;
   }
 
