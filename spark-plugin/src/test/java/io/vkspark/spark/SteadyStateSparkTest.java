@@ -291,18 +291,37 @@ final class SteadyStateSparkTest {
       assertEquals(0L, mid.get("arrow_bytes"), () -> "Arrow memory grew between batch 100 and 1,000: " + mid);
       assertEquals(0L, mid.get("cache_native_bytes"), () -> "cache memory grew between batch 100 and 1,000: " + mid);
       assertTrue(mid.get("direct_bytes") <= 64 * 1024, () -> "direct buffers grew between batch 100 and 1,000: " + mid);
-      // A leak grows with the batches, in both halves; the JIT, GC or a malloc arena move the resident
-      // set in steps (21 MiB once on the H200). Past the bound, each half must have grown by a quarter of it.
-      if (mid.get("native_rss_bytes") >= RSS_BOUND) {
-        Footprint half = SAMPLES.get((long) MID);
-        assertNotNull(half, () -> "no sample at batch " + MID + ": " + SAMPLES.keySet());
-        long first = half.hostGrowthSince(at100).get("native_rss_bytes");
-        long second = last.hostGrowthSince(half).get("native_rss_bytes");
-        assertFalse(first >= RSS_BOUND / 4 && second >= RSS_BOUND / 4, () -> "resident set grew between batch 100 and"
-            + " 1,000 in both halves (" + first + " and " + second + " bytes, a leak): " + mid);
+      // A leak grows with the batches, in both halves, and on every run; the JIT, GC or a malloc arena
+      // move the resident set in steps (21 MiB once on the H200; 20-50 MiB once a JVM on the Spark 3.5 /
+      // Scala 2.13 line on the CI box), once. Growth in both halves is checked on a second run.
+      String grew = residentGrowth();
+      if (grew != null) {
+        SAMPLES.clear();
+        assertEquals(expected, query.get().collectAsList().get(0).getLong(row.size() - 1));
+        String again = residentGrowth();
+        assertNull(again, () -> again + "\n(and on the run before: " + grew + ")");
       }
     }
     return measured;
+  }
+
+  /**
+   * Why the probe's samples look like a leak: past the bound between batch 100 and the last, each half
+   * grew by a quarter of it; null when they do not.
+   */
+  private static String residentGrowth() {
+    Footprint at100 = SAMPLES.get(100L);
+    Footprint half = SAMPLES.get((long) MID);
+    Footprint last = SAMPLES.get((long) BATCHES - 1);
+    assertTrue(at100 != null && half != null && last != null, () -> "samples missing: " + SAMPLES.keySet());
+    Map<String, Long> mid = last.hostGrowthSince(at100);
+    if (mid.get("native_rss_bytes") < RSS_BOUND) {
+      return null;
+    }
+    long first = half.hostGrowthSince(at100).get("native_rss_bytes");
+    long second = last.hostGrowthSince(half).get("native_rss_bytes");
+    return first >= RSS_BOUND / 4 && second >= RSS_BOUND / 4 ? "resident set grew between batch 100 and 1,000 in both"
+        + " halves (" + first + " and " + second + " bytes, a leak): " + mid : null;
   }
 
   /** Device memory within spark.vkspark.deviceMemoryLimit, and idle buffer sets within the pool's budget. */
