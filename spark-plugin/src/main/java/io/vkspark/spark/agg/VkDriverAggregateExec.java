@@ -1,7 +1,6 @@
 package io.vkspark.spark.agg;
 
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.conf.VkConf;
 import io.vkspark.spark.plan.InsertGpuEval;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
@@ -12,6 +11,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.SparkSession;
@@ -86,10 +86,10 @@ public final class VkDriverAggregateExec extends PlanNode {
   /**
    * {@code plan} with each final aggregate over an exchange over a fused aggregate whose rows per
    * partition are bounded computed on the driver (unless the session's {@code fuseAggregates.gather}
-   * is false).
+   * is false). Called by {@link FuseGpuAggregates}, once it has checked that vkspark is on.
    */
   static SparkPlan plan(SparkSession session, SparkPlan plan) {
-    if (!Settings.FUSE_AGGREGATES_GATHER.get(Settings.lookup(session)) || !VkConf.of(session).enabled()) {
+    if (!Settings.FUSE_AGGREGATES_GATHER.get(Settings.lookup(session))) {
       return plan;
     }
     // an aggregate the plan computes twice (a CTE joined with itself) keeps its exchange, which Spark reuses
@@ -138,7 +138,7 @@ public final class VkDriverAggregateExec extends PlanNode {
    * ungrouped; at most the key slots when the GPU reduces per key and the key's expression bounds
    * its values within them (a batch folded on the host has no more keys than that either).
    */
-  static boolean bounded(VkGpuAggregateExec g) {
+  private static boolean bounded(VkGpuAggregateExec g) {
     if (g.spec().keyOrdinal() < 0) {
       return true;
     }
@@ -207,15 +207,15 @@ public final class VkDriverAggregateExec extends PlanNode {
     MutableProjection evaluate = InterpretedMutableProjection.createProjection(Scala.seq(bind(evaluates, buffer)));
     UnsafeProjection result = InterpretedUnsafeProjection.createProjection(Scala.seq(bind(results, keysAndResults)));
 
+    Supplier<InternalRow> newBuffer = () -> init.target(new GenericInternalRow(buffer.size())).apply(InternalRow.empty());
     Map<UnsafeRow, InternalRow> groups = new LinkedHashMap<>();
     JoinedRow joined = new JoinedRow();
     for (InternalRow p : partials) {
-      InternalRow b = groups.computeIfAbsent(key.apply(p).copy(), k -> init.target(new GenericInternalRow(buffer.size()))
-          .apply(InternalRow.empty()).copy());
+      InternalRow b = groups.computeIfAbsent(key.apply(p).copy(), k -> newBuffer.get());
       merge.target(b).apply(joined.apply(b, p));
     }
     if (groups.isEmpty() && grouping.isEmpty()) { // a global aggregate has one row, even over no rows
-      groups.put(key.apply(InternalRow.empty()).copy(), init.target(new GenericInternalRow(buffer.size())).apply(InternalRow.empty()).copy());
+      groups.put(key.apply(InternalRow.empty()).copy(), newBuffer.get());
     }
     List<InternalRow> out = new ArrayList<>();
     for (Map.Entry<UnsafeRow, InternalRow> g : groups.entrySet()) {
