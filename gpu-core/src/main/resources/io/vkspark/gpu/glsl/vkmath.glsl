@@ -1243,25 +1243,97 @@ double erfc(double x) {
 // Standard normal CDF, Phi(x) = erfc(-x/sqrt(2))/2. For x < -1.25 sqrt(2) it is evaluated as
 // exp(-x^2/2) * g(x) with x^2 exact, so it is accurate relative to Phi(x) down to the underflow
 // threshold (x ~ -38.5); 1 - Phi(x) is not returned separately (use vk_norm_cdf(-x)).
+//
+// The same arithmetic as erfc's regions (fdlibm's rational functions on four intervals, the tails
+// through exp with the exponent in double-double), written so that a lane runs each costly step
+// once whatever its region: one exact product, one rational function whose coefficients are picked
+// per region (shorter ones padded with zeros at the top, which changes no bit: c + u * 0 == c), one
+// division and one exp. The branchy form made a GPU subgroup whose lanes fall in different regions
+// run every region's steps one after the other. The results are bit for bit those of the branchy
+// form (NormCdfBitsTest).
+double vkm_pick(int r, double c0, double c1, double c2, double c3) {
+  return r == 0 ? c0 : (r == 1 ? c1 : (r == 2 ? c2 : c3));
+}
+
 double vk_norm_cdf(double x) {
   if (vkm_isnan(x)) return x;
   precise double z = x * VKM_INV_SQRT2_H;
-  if (z > -1.25LF) {
-    precise double r = 0.5LF * erfc(-z);
-    if (z < -0.25LF) {
-      // z is x/sqrt(2) rounded; add Phi'(x) times the rounding error, which matters in the left tail
-      dvec2 zx = vkm_two_prod(x, VKM_INV_SQRT2_H);
-      precise double dz = (zx.x - z) + (zx.y + x * VKM_INV_SQRT2_L);
-      precise double g = exp(-z * z) * VKM_INV_SQRTPI_H;
-      r = r + dz * g;
+  bool upper = z > -1.25LF;                      // Phi(x) = erfc(w) / 2, w = -z
+  precise double w = -z;
+  uvec2 ww = unpackDouble2x32(w);
+  uint ix = ww.y & 0x7fffffffu;
+  bool neg = (ww.y & 0x80000000u) != 0u;
+  if (upper) {
+    if (ix >= 0x7ff00000u) return 0.5LF * 2.0LF;  // w = -Infinity
+    if (ix < 0x3c700000u) {                      // |w| < 2^-56
+      precise double e = 1.0LF - w;
+      precise double r = 0.5LF * e;
+      return r;
     }
-    return r;
+    if (ix >= 0x40180000u) return 0.5LF * 2.0LF; // w <= -6 (w >= 1.25 is not upper)
+  } else if (-x > 39.5LF) {
+    return 0.0LF;
   }
-  precise double t = -x;
-  if (t > 39.5LF) return 0.0LF;
-  dvec2 tt = vkm_two_prod(t, t);
-  precise double m = VKM_INV_SQRT2_H / t;        // 1/(2 z) = 1/(sqrt(2) t)
-  return vkm_erfc_scaled(-z, 0.5LF * tt.x, 0.5LF * tt.y, m);
+  double a = abs(z);
+  bool tail = !upper || ix >= 0x3ff40000u;       // |w| >= 1.25
+  bool fix = upper && z < -0.25LF;               // Phi'(x) times the rounding error of z, below
+  // regions: 0 erf's |w| < 0.84375, 1 |w| < 1.25, 2 and 3 the tails below and above 1/0.35
+  int reg = !tail ? (ix < 0x3feb0000u ? 0 : 1) : (a < 2.85714285714285714286LF ? 2 : 3);
+  // the one exact product: a^2 (t^2, t = -x, halved, below) in the tails, x times 1/sqrt(2) to correct z
+  double pu = tail ? (upper ? a : -x) : x;
+  double pv = tail ? pu : VKM_INV_SQRT2_H;
+  dvec2 pr = vkm_two_prod(pu, pv);
+  precise double sh = upper ? pr.x : 0.5LF * pr.x;
+  precise double sl = upper ? pr.y : 0.5LF * pr.y;
+  precise double inv = 1.0LF / (tail ? sh : 1.0LF);
+  precise double am = a - 1.0LF;
+  precise double ww2 = w * w;
+  precise double u = reg == 0 ? ww2 : (reg == 1 ? am : inv);
+  double n0 = vkm_pick(reg, VKM_PP0, VKM_PA0, VKM_RA0, VKM_RB0);
+  double n1 = vkm_pick(reg, VKM_PP1, VKM_PA1, VKM_RA1, VKM_RB1);
+  double n2 = vkm_pick(reg, VKM_PP2, VKM_PA2, VKM_RA2, VKM_RB2);
+  double n3 = vkm_pick(reg, VKM_PP3, VKM_PA3, VKM_RA3, VKM_RB3);
+  double n4 = vkm_pick(reg, VKM_PP4, VKM_PA4, VKM_RA4, VKM_RB4);
+  double n5 = vkm_pick(reg, 0.0LF, VKM_PA5, VKM_RA5, VKM_RB5);
+  double n6 = vkm_pick(reg, 0.0LF, VKM_PA6, VKM_RA6, VKM_RB6);
+  double n7 = vkm_pick(reg, 0.0LF, 0.0LF, VKM_RA7, 0.0LF);
+  double d1 = vkm_pick(reg, VKM_QQ1, VKM_QA1, VKM_SA1, VKM_SB1);
+  double d2 = vkm_pick(reg, VKM_QQ2, VKM_QA2, VKM_SA2, VKM_SB2);
+  double d3 = vkm_pick(reg, VKM_QQ3, VKM_QA3, VKM_SA3, VKM_SB3);
+  double d4 = vkm_pick(reg, VKM_QQ4, VKM_QA4, VKM_SA4, VKM_SB4);
+  double d5 = vkm_pick(reg, VKM_QQ5, VKM_QA5, VKM_SA5, VKM_SB5);
+  double d6 = vkm_pick(reg, 0.0LF, VKM_QA6, VKM_SA6, VKM_SB6);
+  double d7 = vkm_pick(reg, 0.0LF, 0.0LF, VKM_SA7, VKM_SB7);
+  double d8 = vkm_pick(reg, 0.0LF, 0.0LF, VKM_SA8, 0.0LF);
+  precise double num = n0 + u * (n1 + u * (n2 + u * (n3 + u * (n4 + u * (n5 + u * (n6 + u * n7))))));
+  precise double den = 1.0LF + u * (d1 + u * (d2 + u * (d3 + u * (d4 + u * (d5 + u * (d6 + u * (d7 + u * d8)))))));
+  precise double q = num / den;
+  // the one exp: erfc's tail exp(-a^2 - 0.5625 + q) * m, or exp(-z^2) for the correction
+  precise double m = (upper ? 1.0LF : VKM_INV_SQRT2_H) / pu;
+  dvec2 e1 = vkm_two_sum(-sh, -0.5625LF);
+  dvec2 e2 = vkm_two_sum(e1.x, q);
+  precise double lo = (e1.y + e2.y) - sl;
+  dvec2 e3 = vkm_fast_two_sum(e2.x, lo);
+  precise double zz = -z * z;
+  double ex = vkm_exp_core(tail ? e3.x : zz, tail ? e3.y : 0.0LF, tail ? m : 1.0LF);
+  if (!upper) return ex;
+  precise double e;
+  if (tail) {
+    e = 2.0LF - ex;                              // w <= -1.25
+  } else if (reg == 0) {
+    precise double y = w * q;
+    e = neg || ix < 0x3fd00000u ? 1.0LF - (w + y) : 0.5LF - (y + (w - 0.5LF));
+  } else {
+    precise double c = 1.0LF - VKM_ERX;
+    e = neg ? 1.0LF + (VKM_ERX + q) : c - q;
+  }
+  precise double r = 0.5LF * e;
+  if (fix) {
+    precise double dz = (pr.x - z) + (pr.y + x * VKM_INV_SQRT2_L);
+    precise double g = ex * VKM_INV_SQRTPI_H;
+    r = r + dz * g;
+  }
+  return r;
 }
 
 // Standard normal density exp(-x^2/2)/sqrt(2 pi), with x^2 exact
