@@ -102,7 +102,7 @@ class NormCdfBitsTest {
         }
       }
       assertEquals(0, differ, differ + " of " + n + " arguments differ:" + examples);
-      // the reference is the function the accuracy test checked before: spot-check it is not trivially equal
+      // and a few of Phi's exact values: Phi(0), Phi(+Infinity), Phi(-Infinity)
       assertEquals(0.5, out.getDouble(0), 0.0);
       assertEquals(1.0, out.getDouble(16 * 2), 0.0);
       assertEquals(0.0, out.getDouble(16 * 3), 0.0);

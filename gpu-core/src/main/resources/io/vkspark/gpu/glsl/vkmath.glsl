@@ -1134,6 +1134,14 @@ double vkm_erf_mid(double s) {
   return r;
 }
 
+// -(sh + sl) - 0.5625 + rs in double-double: the exponent of erfc's tails, a^2 = sh + sl exactly
+dvec2 vkm_erfc_exponent(double sh, double sl, double rs) {
+  dvec2 e1 = vkm_two_sum(-sh, -0.5625LF);
+  dvec2 e2 = vkm_two_sum(e1.x, rs);
+  precise double lo = (e1.y + e2.y) - sl;
+  return vkm_fast_two_sum(e2.x, lo);
+}
+
 // exp(-a^2) * exp(-0.5625 + R/S) * m for 1.25 <= a < 28, where a^2 = sh + sl exactly: that is
 // erfc(a) * a * m. The exponent is carried in double-double, so the result keeps relative accuracy.
 double vkm_erfc_scaled(double a, double sh, double sl, double m) {
@@ -1152,11 +1160,8 @@ double vkm_erfc_scaled(double a, double sh, double sl, double m) {
         + s * (VKM_SB6 + s * VKM_SB7))))));
     rs = r / q;
   }
-  dvec2 e1 = vkm_two_sum(-sh, -0.5625LF);
-  dvec2 e2 = vkm_two_sum(e1.x, rs);
-  precise double lo = (e1.y + e2.y) - sl;
-  dvec2 e3 = vkm_fast_two_sum(e2.x, lo);
-  return vkm_exp_core(e3.x, e3.y, m);
+  dvec2 e = vkm_erfc_exponent(sh, sl, rs);
+  return vkm_exp_core(e.x, e.y, m);
 }
 
 // erfc(a) for 1.25 <= a < 28
@@ -1310,10 +1315,7 @@ double vk_norm_cdf(double x) {
   precise double q = num / den;
   // the one exp: erfc's tail exp(-a^2 - 0.5625 + q) * m, or exp(-z^2) for the correction
   precise double m = (upper ? 1.0LF : VKM_INV_SQRT2_H) / pu;
-  dvec2 e1 = vkm_two_sum(-sh, -0.5625LF);
-  dvec2 e2 = vkm_two_sum(e1.x, q);
-  precise double lo = (e1.y + e2.y) - sl;
-  dvec2 e3 = vkm_fast_two_sum(e2.x, lo);
+  dvec2 e3 = vkm_erfc_exponent(sh, sl, q);
   precise double zz = -z * z;
   double ex = vkm_exp_core(tail ? e3.x : zz, tail ? e3.y : 0.0LF, tail ? m : 1.0LF);
   if (!upper) return ex;
