@@ -15,7 +15,9 @@ import java.util.Locale;
  *     rounded function (where the device's is not exact, or when forced)
  * @param refineSqrt the same for {@code sqrt}
  * @param fusedFma the device's double {@code fma} rounds once (as Java's {@code Math.fma}) on every
- *     case; vkspark's functions then use it, else exact products from plain multiplications
+ *     case (and {@link #FMA_PROPERTY} allows it); vkspark's functions then use it, else exact
+ *     products from plain multiplications: the division and sqrt refinement, and vkmath's exact
+ *     products (specialization constant 1 of every kernel), which give the same bits either way
  * @param refinedExact vkspark's functions gave Java's bits on every probe case on this device
  *     (they need a fused {@code fma}); true when neither is used
  * @param example a case the device's own operations got wrong, for the log; empty when none
@@ -24,6 +26,13 @@ public record DoubleRounding(boolean nativeDivide, boolean nativeSqrt, boolean r
                              boolean fusedFma, boolean refinedExact, String example) {
   /** The system property that overrides the probe: {@code auto}, {@code refine} or {@code native}. */
   public static final String PROPERTY = "vkspark.doubleRounding";
+
+  /**
+   * The system property that keeps vkspark from using the device's {@code fma} even where the
+   * probe found it fused: {@code auto} (the default) or {@code off}. For a driver whose {@code fma}
+   * the probe's cases do not catch, and to measure what the fused form saves.
+   */
+  public static final String FMA_PROPERTY = "vkspark.fma";
 
   /** What a device without doubles reports: nothing to refine. */
   public static final DoubleRounding NO_DOUBLES = new DoubleRounding(true, true, false, false, false, true, "");
@@ -55,6 +64,22 @@ public record DoubleRounding(boolean nativeDivide, boolean nativeSqrt, boolean r
     }
   }
 
+  /**
+   * Whether {@link #FMA_PROPERTY} lets vkspark use a fused {@code fma}.
+   *
+   * @throws GpuException INVALID_ARGUMENT for a value other than auto or off
+   */
+  public static boolean fmaAllowed() {
+    String v = System.getProperty(FMA_PROPERTY, "auto").trim().toLowerCase(Locale.ROOT);
+    return switch (v) {
+      case "", "auto" -> true;
+      case "off" -> false;
+      default -> throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
+          "system property " + FMA_PROPERTY + " is '" + v + "', not auto or off.",
+          "set -D" + FMA_PROPERTY + "=auto (fma where the device fuses it) or off (exact products without it).");
+    };
+  }
+
   /** Whether kernels on this device are rewritten at all. */
   public boolean refines() {
     return refineDivide || refineSqrt;
@@ -63,8 +88,9 @@ public record DoubleRounding(boolean nativeDivide, boolean nativeSqrt, boolean r
   @Override
   public String toString() {
     return "double / " + (nativeDivide ? "exact" : "NOT exact") + ", sqrt " + (nativeSqrt ? "exact" : "NOT exact")
+        + ", fma " + (fusedFma ? "fused" : "not used")
         + (refines() ? "; vkspark refines " + (refineDivide && refineSqrt ? "/ and sqrt" : refineDivide ? "/" : "sqrt")
-            + (fusedFma ? " with fma" : " with exact products") + (refinedExact ? " (exact)" : " (STILL NOT EXACT)") : "")
+            + (refinedExact ? " (exact)" : " (STILL NOT EXACT)") : "")
         + (example.isEmpty() ? "" : "; e.g. " + example);
   }
 }

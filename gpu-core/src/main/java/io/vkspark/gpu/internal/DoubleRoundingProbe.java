@@ -58,7 +58,7 @@ final class DoubleRoundingProbe {
     Result own = run(device, spirv, cases);
     boolean refineDivide = mode == DoubleRounding.Mode.REFINE || (mode == DoubleRounding.Mode.AUTO && own.divideMisses() > 0);
     boolean refineSqrt = mode == DoubleRounding.Mode.REFINE || (mode == DoubleRounding.Mode.AUTO && own.sqrtMisses() > 0);
-    boolean fused = own.fmaMisses() == 0;
+    boolean fused = own.fmaMisses() == 0 && DoubleRounding.fmaAllowed();
     boolean refinedExact = true;
     String example = own.example();
     if (refineDivide || refineSqrt) {

@@ -32,7 +32,9 @@ import org.lwjgl.vulkan.VkSpecializationMapEntry;
 
 /**
  * A compute pipeline with its layouts and descriptor-set cache. The workgroup size is passed as
- * specialization constant 0, so shaders declare {@code layout(local_size_x_id = 0) in;}.
+ * specialization constant 0, so shaders declare {@code layout(local_size_x_id = 0) in;}; constant 1
+ * is the probe's fused-{@code fma} verdict (a {@code bool}, vkmath's {@code VKM_FUSED_FMA}), so the
+ * SPIR-V stays the same for every device and the driver drops the form it does not use.
  */
 final class VulkanKernel implements Kernel, VulkanDevice.Child {
   private final VulkanDevice device;
@@ -103,9 +105,11 @@ final class VulkanKernel implements Kernel, VulkanDevice.Child {
           null, pl), "vkCreatePipelineLayout");
       pipelineLayout = pl.get(0);
 
-      VkSpecializationInfo spec = VkSpecializationInfo.calloc(stack)
-          .pMapEntries(VkSpecializationMapEntry.calloc(1, stack).constantID(0).offset(0).size(4))
-          .pData(stack.malloc(4).putInt(0, program.workgroupSize()));
+      VkSpecializationMapEntry.Buffer entries = VkSpecializationMapEntry.calloc(2, stack);
+      entries.get(0).constantID(0).offset(0).size(4);
+      entries.get(1).constantID(1).offset(4).size(4);
+      VkSpecializationInfo spec = VkSpecializationInfo.calloc(stack).pMapEntries(entries)
+          .pData(stack.malloc(8).putInt(0, program.workgroupSize()).putInt(4, rounding != null && rounding.fusedFma() ? 1 : 0));
       VkComputePipelineCreateInfo.Buffer ci = VkComputePipelineCreateInfo.calloc(1, stack).sType$Default()
           .layout(pipelineLayout);
       ci.stage().sType$Default().stage(VK_SHADER_STAGE_COMPUTE_BIT).module(module)

@@ -50,7 +50,8 @@
 // Portability: Vulkan does not promise a fused fma (lavapipe, for one, splits it) and drivers may
 // reassociate floating-point expressions, so every compensated computation is written with
 // 'precise' locals (SPIR-V NoContraction: no fusing, no reassociation) and exact products use
-// Dekker's splitting instead of fma. Exponent manipulation uses packDouble2x32/unpackDouble2x32
+// Dekker's splitting, or one fma on a device whose probe found it fused (specialization constant
+// 1, VKM_FUSED_FMA; the same bits either way). Exponent manipulation uses packDouble2x32/unpackDouble2x32
 // and integer tests, so special-value handling and subnormal inputs of log do not depend on the
 // device's denormal mode. Devices that flush denormals return 0 where the true result is
 // subnormal (|result| < 2.2e-308).
@@ -121,8 +122,13 @@ dvec2 vkm_fast_two_sum(double a, double b) {
   precise double e = b - (s - a);
   return dvec2(s, e);
 }
+// Whether the device's double fma rounds once: specialization constant 1, set when a kernel loads
+// from the device's probe (DoubleRounding.fusedFma; vkspark.fma=off clears it). Where it is false
+// the driver drops the fma branches below when it builds the pipeline.
+layout(constant_id = 1) const bool VKM_FUSED_FMA = false;
+
 // a * b = p + e exactly (Dekker), for |a|, |b| < 2^995 and no underflow of the parts
-dvec2 vkm_two_prod(double a, double b) {
+dvec2 vkm_two_prod_dekker(double a, double b) {
   precise double p = a * b;
   precise double ca = 134217729.0LF * a;
   precise double ah = ca - (ca - a);
@@ -132,6 +138,17 @@ dvec2 vkm_two_prod(double a, double b) {
   precise double bl = b - bh;
   precise double e = (((ah * bh - p) + ah * bl) + al * bh) + al * bl;
   return dvec2(p, e);
+}
+// a * b = p + e exactly, under the same conditions: one fma (2 operations in place of 17) where
+// the device fuses it. Where both are exact they give the same (p, e), so the bits of every
+// function here do not depend on which one a device runs (VkMathFmaTest).
+dvec2 vkm_two_prod(double a, double b) {
+  if (VKM_FUSED_FMA) {
+    precise double p = a * b;
+    precise double e = fma(a, b, -p);
+    return dvec2(p, e);
+  }
+  return vkm_two_prod_dekker(a, b);
 }
 
 // ---- constants ---------------------------------------------------------------------------------
