@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.vkspark.gpu.vulkan.GpuDevices;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -90,28 +89,17 @@ class VkMathFmaTest {
   @Test
   void everyFunction_givesTheSameBitsWithAndWithoutFma() {
     List<VkMathTest.Fn> fns = VkMathTest.functions();
-    List<Integer> ops = new ArrayList<>();
-    List<double[]> args = new ArrayList<>();
-    for (int k = 0; k < fns.size(); k++) {
-      VkMathTest.Inputs in = new VkMathTest.Inputs(4321 + 17L * k);
-      fns.get(k).inputs().accept(in);
-      for (double[] xy : in.xy) {
-        ops.add(k);
-        args.add(xy);
-      }
-    }
-    int n = args.size();
-    ByteBuffer opBuf = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
-    ops.forEach(opBuf::putInt);
-    opBuf.flip();
-    double[] xs = args.stream().mapToDouble(xy -> xy[0]).toArray();
-    double[] ys = args.stream().mapToDouble(xy -> xy[1]).toArray();
+    VkMathTest.Cases cases = VkMathTest.Cases.of(fns, 4321);
+    int n = cases.size();
+    int[] ops = cases.ops();
+    double[] xs = cases.xs();
+    double[] ys = cases.ys();
     String source = VkMathTest.shader(fns);
     ByteBuffer[] outs = new ByteBuffer[2];
     String[] rounding = new String[2];
     for (int m = 0; m < 2; m++) {
       try (GpuDevice device = open(m == 1)) {
-        outs[m] = run(device, source, List.of(opBuf.duplicate(), doubles(xs), doubles(ys)), n);
+        outs[m] = run(device, source, cases.buffers(), n);
         rounding[m] = device.doubleRounding().toString();
       }
     }
@@ -121,7 +109,7 @@ class VkMathFmaTest {
       long fma = Double.doubleToRawLongBits(outs[0].getDouble(8 * i));
       long dekker = Double.doubleToRawLongBits(outs[1].getDouble(8 * i));
       if (fma != dekker && differ++ < 8) {
-        examples.append(String.format(" %s(%s, %s): %s against %s;", fns.get(ops.get(i)).name(), xs[i], ys[i],
+        examples.append(String.format(" %s(%s, %s): %s against %s;", fns.get(ops[i]).name(), xs[i], ys[i],
             outs[0].getDouble(8 * i), outs[1].getDouble(8 * i)));
       }
     }

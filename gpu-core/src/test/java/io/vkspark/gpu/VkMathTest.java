@@ -405,31 +405,47 @@ class VkMathTest {
     }
   }
 
+  /** Every function's arguments, one row each for {@link #shader}: the function's index and (x, y). */
+  record Cases(int[] ops, double[] xs, double[] ys) {
+    /** The arguments {@code fns} ask for, function k's drawn with seed {@code seed + 17 k}. */
+    static Cases of(List<Fn> fns, long seed) {
+      List<Integer> ops = new ArrayList<>();
+      List<double[]> args = new ArrayList<>();
+      for (int k = 0; k < fns.size(); k++) {
+        Inputs in = new Inputs(seed + 17L * k);
+        fns.get(k).inputs().accept(in);
+        for (double[] xy : in.xy) {
+          ops.add(k);
+          args.add(xy);
+        }
+      }
+      return new Cases(ops.stream().mapToInt(Integer::intValue).toArray(),
+          args.stream().mapToDouble(xy -> xy[0]).toArray(), args.stream().mapToDouble(xy -> xy[1]).toArray());
+    }
+
+    int size() {
+      return ops.length;
+    }
+
+    /** The shader's three inputs: ops, xs, ys. */
+    List<ByteBuffer> buffers() {
+      ByteBuffer o = ByteBuffer.allocate(4 * size()).order(ByteOrder.LITTLE_ENDIAN);
+      ByteBuffer x = ByteBuffer.allocate(8 * size()).order(ByteOrder.LITTLE_ENDIAN);
+      ByteBuffer y = ByteBuffer.allocate(8 * size()).order(ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < size(); i++) {
+        o.putInt(ops[i]);
+        x.putDouble(xs[i]);
+        y.putDouble(ys[i]);
+      }
+      return List.of(o.flip(), x.flip(), y.flip());
+    }
+  }
+
   @Test
   void accuracyOnDevice() {
     List<Fn> fns = functions();
-    List<Integer> ops = new ArrayList<>();
-    List<double[]> args = new ArrayList<>();
-    for (int k = 0; k < fns.size(); k++) {
-      Inputs in = new Inputs(1234 + 17L * k);
-      fns.get(k).inputs().accept(in);
-      for (double[] xy : in.xy) {
-        ops.add(k);
-        args.add(xy);
-      }
-    }
-    int n = args.size();
-    ByteBuffer opBuf = ByteBuffer.allocate(4 * n).order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer xBuf = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer yBuf = ByteBuffer.allocate(8 * n).order(ByteOrder.LITTLE_ENDIAN);
-    for (int i = 0; i < n; i++) {
-      opBuf.putInt(ops.get(i));
-      xBuf.putDouble(args.get(i)[0]);
-      yBuf.putDouble(args.get(i)[1]);
-    }
-    opBuf.flip();
-    xBuf.flip();
-    yBuf.flip();
+    Cases cases = Cases.of(fns, 1234);
+    int n = cases.size();
 
     String source = shader(fns);
     List<Stats> stats = new ArrayList<>();
@@ -443,7 +459,7 @@ class VkMathTest {
       ByteBuffer out;
       try (Kernel kernel = device.load(program)) {
         long t1 = System.nanoTime();
-        out = kernel.dispatch(List.of(opBuf, xBuf, yBuf), Groups.covering(n, 64, 65535)).get(0)
+        out = kernel.dispatch(cases.buffers(), Groups.covering(n, 64, 65535)).get(0)
             .order(ByteOrder.LITTLE_ENDIAN);
         long t2 = System.nanoTime();
         System.out.printf(Locale.ROOT, "vkmath: %d evaluations of %d functions; compile+load %.0f ms, dispatch %.0f ms%n",
@@ -453,10 +469,10 @@ class VkMathTest {
         stats.add(new Stats(fn));
       }
       for (int i = 0; i < n; i++) {
-        Fn fn = fns.get(ops.get(i));
-        double x = args.get(i)[0];
-        double y = args.get(i)[1];
-        stats.get(ops.get(i)).add(x, y, out.getDouble(8 * i), fn.ref().applyAsDouble(x, y));
+        Fn fn = fns.get(cases.ops()[i]);
+        double x = cases.xs()[i];
+        double y = cases.ys()[i];
+        stats.get(cases.ops()[i]).add(x, y, out.getDouble(8 * i), fn.ref().applyAsDouble(x, y));
       }
       for (Stats s : stats) {
         System.out.println(s);
