@@ -54,7 +54,7 @@ import org.apache.spark.sql.internal.SQLConf;
  * median sweep wall time, each query's median, their median, the ratios against {@code spark_sql}
  * and {@code vk_host}, the floor (an empty query over the same cache: {@code SELECT bucket, count(*)
  * ... GROUP BY bucket}; for the GPU variants also the device path's floor, the same grouping over the cheapest
- * GPU UDF, {@code sum(sweep_floor(s))}), the GPU node's metrics of the last sweep summed over its queries, and
+ * GPU UDF, {@code sum(sweep_floor(s))}, with where its time went as {@code floor_device_path_breakdown}), the GPU node's metrics of the last sweep summed over its queries, and
  * where each query's time went ({@link QueryParts}: the median of each part over the last sweep's queries).
  *
  * <pre>
@@ -257,15 +257,19 @@ public final class SweepBench {
       common.put("cache_build_s", buildS);
       Map<String, Double> floors = new LinkedHashMap<>();
       Map<String, Double> deviceFloors = new LinkedHashMap<>();
+      Map<String, Map<String, Double>> deviceFloorParts = new LinkedHashMap<>();
       for (Map.Entry<String, String> e : mainTables.entrySet()) {
-        floors.put(e.getKey(), floor(spark, "count(*)", key, e.getValue(), runs, variants, e.getKey()));
+        floors.put(e.getKey(), floor(spark, "count(*)", key, e.getValue(), runs, variants, e.getKey()).seconds());
         boolean gpuStore = variants.stream().anyMatch(v -> !v.sql() && v.store().name().equals(e.getKey()));
         if (gpuStore) {
-          deviceFloors.put(e.getKey(), floor(spark, "sum(sweep_floor(s))", key, e.getValue(), runs, variants, e.getKey()));
+          Floor f = floor(spark, "sum(sweep_floor(s))", key, e.getValue(), runs, variants, e.getKey());
+          deviceFloors.put(e.getKey(), f.seconds());
+          deviceFloorParts.put(e.getKey(), f.parts());
         }
       }
       common.put("floor_s", floors);
       common.put("floor_device_path_s", deviceFloors);
+      common.put("floor_device_path_breakdown", deviceFloorParts);
       if (sweeps.contains("bs")) {
         sweep(spark, json, new BlackScholesSweep(queries, key, where), variants, mainTables, rows, runs, queries, common);
       }
@@ -364,13 +368,16 @@ public final class SweepBench {
     return view;
   }
 
+  /** A floor's median time and where it went ({@link QueryParts}: each part's median over the runs). */
+  record Floor(double seconds, Map<String, Double> parts) {}
+
   /**
    * The floor of a store: {@code SELECT key AS bucket, aggregate FROM t GROUP BY key} over its cache,
    * the median of {@code runs}: {@code count(*)} is Spark's empty query, {@code sum(sweep_floor(s))}
    * the device path's (the same shape through the cheapest GPU UDF).
    */
-  static double floor(SparkSession spark, String aggregate, String key, String table, int runs, List<Variant> variants,
-                      String store) {
+  static Floor floor(SparkSession spark, String aggregate, String key, String table, int runs, List<Variant> variants,
+                     String store) {
     Map<String, String> conf = variants.stream().filter(v -> v.store().name().equals(store) && !v.sql()).findFirst()
         .or(() -> variants.stream().filter(v -> v.store().name().equals(store)).findFirst())
         .map(Variant::conf).orElse(Map.of());
@@ -380,10 +387,13 @@ public final class SweepBench {
           + " GROUP BY " + key);
       Cells.time(q);
       double[] t = new double[Math.max(1, runs)];
+      List<Map<String, Double>> parts = new ArrayList<>();
       for (int i = 0; i < t.length; i++) {
-        t[i] = Cells.time(q).seconds();
+        QueryParts.Measured m = listener.measure(spark, q);
+        t[i] = m.run().seconds();
+        parts.add(m.parts());
       }
-      return Cells.median(t);
+      return new Floor(Cells.median(t), QueryParts.medians(parts));
     } finally {
       Cells.unset(spark, conf);
     }
