@@ -94,12 +94,11 @@ class VkMathFmaTest {
     int[] ops = cases.ops();
     double[] xs = cases.xs();
     double[] ys = cases.ys();
-    String source = VkMathTest.shader(fns);
     ByteBuffer[] outs = new ByteBuffer[2];
     String[] rounding = new String[2];
     for (int m = 0; m < 2; m++) {
       try (GpuDevice device = open(m == 1)) {
-        outs[m] = run(device, source, cases.buffers(), n);
+        outs[m] = run(device, cases.program(fns), cases.buffers(), n);
         rounding[m] = device.doubleRounding().toString();
       }
     }
@@ -130,17 +129,18 @@ class VkMathFmaTest {
     }
   }
 
-  /**
-   * Runs {@code source} over {@code inputs} (bindings 0.., one row per double of the last; an int
-   * first one with three, as {@link VkMathTest#shader}'s) and returns its double output.
-   */
+  /** Runs {@code source} over double {@code inputs} (bindings 0.., one row per double) and returns its double output. */
   private static ByteBuffer run(GpuDevice device, String source, List<ByteBuffer> inputs, long outDoubles) {
-    int rows = inputs.get(inputs.size() - 1).remaining() / 8;
     Program.Builder b = Program.glsl("vkmath_fma_test", source).workgroupSize(64);
     for (int i = 0; i < inputs.size(); i++) {
-      b.buffer(BufferDecl.input("in" + i, i, i == 0 && inputs.size() == 3 ? ElementType.INT32 : ElementType.FLOAT64));
+      b.buffer(BufferDecl.input("in" + i, i, ElementType.FLOAT64));
     }
     Program program = b.buffer(BufferDecl.output("out", inputs.size(), ElementType.FLOAT64, outDoubles)).build();
+    return run(device, program, inputs, inputs.get(0).remaining() / 8);
+  }
+
+  /** Runs {@code program} over {@code rows} rows of {@code inputs} and returns its output. */
+  private static ByteBuffer run(GpuDevice device, Program program, List<ByteBuffer> inputs, int rows) {
     try (Kernel kernel = device.load(program)) {
       ByteBuffer out = kernel.dispatch(inputs, Groups.covering(rows, 64, 65535)).get(0).order(ByteOrder.LITTLE_ENDIAN);
       assertEquals(0, device.validationErrors(), device.validationMessages().toString());

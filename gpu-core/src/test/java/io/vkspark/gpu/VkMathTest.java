@@ -439,6 +439,15 @@ class VkMathTest {
       }
       return List.of(o.flip(), x.flip(), y.flip());
     }
+
+    /** {@link #shader} of {@code fns} with its bindings: ops, xs, ys in, one double per row out. */
+    Program program(List<Fn> fns) {
+      return Program.glsl("vkmath_test", shader(fns)).workgroupSize(64)
+          .buffer(BufferDecl.input("op", 0, ElementType.INT32))
+          .buffer(BufferDecl.input("x", 1, ElementType.FLOAT64))
+          .buffer(BufferDecl.input("y", 2, ElementType.FLOAT64))
+          .buffer(BufferDecl.output("r", 3, ElementType.FLOAT64, size())).build();
+    }
   }
 
   @Test
@@ -446,18 +455,11 @@ class VkMathTest {
     List<Fn> fns = functions();
     Cases cases = Cases.of(fns, 1234);
     int n = cases.size();
-
-    String source = shader(fns);
     List<Stats> stats = new ArrayList<>();
     try (GpuDevice device = GpuDevices.open(DeviceOptions.defaults().withValidation(true))) {
       long t0 = System.nanoTime();
-      Program program = Program.glsl("vkmath_test", source).workgroupSize(64)
-          .buffer(BufferDecl.input("op", 0, ElementType.INT32))
-          .buffer(BufferDecl.input("x", 1, ElementType.FLOAT64))
-          .buffer(BufferDecl.input("y", 2, ElementType.FLOAT64))
-          .buffer(BufferDecl.output("r", 3, ElementType.FLOAT64, n)).build();
       ByteBuffer out;
-      try (Kernel kernel = device.load(program)) {
+      try (Kernel kernel = device.load(cases.program(fns))) {
         long t1 = System.nanoTime();
         out = kernel.dispatch(cases.buffers(), Groups.covering(n, 64, 65535)).get(0)
             .order(ByteOrder.LITTLE_ENDIAN);
