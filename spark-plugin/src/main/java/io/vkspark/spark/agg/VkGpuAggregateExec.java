@@ -133,11 +133,8 @@ public final class VkGpuAggregateExec extends PlanNode {
     SparkPlan source = child() instanceof ColumnarToRowExec c2r ? c2r.child() : child();
     RDD<DeviceReduction.Step> steps = placement.onGpu() && source instanceof VkGpuEvalExec eval
         ? eval.executeReducing(placement)
-        : source.executeColumnar().toJavaRDD()
-            .mapPartitions(batches -> PartialAggregator.rows(batches)).rdd();
-    return steps.toJavaRDD()
-        .mapPartitions(in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m))
-        .rdd();
+        : Scala.mapPartitions(source.executeColumnar(), PartialAggregator::rows);
+    return Scala.mapPartitions(steps, in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m));
   }
 
   /** The node's metrics, every one of {@link AggregateMetric}, created once per node. */

@@ -1,7 +1,7 @@
 package io.vkspark.spark.cache;
 
 import io.vkspark.spark.conf.Settings;
-
+import io.vkspark.spark.shim.Scala;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import org.apache.spark.TaskContext;
-import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -81,22 +80,22 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   RDD<CachedBatch> fromRows(RDD<InternalRow> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
-    FlatMapFunction<Iterator<InternalRow>, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
+    Scala.PartitionFunction<InternalRow, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
         (builder, it) -> {
           while (!builder.full() && it.hasNext()) {
             builder.add(it.next());
           }
         });
-    return input.toJavaRDD().mapPartitions(build).rdd();
+    return Scala.mapPartitions(input, build);
   }
 
   @Override
   RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
-    FlatMapFunction<Iterator<ColumnarBatch>, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
+    Scala.PartitionFunction<ColumnarBatch, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
         new ColumnarFill());
-    return input.toJavaRDD().mapPartitions(build).rdd();
+    return Scala.mapPartitions(input, build);
   }
 
   @Override
@@ -125,20 +124,20 @@ public final class VkCacheSerializer extends CacheSerializerShim {
       Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     DataType[] sparkTypes = types(selectedAttributes).toArray(DataType[]::new);
-    FlatMapFunction<Iterator<CachedBatch>, ColumnarBatch> read =
+    Scala.PartitionFunction<CachedBatch, ColumnarBatch> read =
         batches -> new Reading<>(batches, b -> List.of(b.view(select, sparkTypes)).iterator());
-    return input.toJavaRDD().mapPartitions(read).rdd();
+    return Scala.mapPartitions(input, read);
   }
 
   @Override
   RDD<InternalRow> toRows(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
       Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
-    FlatMapFunction<Iterator<CachedBatch>, InternalRow> read = batches -> {
+    Scala.PartitionFunction<CachedBatch, InternalRow> read = batches -> {
       var writer = CatalystCalls.rowWriter(select.length);
       return new Reading<>(batches, b -> new CachedRows(b, select, writer));
     };
-    return input.toJavaRDD().mapPartitions(read).rdd();
+    return Scala.mapPartitions(input, read);
   }
 
   /** The index in the cached columns of each selected attribute. */

@@ -86,9 +86,7 @@ public final class VkGpuEvalExec extends PlanNode {
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Tasks tasks = tasks(null);
-    return child().executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches))
-        .rdd();
+    return Scala.mapPartitions(child().executeColumnar(), batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches));
   }
 
   /**
@@ -97,9 +95,7 @@ public final class VkGpuEvalExec extends PlanNode {
    */
   public RDD<DeviceReduction.Step> executeReducing(DeviceReduction reduction) {
     Tasks tasks = tasks(reduction);
-    return child().executeColumnar().toJavaRDD()
-        .mapPartitions(batches -> tasks.iterator(batches).steps())
-        .rdd();
+    return Scala.mapPartitions(child().executeColumnar(), batches -> tasks.iterator(batches).steps());
   }
 
   private Tasks tasks(DeviceReduction reduction) {

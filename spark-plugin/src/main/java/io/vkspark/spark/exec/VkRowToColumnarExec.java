@@ -75,9 +75,8 @@ public final class VkRowToColumnarExec extends PlanNode implements RowToColumnar
     SQLMetric rows = m.get("numInputRows");
     SQLMetric batches = m.get("numOutputBatches");
     SQLMetric wide = m.get("wideRows");
-    return child().execute().toJavaRDD()
-        .mapPartitions(it -> new BoundedRowBatches(it, schema, maxRows, maxBytes, offHeap, rows, batches, wide))
-        .rdd();
+    return Scala.mapPartitions(child().execute(),
+        it -> new BoundedRowBatches(it, schema, maxRows, maxBytes, offHeap, rows, batches, wide));
   }
 
   /** Rows in, batches out, and rows wider than the bound (each a batch of its own, read in place). */
