@@ -255,8 +255,9 @@ final class PrerecordedDispatchTest {
   }
 
   /**
-   * Device copies of whole words run as a shader (DeviceCopier), past one grid of 65,535 groups and
-   * appended into one buffer; a copy of odd bytes beside them runs as a transfer (on lavapipe, under
+   * Device copies of whole words run as a shader (DeviceCopier), four words a thread for whole 16-byte
+   * units, past one grid of 65,535 groups and appended into one buffer; a copy of odd bytes beside
+   * them runs as a transfer (on lavapipe, under
    * the validation layer's synchronization checks). Every bit arrives (NaN patterns too), and
    * replays with copies reuse the recording's descriptor sets.
    */
@@ -290,13 +291,13 @@ final class PrerecordedDispatchTest {
       src.write(0, bits);
       x.write(0, ByteBuffer.allocateDirect(4 * n));
       int words = n - 8;
-      int half = 1001;
-      List<BufferCopy> copies = List.of(new BufferCopy(src, 12, x, 0, 4L * half), // shader: src words 3.. to x words 0..
-          new BufferCopy(src, 12 + 4L * half, x, 4L * half, 4L * (words - half)), // appended behind it, one grid and more
+      int half = 1000;
+      List<BufferCopy> copies = List.of(new BufferCopy(src, 16, x, 0, 4L * half), // shader, 16-byte units: src words 4.. to x words 0..
+          new BufferCopy(src, 16 + 4L * half, x, 4L * half, 4L * (words - half)), // words, behind it: one grid and more
           new BufferCopy(src, 7, x, 4L * words + 1, 30)); // transfer: odd offsets and length
       ByteBuffer want = ByteBuffer.allocateDirect(4 * n).order(ByteOrder.LITTLE_ENDIAN);
       for (int b = 0; b < 4 * words; b++) {
-        want.put(b, bits.get(12 + b));
+        want.put(b, bits.get(16 + b));
       }
       for (int b = 0; b < 30; b++) {
         want.put(4 * words + 1 + b, bits.get(7 + b));

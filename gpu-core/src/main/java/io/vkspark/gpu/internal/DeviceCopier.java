@@ -41,48 +41,52 @@ import org.lwjgl.vulkan.VkWriteDescriptorSet;
 final class DeviceCopier implements VulkanDevice.Child {
   private static final int WORKGROUP = 256;
   private static final int MAX_GROUPS = 65_535; // every device's maxComputeWorkGroupCount[0] is at least this
+  /**
+   * The copy shader, with {@code T} a 32-bit word ({@code uint}) or four of them ({@code uvec4}): a
+   * copy whose offsets and length are whole 16-byte units moves four words a thread (on the H200 a
+   * word a thread moved an 8 MB column in about 20 us, latency-bound).
+   */
   private static final String SOURCE = """
       #version 450
       layout(local_size_x = 256) in;
-      layout(std430, set = 0, binding = 0) readonly buffer Src { uint src[]; };
-      layout(std430, set = 0, binding = 1) writeonly buffer Dst { uint dst[]; };
-      layout(push_constant) uniform Copy { uint srcWord; uint dstWord; uint words; } pc;
+      layout(std430, set = 0, binding = 0) readonly buffer Src { T src[]; };
+      layout(std430, set = 0, binding = 1) writeonly buffer Dst { T dst[]; };
+      layout(push_constant) uniform Copy { uint srcItem; uint dstItem; uint items; } pc;
       void main() {
         uint stride = gl_NumWorkGroups.x * 256u;
-        for (uint i = gl_GlobalInvocationID.x; i < pc.words; i += stride) {
-          dst[pc.dstWord + i] = src[pc.srcWord + i];
+        for (uint i = gl_GlobalInvocationID.x; i < pc.items; i += stride) {
+          dst[pc.dstItem + i] = src[pc.srcItem + i];
         }
       }
       """;
 
   private final VulkanDevice device;
-  private final long module;
   private final long setLayout;
   private final long pipelineLayout;
-  private final long pipeline;
+  /** Per item size, a word ({@link #WORD}) and four ({@link #QUAD}): shader modules and pipelines. */
+  private final long[] modules;
+  private final long[] pipelines;
+  private static final int WORD = 0;
+  private static final int QUAD = 1;
   /** The most bytes one storage-buffer binding covers (the shader binds whole buffers up to it). */
   private final long maxRange;
 
-  private DeviceCopier(VulkanDevice device, long module, long setLayout, long pipelineLayout, long pipeline) {
+  private DeviceCopier(VulkanDevice device, long setLayout, long pipelineLayout, long[] modules, long[] pipelines) {
     this.device = device;
     this.maxRange = Math.min(device.info().maxStorageBufferRange(), Integer.MAX_VALUE);
-    this.module = module;
     this.setLayout = setLayout;
     this.pipelineLayout = pipelineLayout;
-    this.pipeline = pipeline;
+    this.modules = modules;
+    this.pipelines = pipelines;
   }
 
   static DeviceCopier create(VulkanDevice device) {
-    byte[] spirv = GlslCompiler.compileOrThrow("vk_device_copy.comp", SOURCE, device.options().shaderCacheDir());
-    long module = VK_NULL_HANDLE;
+    long[] modules = new long[2];
+    long[] pipelines = new long[2];
     long setLayout = VK_NULL_HANDLE;
     long pipelineLayout = VK_NULL_HANDLE;
-    ByteBuffer code = MemoryUtil.memAlloc(spirv.length).put(spirv).flip();
     try (MemoryStack stack = stackPush()) {
       LongBuffer pl = stack.mallocLong(1);
-      Vk.check(vkCreateShaderModule(device.handle,
-          VkShaderModuleCreateInfo.calloc(stack).sType$Default().pCode(code), null, pl), "vkCreateShaderModule");
-      module = pl.get(0);
       VkDescriptorSetLayoutBinding.Buffer b = VkDescriptorSetLayoutBinding.calloc(2, stack);
       for (int i = 0; i < 2; i++) {
         b.get(i).binding(i).descriptorType(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER).descriptorCount(1)
@@ -97,19 +101,43 @@ final class DeviceCopier implements VulkanDevice.Child {
           .pPushConstantRanges(VkPushConstantRange.calloc(1, stack).stageFlags(VK_SHADER_STAGE_COMPUTE_BIT).size(12)),
           null, pl), "vkCreatePipelineLayout");
       pipelineLayout = pl.get(0);
-      VkComputePipelineCreateInfo.Buffer ci = VkComputePipelineCreateInfo.calloc(1, stack).sType$Default()
-          .layout(pipelineLayout);
-      ci.stage().sType$Default().stage(VK_SHADER_STAGE_COMPUTE_BIT).module(module).pName(stack.UTF8("main"));
-      Vk.check(vkCreateComputePipelines(device.handle, device.pipelineCache, ci, null, pl),
-          "vkCreateComputePipelines('vk_device_copy')");
-      DeviceCopier c = new DeviceCopier(device, module, setLayout, pipelineLayout, pl.get(0));
+      for (int item : new int[] {WORD, QUAD}) {
+        String type = item == WORD ? "uint" : "uvec4";
+        byte[] spirv = GlslCompiler.compileOrThrow("vk_device_copy_" + type + ".comp",
+            SOURCE.replace("#version 450\n", "#version 450\n#define T " + type + "\n"), device.options().shaderCacheDir());
+        ByteBuffer code = MemoryUtil.memAlloc(spirv.length).put(spirv).flip();
+        try {
+          Vk.check(vkCreateShaderModule(device.handle,
+              VkShaderModuleCreateInfo.calloc(stack).sType$Default().pCode(code), null, pl), "vkCreateShaderModule");
+        } finally {
+          MemoryUtil.memFree(code);
+        }
+        modules[item] = pl.get(0);
+        VkComputePipelineCreateInfo.Buffer ci = VkComputePipelineCreateInfo.calloc(1, stack).sType$Default()
+            .layout(pipelineLayout);
+        ci.stage().sType$Default().stage(VK_SHADER_STAGE_COMPUTE_BIT).module(modules[item]).pName(stack.UTF8("main"));
+        Vk.check(vkCreateComputePipelines(device.handle, device.pipelineCache, ci, null, pl),
+            "vkCreateComputePipelines('vk_device_copy_" + type + "')");
+        pipelines[item] = pl.get(0);
+      }
+      DeviceCopier c = new DeviceCopier(device, setLayout, pipelineLayout, modules, pipelines);
       device.adopt(c);
       return c;
     } catch (RuntimeException e) {
-      VulkanKernel.destroyLayouts(device, module, new long[] {setLayout}, pipelineLayout);
+      destroy(device, setLayout, pipelineLayout, modules, pipelines);
       throw e;
-    } finally {
-      MemoryUtil.memFree(code);
+    }
+  }
+
+  private static void destroy(VulkanDevice device, long setLayout, long pipelineLayout, long[] modules, long[] pipelines) {
+    for (long p : pipelines) {
+      if (p != VK_NULL_HANDLE) {
+        vkDestroyPipeline(device.handle, p, null);
+      }
+    }
+    VulkanKernel.destroyLayouts(device, modules[WORD], new long[] {setLayout}, pipelineLayout);
+    if (modules[QUAD] != VK_NULL_HANDLE) {
+      vkDestroyShaderModule(device.handle, modules[QUAD], null);
     }
   }
 
@@ -131,7 +159,7 @@ final class DeviceCopier implements VulkanDevice.Child {
    */
   void record(VkCommandBuffer cb, List<BufferCopy> copies, Sets sets, MemoryStack stack) {
     long[] handles = sets.atLeast(copies.size());
-    boolean bound = false;
+    int bound = -1;
     Set<VulkanBuffer> written = new HashSet<>();
     for (int i = 0; i < copies.size(); i++) {
       BufferCopy c = copies.get(i);
@@ -156,15 +184,17 @@ final class DeviceCopier implements VulkanDevice.Child {
             .pBufferInfo(VkDescriptorBufferInfo.calloc(1, stack).buffer(buf.buffer).range(Math.min(buf.paddedLength, maxRange)));
       }
       vkUpdateDescriptorSets(device.handle, w, null);
-      if (!bound) {
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-        bound = true;
+      int item = ((c.srcOffset() | c.dstOffset() | c.bytes()) & 15) == 0 ? QUAD : WORD;
+      if (item != bound) {
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelines[item]);
+        bound = item;
       }
       vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipelineLayout, 0, stack.longs(handles[i]), null);
-      int words = (int) (c.bytes() >>> 2);
+      int shift = item == QUAD ? 4 : 2;
+      int items = (int) (c.bytes() >>> shift);
       vkCmdPushConstants(cb, pipelineLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-          stack.ints((int) (c.srcOffset() >>> 2), (int) (c.dstOffset() >>> 2), words));
-      vkCmdDispatch(cb, Math.min(MAX_GROUPS, (words + WORKGROUP - 1) / WORKGROUP), 1, 1);
+          stack.ints((int) (c.srcOffset() >>> shift), (int) (c.dstOffset() >>> shift), items));
+      vkCmdDispatch(cb, Math.min(MAX_GROUPS, (items + WORKGROUP - 1) / WORKGROUP), 1, 1);
     }
   }
 
@@ -264,9 +294,6 @@ final class DeviceCopier implements VulkanDevice.Child {
 
   @Override
   public void close() {
-    device.closeChild(this, () -> {
-      vkDestroyPipeline(device.handle, pipeline, null);
-      VulkanKernel.destroyLayouts(device, module, new long[] {setLayout}, pipelineLayout);
-    });
+    device.closeChild(this, () -> destroy(device, setLayout, pipelineLayout, modules, pipelines));
   }
 }
