@@ -93,18 +93,24 @@ public final class VkDriverAggregateExec extends PlanNode {
       return plan;
     }
     // an aggregate the plan computes twice (a CTE joined with itself) keeps its exchange, which Spark reuses
-    Map<SparkPlan, Integer> copies = new HashMap<>();
+    List<VkGpuAggregateExec> fused = new ArrayList<>();
     plan.foreach(p -> {
       if (p instanceof ShuffleExchangeExec e && e.child() instanceof VkGpuAggregateExec g) {
-        copies.merge(g.canonicalized(), 1, Integer::sum);
+        fused.add(g);
       }
       return BoxedUnit.UNIT;
     });
+    // canonical forms only where there are two to compare (canonicalizing and hashing a plan is a
+    // fair part of the planning that adaptive execution repeats for every query)
+    Map<SparkPlan, Integer> copies = new HashMap<>();
+    if (fused.size() > 1) {
+      fused.forEach(g -> copies.merge(g.canonicalized(), 1, Integer::sum));
+    }
     return plan.transformUp(new AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
         VkGpuAggregateExec g = below(p);
-        return g != null && copies.getOrDefault(g.canonicalized(), 0) == 1;
+        return g != null && (fused.size() == 1 || copies.getOrDefault(g.canonicalized(), 0) == 1);
       }
 
       @Override
