@@ -15,6 +15,11 @@ import java.util.Set;
  * <p>Immutable; build one with {@link #glsl(String, String)} or {@link #spirv(String, ByteBuffer)}
  * and {@link Builder}. {@link GpuDevice#load(Program)} turns it into a {@link Kernel}.
  *
+ * <p>Specialization constants 0 and 1 are set by vkspark: 0 is the workgroup size (declare
+ * {@code layout(local_size_x_id = 0) in;}), 1 a bool saying whether the device's {@code fma} is
+ * fused (vkmath's {@code VKM_FUSED_FMA}). A shader declaring either as the other kind is refused at
+ * load; its own constants take ids from 2.
+ *
  * <pre>{@code
  * Program saxpy = Program.glsl("saxpy", source)
  *     .workgroupSize(64)

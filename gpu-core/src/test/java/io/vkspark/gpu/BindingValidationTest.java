@@ -146,4 +146,68 @@ final class BindingValidationTest {
     assertEquals(Long.MAX_VALUE - 15, Sizes.alignUp(Long.MAX_VALUE - 20, 16, "x"));
     assertGpuError(GpuException.Code.SIZE, "overflowed", () -> Sizes.alignUp(Long.MAX_VALUE - 2, 16, "x"));
   }
+
+  /**
+   * Specialization constants 0 (the workgroup size) and 1 (the fused-fma verdict) are set by
+   * vkspark: a program declaring either as the other kind is refused at load, and its own
+   * constants from 2 on load and keep their values.
+   */
+  @Test
+  void reservedSpecializationConstants() {
+    for (String decl : List.of("layout(constant_id = 1) const int SCALE = 3;",
+        "layout(constant_id = 1) const float SCALE = 3.0;")) {
+      GpuException e = assertGpuError(GpuException.Code.INVALID_ARGUMENT, "declares specialization constant 1 as a number",
+          () -> d.load(scaled(decl)).close());
+      assertTrue(e.getMessage().endsWith("Fix: number the program's own specialization constants from 2 (constant_id = 2 and up)."),
+          e.getMessage());
+    }
+    assertGpuError(GpuException.Code.INVALID_ARGUMENT, "declares specialization constant 0 as a bool",
+        () -> d.load(Program.glsl("flag0", """
+            #version 450
+            layout(local_size_x = 64) in;
+            layout(constant_id = 0) const bool FLAG = true;
+            layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+            layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+            void main() {
+              uint i = gl_GlobalInvocationID.x;
+              if (i < x.length()) {
+                y[i] = FLAG ? 3.0 * x[i] : x[i];
+              }
+            }
+            """).workgroupSize(64).buffer(BufferDecl.input("x", 0, ElementType.FLOAT32))
+            .buffer(BufferDecl.output("y", 1, ElementType.FLOAT32)).build()).close());
+    try (Kernel k = d.load(scaled("layout(constant_id = 2) const int SCALE = 3;"));
+         GpuBuffer x = d.createBuffer(256, BufferRole.INPUT);
+         GpuBuffer y = d.createBuffer(256, BufferRole.OUTPUT);
+         PrerecordedDispatch rec = k.prerecord(List.of(x), List.of(y), null, Groups.of(1))) {
+      java.nio.ByteBuffer in = java.nio.ByteBuffer.allocateDirect(256).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < 64; i++) {
+        in.putFloat(4 * i, i);
+      }
+      x.write(0, in);
+      rec.run();
+      java.nio.ByteBuffer out = rec.readOutput(0);
+      for (int i = 0; i < 64; i++) {
+        assertEquals(3f * i, out.getFloat(4 * i), "row " + i + ": the program's own constant 2 keeps its value");
+      }
+    }
+  }
+
+  /** y = SCALE * x, with {@code decl} declaring SCALE. */
+  private static Program scaled(String decl) {
+    return Program.glsl("scaled", """
+        #version 450
+        layout(local_size_x_id = 0) in;
+        %s
+        layout(std430, set = 0, binding = 0) readonly buffer X { float x[]; };
+        layout(std430, set = 0, binding = 1) writeonly buffer Y { float y[]; };
+        void main() {
+          uint i = gl_GlobalInvocationID.x;
+          if (i < x.length()) {
+            y[i] = float(SCALE) * x[i];
+          }
+        }
+        """.formatted(decl)).workgroupSize(64).buffer(BufferDecl.input("x", 0, ElementType.FLOAT32))
+        .buffer(BufferDecl.output("y", 1, ElementType.FLOAT32)).build();
+  }
 }

@@ -47,6 +47,9 @@ public final class SpirvSeal {
   static final int OP_FUNCTION_CALL = 57;
   static final int OP_VARIABLE = 59;
   static final int OP_DECORATE = 71;
+  static final int OP_SPEC_CONSTANT_TRUE = 48;
+  static final int OP_SPEC_CONSTANT_FALSE = 49;
+  static final int OP_SPEC_CONSTANT = 50;
   static final int OP_MEMBER_DECORATE = 72;
   // storage classes
   static final int SC_UNIFORM_CONSTANT = 0;
@@ -61,6 +64,7 @@ public final class SpirvSeal {
   static final int DEC_BUFFER_BLOCK = 3;
   static final int DEC_BUILT_IN = 11;
   static final int DEC_NON_WRITABLE = 24;
+  static final int DEC_SPEC_ID = 1;
   static final int DEC_BINDING = 33;
   static final int DEC_DESCRIPTOR_SET = 34;
 
@@ -111,6 +115,8 @@ public final class SpirvSeal {
     Set<Integer> bufferBlocks = new HashSet<>();
     Map<Integer, Set<Integer>> nonWritableMembers = new HashMap<>();
     Map<Integer, Insn> defs = new HashMap<>();
+    Map<Integer, Integer> specIds = new HashMap<>();
+    Map<Integer, Integer> specDefs = new HashMap<>();
     int entryPoints = 0;
     int entryFunction = -1;
     boolean memoryModel = false;
@@ -166,6 +172,7 @@ public final class SpirvSeal {
             case DEC_NON_WRITABLE -> nonWritable.add(target);
             case DEC_BLOCK -> blocks.add(target);
             case DEC_BUFFER_BLOCK -> bufferBlocks.add(target);
+            case DEC_SPEC_ID -> specIds.put(m.operand(in, 2), target);
             default -> { }
           }
         }
@@ -200,9 +207,11 @@ public final class SpirvSeal {
           inFunction = false;
         }
         case OP_FUNCTION_CALL -> called.add(m.operand(in, 2));
+        case OP_SPEC_CONSTANT_TRUE, OP_SPEC_CONSTANT_FALSE, OP_SPEC_CONSTANT -> specDefs.put(m.operand(in, 1), in.opcode());
         default -> { }
       }
     }
+    checkReservedConstants(what, specIds, specDefs);
     if (!memoryModel) {
       throw refuse(what, "declares no memory model");
     }
@@ -506,6 +515,26 @@ public final class SpirvSeal {
       case 5349 -> "PhysicalStorageBuffer";
       default -> String.valueOf(sc);
     };
+  }
+
+  /**
+   * Specialization constants 0 and 1 are vkspark's: it sets 0 to the workgroup size (a number,
+   * {@code local_size_x_id = 0}) and 1 to whether the device's {@code fma} is fused (a bool, vkmath's
+   * {@code VKM_FUSED_FMA}). A program that declares either as the other kind would get a value it
+   * does not expect, silently; it is refused instead.
+   */
+  private static void checkReservedConstants(String what, Map<Integer, Integer> specIds, Map<Integer, Integer> specDefs) {
+    for (int id = 0; id <= 1; id++) {
+      Integer target = specIds.get(id);
+      Integer op = target == null ? null : specDefs.get(target);
+      boolean bool = op != null && op != OP_SPEC_CONSTANT;
+      if (op != null && bool != (id == 1)) {
+        throw GpuException.of(Code.INVALID_ARGUMENT, what + " declares specialization constant " + id + " as a "
+            + (bool ? "bool" : "number") + "; vkspark sets constant 0 to the workgroup size (a number) and constant 1 to"
+            + " whether the device's fma is fused (a bool, vkmath's VKM_FUSED_FMA).",
+            "number the program's own specialization constants from 2 (constant_id = 2 and up).");
+      }
+    }
   }
 
   private static GpuException refuse(String what, String why) {
