@@ -11,7 +11,8 @@
 #            examples.cp (scripts/kit-suite.sh --lists CPDIR writes them here, with Maven)
 #     OUT    where logs and JUnit reports go
 #     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time double-rounding contraction (default:
-#            the first five, in that order); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe
+#            the first five, in that order); suites runs gpu-core, spark-plugin and examples side by side
+#            (then, say, demo: "suites demo" is the whole check of a GPU machine in one command); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe
 #            (is the abort word seen by a running kernel on this GPU?); double-rounding runs the tests
 #            of correctly rounded double / and sqrt (DoubleRoundingTest, DoubleDivisionBodyTest: the
 #            probe's verdict, a million pairs refined, bodies bit for bit) and DoubleRoundingBench
@@ -99,7 +100,8 @@ suite() {   # module, extra JVM flags
   check "$m tests" "$rc" "$log"
 }
 
-for s in $steps; do
+run_step() {   # one step, as listed above
+  local s=$1
   case $s in
     gpu-core) suite gpu-core --add-opens=java.base/java.nio=ALL-UNNAMED ;;
     spark-plugin)
@@ -154,5 +156,25 @@ for s in $steps; do
       done ;;
     *) echo "[kit-suite] unknown step $s" >&2; exit 2 ;;
   esac
+}
+
+for s in $steps; do
+  if [ "$s" = suites ]; then
+    # the three test suites side by side, each JVM on its own (a GPU machine has the cores and the
+    # memory), waited for by process id; then each one's output, in order
+    pids=()
+    for m in gpu-core spark-plugin examples; do
+      ( failed=0; run_step "$m"; exit $failed ) >"$out/suites-$m.out" 2>&1 &
+      pids+=($!)
+    done
+    i=0
+    for m in gpu-core spark-plugin examples; do
+      wait "${pids[$i]}" || failed=1
+      cat "$out/suites-$m.out"
+      i=$((i + 1))
+    done
+  else
+    run_step "$s"
+  fi
 done
 [ $failed = 0 ] && echo "[kit-suite] OK" || { echo "[kit-suite] FAILED"; exit 1; }
