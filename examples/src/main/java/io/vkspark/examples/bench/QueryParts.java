@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -20,7 +21,7 @@ import org.apache.spark.sql.SparkSession;
 /**
  * Where one query's time goes (issue 35's breakdown), from timestamps and metrics: Spark's planning
  * on the driver, the time to its first task (job submission, adaptive stage planning, task
- * scheduling and launch), the span of its tasks and what comes after the last one (result
+ * scheduling and launch; split at the first job's start and its first stage's submission), the span of its tasks and what comes after the last one (result
  * collection), each task's run and deserialization and Spark's scheduler delay, the GPU node's
  * host, device, fence-wait and permit-wait times, and what the device created for the query
  * (command buffers, descriptor sets, buffers: the per-task device setup, zero once every shape's
@@ -37,6 +38,9 @@ final class QueryParts extends SparkListener {
 
   private final List<Task> tasks = new ArrayList<>();
   private int jobs;
+  /** When the query's first job started and its first stage was submitted (ms, 0: none yet). */
+  private long firstJobStart;
+  private long firstStageSubmitted;
   private volatile boolean on;
 
   /** A query's rows, its timed collect (as {@link Cells#time}) and its parts. */
@@ -61,6 +65,14 @@ final class QueryParts extends SparkListener {
   public synchronized void onJobStart(SparkListenerJobStart jobStart) {
     if (on) {
       jobs++;
+      firstJobStart = firstJobStart == 0 ? jobStart.time() : firstJobStart;
+    }
+  }
+
+  @Override
+  public synchronized void onStageSubmitted(SparkListenerStageSubmitted submitted) {
+    if (on && firstStageSubmitted == 0 && submitted.stageInfo().submissionTime().isDefined()) {
+      firstStageSubmitted = (Long) submitted.stageInfo().submissionTime().get();
     }
   }
 
@@ -85,6 +97,8 @@ final class QueryParts extends SparkListener {
     synchronized (this) {
       tasks.clear();
       jobs = 0;
+      firstJobStart = 0;
+      firstStageSubmitted = 0;
       on = true;
     }
     DeviceCounters before = counters();
@@ -97,10 +111,14 @@ final class QueryParts extends SparkListener {
     SparkJobs.drainListenerBus(spark.sparkContext());
     List<Task> ts;
     int jobCount;
+    long jobStart;
+    long stageSubmitted;
     synchronized (this) {
       on = false;
       ts = new ArrayList<>(tasks);
       jobCount = jobs;
+      jobStart = firstJobStart;
+      stageSubmitted = firstStageSubmitted;
     }
     Map<String, Long> gpu = SparkJobs.gpuMetrics(df);
     Map<String, Double> parts = new LinkedHashMap<>();
@@ -112,6 +130,13 @@ final class QueryParts extends SparkListener {
       long first = ts.stream().mapToLong(Task::launch).min().orElseThrow();
       long last = ts.stream().mapToLong(Task::finish).max().orElseThrow();
       parts.put("to_first_task_s", Math.max(0, first - wall0) / 1e3);
+      if (jobStart > 0 && stageSubmitted >= jobStart && first >= stageSubmitted) {
+        // to_first_task_s in three: the driver before the job (adaptive stage planning, the UI's plan
+        // strings), the scheduler's stage creation, then task serialization, broadcast and launch
+        parts.put("to_job_start_s", Math.max(0, jobStart - wall0) / 1e3);
+        parts.put("job_to_stage_s", (stageSubmitted - jobStart) / 1e3);
+        parts.put("stage_to_first_task_s", (first - stageSubmitted) / 1e3);
+      }
       parts.put("tasks_span_s", (last - first) / 1e3);
       parts.put("after_last_task_s", Math.max(0, wall1 - last) / 1e3);
       parts.put("task_run_median_s", median(ts.stream().mapToLong(Task::run).toArray()) / 1e3);
