@@ -2,6 +2,7 @@ package io.vkspark.spark.agg;
 
 import io.vkspark.spark.exec.DeviceReduction;
 import io.vkspark.spark.exec.VkGpuEvalExec;
+import io.vkspark.spark.shim.Partitions;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
 
@@ -133,8 +134,8 @@ public final class VkGpuAggregateExec extends PlanNode {
     SparkPlan source = child() instanceof ColumnarToRowExec c2r ? c2r.child() : child();
     RDD<DeviceReduction.Step> steps = placement.onGpu() && source instanceof VkGpuEvalExec eval
         ? eval.executeReducing(placement)
-        : Scala.mapPartitions(source.executeColumnar(), PartialAggregator::rows);
-    return Scala.mapPartitions(steps, in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m));
+        : Partitions.map(source.executeColumnar(), PartialAggregator::rows);
+    return Partitions.map(steps, in -> (Iterator<InternalRow>) new PartialAggregator(in, s, m));
   }
 
   /** The node's metrics, every one of {@link AggregateMetric}, created once per node. */

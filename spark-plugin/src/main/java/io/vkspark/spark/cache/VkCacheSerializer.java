@@ -1,7 +1,7 @@
 package io.vkspark.spark.cache;
 
 import io.vkspark.spark.conf.Settings;
-import io.vkspark.spark.shim.Scala;
+import io.vkspark.spark.shim.Partitions;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -80,22 +80,22 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   RDD<CachedBatch> fromRows(RDD<InternalRow> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
-    Scala.PartitionFunction<InternalRow, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
+    Partitions.Function<InternalRow, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
         (builder, it) -> {
           while (!builder.full() && it.hasNext()) {
             builder.add(it.next());
           }
         });
-    return Scala.mapPartitions(input, build);
+    return Partitions.map(input, build);
   }
 
   @Override
   RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
     int batchRows = CatalystCalls.batchRows(conf);
-    Scala.PartitionFunction<ColumnarBatch, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
+    Partitions.Function<ColumnarBatch, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
         new ColumnarFill());
-    return Scala.mapPartitions(input, build);
+    return Partitions.map(input, build);
   }
 
   @Override
@@ -124,20 +124,20 @@ public final class VkCacheSerializer extends CacheSerializerShim {
       Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
     DataType[] sparkTypes = types(selectedAttributes).toArray(DataType[]::new);
-    Scala.PartitionFunction<CachedBatch, ColumnarBatch> read =
+    Partitions.Function<CachedBatch, ColumnarBatch> read =
         batches -> new Reading<>(batches, b -> List.of(b.view(select, sparkTypes)).iterator());
-    return Scala.mapPartitions(input, read);
+    return Partitions.map(input, read);
   }
 
   @Override
   RDD<InternalRow> toRows(RDD<CachedBatch> input, Seq<Attribute> cacheAttributes,
       Seq<Attribute> selectedAttributes) {
     int[] select = select(cacheAttributes, selectedAttributes);
-    Scala.PartitionFunction<CachedBatch, InternalRow> read = batches -> {
+    Partitions.Function<CachedBatch, InternalRow> read = batches -> {
       var writer = CatalystCalls.rowWriter(select.length);
       return new Reading<>(batches, b -> new CachedRows(b, select, writer));
     };
-    return Scala.mapPartitions(input, read);
+    return Partitions.map(input, read);
   }
 
   /** The index in the cached columns of each selected attribute. */

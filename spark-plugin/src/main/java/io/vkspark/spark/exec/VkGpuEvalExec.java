@@ -2,6 +2,7 @@ package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VerifySettings;
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.shim.Partitions;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.call.GpuUdfCall;
@@ -86,7 +87,7 @@ public final class VkGpuEvalExec extends PlanNode {
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Tasks tasks = tasks(null);
-    return Scala.mapPartitions(child().executeColumnar(), batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches));
+    return Partitions.map(child().executeColumnar(), batches -> (Iterator<ColumnarBatch>) tasks.iterator(batches));
   }
 
   /**
@@ -95,7 +96,7 @@ public final class VkGpuEvalExec extends PlanNode {
    */
   public RDD<DeviceReduction.Step> executeReducing(DeviceReduction reduction) {
     Tasks tasks = tasks(reduction);
-    return Scala.mapPartitions(child().executeColumnar(), batches -> tasks.iterator(batches).steps());
+    return Partitions.map(child().executeColumnar(), batches -> tasks.iterator(batches).steps());
   }
 
   private Tasks tasks(DeviceReduction reduction) {

@@ -1,6 +1,7 @@
 package io.vkspark.spark.exec;
 
 import io.vkspark.spark.conf.VkConf;
+import io.vkspark.spark.shim.Partitions;
 import io.vkspark.spark.shim.PlanNode;
 import io.vkspark.spark.shim.Scala;
 import io.vkspark.spark.exec.input.BoundedRowBatches;
@@ -75,7 +76,7 @@ public final class VkRowToColumnarExec extends PlanNode implements RowToColumnar
     SQLMetric rows = m.get("numInputRows");
     SQLMetric batches = m.get("numOutputBatches");
     SQLMetric wide = m.get("wideRows");
-    return Scala.mapPartitions(child().execute(),
+    return Partitions.map(child().execute(),
         it -> new BoundedRowBatches(it, schema, maxRows, maxBytes, offHeap, rows, batches, wide));
   }
 

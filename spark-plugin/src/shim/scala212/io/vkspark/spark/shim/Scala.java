@@ -57,25 +57,11 @@ public final class Scala {
     return children -> build.apply(list(children));
   }
 
-  /** A function of one partition's iterator, serializable (its captured values travel with each task). */
-  @FunctionalInterface
-  public interface PartitionFunction<T, U> extends java.io.Serializable {
-    java.util.Iterator<U> apply(java.util.Iterator<T> partition);
+  public static <T> scala.collection.Iterator<T> iterator(java.util.Iterator<T> it) {
+    return JavaConverters.asScalaIteratorConverter(it).asScala();
   }
 
-  /**
-   * {@code rdd.mapPartitions(f)} without Spark's closure cleaning. {@code JavaRDD.mapPartitions}
-   * cleans its closure and serializes it once more on the driver to check it, for every query; an
-   * exec node's closure captures plain values, so that is only time (a large share of the driver's
-   * job submission, measured with JFR). Spark's own exec nodes use {@code mapPartitionsInternal}
-   * for the same reason; a closure that does not serialize still fails, when the task is.
-   */
-  @SuppressWarnings("unchecked")
-  public static <T, U> org.apache.spark.rdd.RDD<U> mapPartitions(org.apache.spark.rdd.RDD<T> rdd,
-      PartitionFunction<T, U> f) {
-    Function1<scala.collection.Iterator<T>, scala.collection.Iterator<U>> each =
-        (Function1<scala.collection.Iterator<T>, scala.collection.Iterator<U>> & java.io.Serializable)
-            it -> JavaConverters.asScalaIteratorConverter(f.apply(JavaConverters.asJavaIteratorConverter(it).asJava())).asScala();
-    return rdd.mapPartitionsInternal(each, false, (scala.reflect.ClassTag<U>) (Object) scala.reflect.ClassTag$.MODULE$.AnyRef());
+  public static <T> java.util.Iterator<T> iterator(scala.collection.Iterator<T> it) {
+    return JavaConverters.asJavaIteratorConverter(it).asJava();
   }
 }
