@@ -12,10 +12,11 @@
 #     OUT    where logs and JUnit reports go
 #     STEP   any of: gpu-core spark-plugin examples demo bench bounded-time double-rounding contraction (default:
 #            the first five, in that order); suites runs gpu-core, spark-plugin and examples side by side
-#            (then, say, demo: "suites demo" is the whole check of a GPU machine in one command); bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe
-#            (is the abort word seen by a running kernel on this GPU?); double-rounding runs the tests
-#            of correctly rounded double / and sqrt (DoubleRoundingTest, DoubleDivisionBodyTest: the
-#            probe's verdict, a million pairs refined, bodies bit for bit) and DoubleRoundingBench
+#            (then, say, demo: "suites demo" is the whole check of a GPU machine in one command);
+#            bounded-time runs io.vkspark.gpu.column.BoundedTimeProbe (is the abort word seen by a
+#            running kernel on this GPU?); double-rounding runs the tests of correctly rounded double /
+#            and sqrt (DoubleRoundingTest, DoubleDivisionBodyTest: the probe's verdict, a million pairs
+#            refined, bodies bit for bit) and DoubleRoundingBench
 #            (what refining costs on the Black-Scholes and implied-volatility bodies); contraction runs
 #            ContractionBench (NoContraction against spark.vkspark.fastMath on Black-Scholes, implied
 #            volatility and haversine, device time)

@@ -21,9 +21,10 @@ import org.apache.spark.sql.SparkSession;
 /**
  * Where one query's time goes (issue 35's breakdown), from timestamps and metrics: Spark's planning
  * on the driver, the time to its first task (job submission, adaptive stage planning, task
- * scheduling and launch; split at the first job's start and its first stage's submission), the span of its tasks and what comes after the last one (result
- * collection), each task's run and deserialization and Spark's scheduler delay, the GPU node's
- * host, device, fence-wait and permit-wait times, and what the device created for the query
+ * scheduling and launch; split at the first job's start and its first stage's submission), the span
+ * of its tasks and what comes after the last one (result collection), each task's run and
+ * deserialization and Spark's scheduler delay, the GPU node's host, device, fence-wait and
+ * permit-wait times, and what the device created for the query
  * (command buffers, descriptor sets, buffers: the per-task device setup, zero once every shape's
  * buffer sets are pooled) and submitted. A Spark listener collects the tasks' events; the device's
  * counters are read in this JVM (local mode: the driver's executor).

@@ -135,10 +135,12 @@ final class DeviceCopier implements VulkanDevice.Child {
         vkDestroyPipeline(device.handle, p, null);
       }
     }
-    VulkanKernel.destroyLayouts(device, modules[WORD], new long[] {setLayout}, pipelineLayout);
-    if (modules[QUAD] != VK_NULL_HANDLE) {
-      vkDestroyShaderModule(device.handle, modules[QUAD], null);
+    for (long m : modules) {
+      if (m != VK_NULL_HANDLE) {
+        vkDestroyShaderModule(device.handle, m, null);
+      }
     }
+    VulkanKernel.destroyLayouts(device, VK_NULL_HANDLE, new long[] {setLayout}, pipelineLayout);
   }
 
   /** Whether {@code c} runs as a shader: whole words, within one binding's range, from an unstaged source. */
