@@ -18,9 +18,6 @@ import java.util.Objects;
  * @param fenceTimeout how long a wait for the device may take before it is an error
  * @param memoryLimit most bytes of buffers this device may hold at once (0 for no limit beyond the
  *     device's own); reaching it is an OUT_OF_MEMORY error, which batch runners answer by splitting
- * @param queues most compute queues to open (0: up to {@link #AUTO_QUEUES}); the device's recordings
- *     are spread over them, so the work of several tasks runs side by side on the GPU instead of one
- *     after the other behind each recording's barriers (the device may have fewer: lavapipe has one)
  */
 public record DeviceOptions(
     String device,
@@ -29,11 +26,7 @@ public record DeviceOptions(
     Path shaderCacheDir,
     boolean robustBufferAccess,
     Duration fenceTimeout,
-    long memoryLimit,
-    int queues) {
-
-  /** Queues opened when {@code queues} is 0, where the device has that many. */
-  public static final int AUTO_QUEUES = 8;
+    long memoryLimit) {
 
   public DeviceOptions {
     device = device == null ? "" : device.trim();
@@ -47,19 +40,12 @@ public record DeviceOptions(
       throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
           "device memory limit " + memoryLimit + " is negative.", "use 0 (no limit) or a number of bytes.");
     }
-    if (queues < 0) {
-      throw GpuException.of(GpuException.Code.INVALID_ARGUMENT,
-          "queue count " + queues + " is negative.", "use 0 (up to " + AUTO_QUEUES + ") or a positive number.");
-    }
   }
 
-  /**
-   * The defaults: best device, no validation, AUTO transfers, cache under the user's cache dir, up
-   * to {@link #AUTO_QUEUES} queues (the system property {@code vkspark.queues} overrides it).
-   */
+  /** The defaults: best device, no validation, AUTO transfers, cache under the user's cache dir. */
   public static DeviceOptions defaults() {
     return new DeviceOptions("", Boolean.getBoolean("vkspark.validation"), TransferMode.AUTO,
-        defaultCacheDir(), true, Duration.ofMinutes(2), 0, Integer.getInteger("vkspark.queues", 0));
+        defaultCacheDir(), true, Duration.ofMinutes(2), 0);
   }
 
   /** {@code $XDG_CACHE_HOME/vkspark} or {@code ~/.cache/vkspark}. */
@@ -71,40 +57,30 @@ public record DeviceOptions(
   }
 
   public DeviceOptions withDevice(String selector) {
-    return new DeviceOptions(selector, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout,
-        memoryLimit, queues);
+    return new DeviceOptions(selector, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withValidation(boolean on) {
-    return new DeviceOptions(device, on, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout,
-        memoryLimit, queues);
+    return new DeviceOptions(device, on, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withTransfers(TransferMode mode) {
-    return new DeviceOptions(device, validation, mode, shaderCacheDir, robustBufferAccess, fenceTimeout,
-        memoryLimit, queues);
+    return new DeviceOptions(device, validation, mode, shaderCacheDir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withShaderCacheDir(Path dir) {
-    return new DeviceOptions(device, validation, transfers, dir, robustBufferAccess, fenceTimeout, memoryLimit, queues);
+    return new DeviceOptions(device, validation, transfers, dir, robustBufferAccess, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withRobustBufferAccess(boolean on) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, on, fenceTimeout, memoryLimit, queues);
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, on, fenceTimeout, memoryLimit);
   }
 
   public DeviceOptions withFenceTimeout(Duration timeout) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, timeout,
-        memoryLimit, queues);
-  }
-
-  public DeviceOptions withQueues(int count) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout,
-        memoryLimit, count);
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, timeout, memoryLimit);
   }
 
   public DeviceOptions withMemoryLimit(long bytes) {
-    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout,
-        bytes, queues);
+    return new DeviceOptions(device, validation, transfers, shaderCacheDir, robustBufferAccess, fenceTimeout, bytes);
   }
 }

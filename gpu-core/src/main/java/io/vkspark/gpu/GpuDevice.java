@@ -62,12 +62,6 @@ public interface GpuDevice extends AutoCloseable {
    */
   DoubleRounding doubleRounding();
 
-  /**
-   * Compute queues the device was opened with ({@link DeviceOptions#queues}): each thread submits
-   * to one of them, so several tasks' dispatches run on the GPU side by side.
-   */
-  int queueCount();
-
   @Override
   void close();
 }

@@ -409,11 +409,6 @@ public final class SparkBench {
     return ExecutorDevice.current().map(g -> g.device().info().name()).orElse("none");
   }
 
-  /** Compute queues the local executor's device opened (spark.vkspark.queues), 0 without one. */
-  static int deviceQueues() {
-    return ExecutorDevice.current().map(g -> g.device().queueCount()).orElse(0);
-  }
-
   private static long usedHeap() {
     Runtime rt = Runtime.getRuntime();
     return rt.totalMemory() - rt.freeMemory();

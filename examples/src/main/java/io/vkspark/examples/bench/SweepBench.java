@@ -238,7 +238,6 @@ public final class SweepBench {
       String where = filter.equals("none") ? null : filter.equals("on") ? DEFAULT_FILTER : filter;
       common.put("filter", where == null ? "none" : where);
       common.put("device", SparkBench.deviceName());
-      common.put("queues", SparkBench.deviceQueues());
       // each store's tables, built once: the main table, and the implied-volatility one when it has fewer rows
       Map<String, String> mainTables = new LinkedHashMap<>();
       Map<String, String> ivTables = new LinkedHashMap<>();

@@ -21,7 +21,6 @@ import io.vkspark.gpu.PrerecordedDispatch;
 import io.vkspark.gpu.Program;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.FloatBuffer;
 import java.nio.LongBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +30,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 import org.lwjgl.PointerBuffer;
@@ -68,17 +66,14 @@ public final class VulkanDevice implements GpuDevice {
   private final VulkanInstance instance;
   private final DeviceInfo info;
   final VkDevice handle;
-  /** The compute queues, each submitted to under its own lock; each thread submits to one ({@link #queueFor}). */
-  private final VkQueue[] queues;
-  private final Object[] queueLocks;
-  private final AtomicInteger nextQueue = new AtomicInteger();
-  private final ThreadLocal<Integer> threadQueue = new ThreadLocal<>();
+  final VkQueue queue;
   final long allocator;
   final long commandPool;
   final long pipelineCache;
   final int timestampValidBits;
   final Counters counters = new Counters();
   private final Path pipelineCacheFile;
+  private final Object queueLock = new Object();
   final Object poolLock = new Object();
   private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
   private final Set<Child> children = ConcurrentHashMap.newKeySet();
@@ -113,16 +108,10 @@ public final class VulkanDevice implements GpuDevice {
         p.maxStorageBufferRange(), p.maxUniformBufferRange(), p.timestampPeriodNs(), enabled,
         p.directHostWrites(), p.deviceLocalBytes());
     try (MemoryStack stack = stackPush()) {
-      int queueCount = options.queues() == 0 ? Math.min(physical.queueCount(), DeviceOptions.AUTO_QUEUES)
-          : Math.min(physical.queueCount(), options.queues());
-      FloatBuffer priorities = stack.mallocFloat(queueCount);
-      for (int q = 0; q < queueCount; q++) {
-        priorities.put(q, 1f);
-      }
       VkDeviceQueueCreateInfo.Buffer qci = VkDeviceQueueCreateInfo.calloc(1, stack)
           .sType$Default()
           .queueFamilyIndex(physical.queueFamily())
-          .pQueuePriorities(priorities);
+          .pQueuePriorities(stack.floats(1f));
       VkPhysicalDeviceVulkan12Features f12 = VkPhysicalDeviceVulkan12Features.calloc(stack).sType$Default()
           .storageBuffer8BitAccess(enabled.storage8Bit())
           .hostQueryReset(enabled.hostQueryReset());
@@ -140,13 +129,8 @@ public final class VulkanDevice implements GpuDevice {
       PointerBuffer pp = stack.mallocPointer(1);
       Vk.check(vkCreateDevice(physical.handle(), ci, null, pp), "vkCreateDevice");
       this.handle = new VkDevice(pp.get(0), physical.handle(), ci, physical.apiVersion());
-      this.queues = new VkQueue[queueCount];
-      this.queueLocks = new Object[queueCount];
-      for (int q = 0; q < queueCount; q++) {
-        vkGetDeviceQueue(handle, physical.queueFamily(), q, pp);
-        queues[q] = new VkQueue(pp.get(0), handle);
-        queueLocks[q] = new Object();
-      }
+      vkGetDeviceQueue(handle, physical.queueFamily(), 0, pp);
+      this.queue = new VkQueue(pp.get(0), handle);
 
       VmaVulkanFunctions fns = VmaVulkanFunctions.calloc(stack).set(instance.handle, handle);
       VmaAllocatorCreateInfo aci = VmaAllocatorCreateInfo.calloc(stack)
@@ -189,10 +173,9 @@ public final class VulkanDevice implements GpuDevice {
         device.close();
         throw e;
       }
-      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {}; {} (probed in {} ms); transfers: {}; "
-          + "{} of {} compute queues{}", device.info.summary(), choice.reason(), device.info.features(),
-          device.float32Mode, device.doubleRounding, (System.nanoTime() - probeStart) / 1_000_000, options.transfers(),
-          device.queues.length, physical.queueCount(), options.validation() ? "; validation on" : "");
+      LOG.info("vkspark opened Vulkan device {} because {}; features: {}; {}; {} (probed in {} ms); transfers: {}{}",
+          device.info.summary(), choice.reason(), device.info.features(), device.float32Mode, device.doubleRounding,
+          (System.nanoTime() - probeStart) / 1_000_000, options.transfers(), options.validation() ? "; validation on" : "");
       if (!device.doubleRounding.refinedExact()) {
         LOG.warn("vkspark: Vulkan device '{}' does not round double / or sqrt as Java does, even with vkspark's "
             + "refinement ({}); GPU UDFs dividing doubles may differ from call() in the last bit", device.info.name(),
@@ -312,36 +295,11 @@ public final class VulkanDevice implements GpuDevice {
     }
   }
 
-  /**
-   * The calling thread's queue, given out in turn on its first submission. One thread's replays go
-   * to one queue, in order (each recording begins with a barrier ordering it after what that queue
-   * ran before), while other threads' work, other tasks', runs beside it on the other queues instead
-   * of waiting behind it. Work that another thread submitted is ordered only by awaiting it (cached
-   * columns are written by the host, so a task never reads what another task's submission writes).
-   */
-  private int queueFor() {
-    if (queues.length == 1) {
-      return 0;
-    }
-    Integer q = threadQueue.get();
-    if (q == null) {
-      q = Math.floorMod(nextQueue.getAndIncrement(), queues.length);
-      threadQueue.set(q);
-    }
-    return q;
-  }
-
-  @Override
-  public int queueCount() {
-    return queues.length;
-  }
-
   void submit(VkSubmitInfo submit, long fence, String what) {
-    int queue = queueFor();
     int r;
-    synchronized (queueLocks[queue]) { // checked under the lock: nothing is submitted once the device counts as lost
+    synchronized (queueLock) { // checked under the lock: nothing is submitted once the device counts as lost
       ensureNotLost("vkQueueSubmit (" + what + ")");
-      r = vkQueueSubmit(queues[queue], submit, fence);
+      r = vkQueueSubmit(queue, submit, fence);
     }
     if (r == VK_ERROR_DEVICE_LOST) {
       markLost("vkQueueSubmit (" + what + ") returned VK_ERROR_DEVICE_LOST");
@@ -362,11 +320,9 @@ public final class VulkanDevice implements GpuDevice {
     if (FaultInjection.takeDeviceLoss()) {
       // A lost device runs nothing more; a simulated loss must not leave work running either, or a CPU
       // driver (lavapipe) keeps reading buffers that are freed once the device counts as lost.
-      markLost("fault injection while waiting for " + what);
-      for (int q = 0; q < queues.length; q++) {
-        synchronized (queueLocks[q]) {
-          vkQueueWaitIdle(queues[q]);
-        }
+      synchronized (queueLock) {
+        markLost("fault injection while waiting for " + what);
+        vkQueueWaitIdle(queue);
       }
       return VK_ERROR_DEVICE_LOST;
     }

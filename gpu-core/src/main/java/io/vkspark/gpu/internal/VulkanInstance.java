@@ -100,7 +100,7 @@ public final class VulkanInstance implements AutoCloseable {
   private final List<String> messages = Collections.synchronizedList(new ArrayList<>());
 
   /** A physical device with what vkspark needs to open it. */
-  record Physical(VkPhysicalDevice handle, DeviceInfo info, int queueFamily, int queueCount, int timestampValidBits,
+  record Physical(VkPhysicalDevice handle, DeviceInfo info, int queueFamily, int timestampValidBits,
                   int apiVersion) {}
 
   private VulkanInstance(boolean validation) {
@@ -478,13 +478,11 @@ public final class VulkanInstance implements AutoCloseable {
       vkGetPhysicalDeviceQueueFamilyProperties(pd, nq, qf);
       int family = -1;
       int bits = -1;
-      int queues = 0;
       for (int q = 0; q < qf.capacity(); q++) {
         VkQueueFamilyProperties p = qf.get(q);
         if ((p.queueFlags() & VK_QUEUE_COMPUTE_BIT) != 0 && p.timestampValidBits() > bits) {
           family = q;
           bits = p.timestampValidBits();
-          queues = p.queueCount();
         }
       }
       if (family < 0) {
@@ -523,7 +521,7 @@ public final class VulkanInstance implements AutoCloseable {
           Integer.toUnsignedLong(limits.maxUniformBufferRange()),
           bits > 0 ? limits.timestampPeriod() : 0,
           features, direct, deviceLocal);
-      return new Physical(pd, info, family, Math.max(queues, 1), Math.max(bits, 0), api);
+      return new Physical(pd, info, family, Math.max(bits, 0), api);
     }
   }
 

@@ -121,12 +121,6 @@ public final class Settings {
       "tasks of one executor using the device at once"),
       1, Integer.MAX_VALUE, "the number of tasks per executor on the GPU at once, e.g. 2");
 
-  public static final Whole QUEUES = new Whole(info("queues", STATIC, "8", null,
-      "most compute queues each executor's device opens (it may have fewer: lavapipe has one); each task "
-          + "thread submits to one of them, so the dispatches of the tasks on the device at once run side by "
-          + "side on the GPU instead of one after the other; `1` queues them all behind each other"),
-      1, 64, "the most compute queues per device, e.g. 8");
-
   public static final Dir SHADER_CACHE_DIR = new Dir(info("shaderCacheDir", STATIC, "~/.cache/vkspark", null,
       "SPIR-V and Vulkan pipeline cache; `none` turns it off; a leading `~` or `~/` is the user's "
           + "home directory; a session cannot point the driver's writes elsewhere"));
@@ -238,7 +232,7 @@ public final class Settings {
   /** Every setting, in the README's order. */
   public static final List<Setting<?>> ALL = List.of(
       ENABLED, DEVICE, BATCH_ROWS, COALESCE, PLACEMENT, BATCH_BYTES, FUSE_AGGREGATES, FUSE_AGGREGATES_ON_GPU,
-      FUSE_AGGREGATES_KEY_SLOTS, FUSE_AGGREGATES_GATHER, CONCURRENT_GPU_TASKS, QUEUES, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
+      FUSE_AGGREGATES_KEY_SLOTS, FUSE_AGGREGATES_GATHER, CONCURRENT_GPU_TASKS, SHADER_CACHE_DIR, FALLBACK, FUNCTIONS, TRANSLATE, GLSL, DEFINE_ENABLED,
       COMPILE_TIMEOUT, DEVICE_MEMORY_LIMIT, KERNEL_TIMEOUT, KERNEL_TIMEOUT_MAX, TRANSFERS, METRICS_LEVEL, VALIDATION,
       VERIFY, VERIFY_SAMPLE_RATE, VERIFY_BUDGET, CACHE_COLUMNAR_OUTPUT, CACHE_DEVICE, CACHE_DEVICE_MEMORY, FAST_MATH);
 

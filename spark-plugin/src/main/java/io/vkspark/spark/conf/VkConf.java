@@ -80,7 +80,6 @@ import org.apache.spark.sql.SparkSession;
  *     ({@code spark.vkspark.cache.deviceMemory}, a size or a fraction of the device's; static)
  * @param glsl GLSL files on the driver whose functions become GLSL-only GPU UDFs of every session
  *     ({@code spark.vkspark.glsl}, comma-separated, as written; {@link #glslFiles}; static)
- * @param queues most compute queues the executor's device opens ({@code spark.vkspark.queues}; static)
  *
  * <p>Built on the driver ({@link #of}, in the rules that build vkspark's nodes; again only when a
  * setting changed) and carried in the nodes to the executors, which use the node's copy; the executor plugin
@@ -91,8 +90,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
                      long deviceMemoryLimit, Duration kernelTimeout,
                      MetricsLevel metricsLevel, VerifySettings verify, boolean coalesce, boolean define,
                      Duration compileTimeout, long batchBytes, PlacementMode placement, boolean fastMath,
-                     boolean verifySet, Boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl,
-                     int queues)
+                     boolean verifySet, Boolean cacheDevice, Setting.Share.Amount cacheDeviceMemory, List<String> glsl)
     implements Serializable {
 
   /**
@@ -209,8 +207,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
         lookup.apply(Settings.VERIFY.key()) != null,
         Settings.CACHE_DEVICE.find(lookup).orElse(null),
         Settings.CACHE_DEVICE_MEMORY.get(lookup),
-        Settings.GLSL.get(lookup),
-        Settings.QUEUES.get(lookup));
+        Settings.GLSL.get(lookup));
   }
 
   /**
@@ -248,7 +245,7 @@ public record VkConf(boolean enabled, String device, int batchRows, int concurre
   /** The device options these settings ask for, with {@code deviceSelector} replacing {@link #device()}. */
   public DeviceOptions deviceOptions(String deviceSelector) {
     return DeviceOptions.defaults().withDevice(deviceSelector).withValidation(validation).withTransfers(transfers)
-        .withShaderCacheDir(shaderCachePath()).withMemoryLimit(deviceMemoryLimit).withQueues(queues);
+        .withShaderCacheDir(shaderCachePath()).withMemoryLimit(deviceMemoryLimit);
   }
 
   /** The files of {@link #glsl}, {@code ~/} expanded to the home directory. */

@@ -48,7 +48,7 @@ final class VkConfTest {
     VkConf d = VkConf.from(k -> null);
     assertEquals(home.resolve("y"), new VkConf(true, "", 1, 1, "~/y", true, d.functions(), false, d.transfers(), 0,
         d.kernelTimeout(), d.metricsLevel(), d.verify(), d.coalesce(), d.define(), d.compileTimeout(), d.batchBytes(),
-        d.placement(), false, false, false, d.cacheDeviceMemory(), List.of(), 8)
+        d.placement(), false, false, false, d.cacheDeviceMemory(), List.of())
         .shaderCachePath());
   }
 
@@ -286,7 +286,7 @@ final class VkConfTest {
       }
     }
     assertNull(Settings.of("spark.vkspark.nonsense"));
-    assertEquals(Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(), Settings.QUEUES.key(),
+    assertEquals(Set.of(Settings.DEVICE.key(), Settings.CONCURRENT_GPU_TASKS.key(),
         Settings.SHADER_CACHE_DIR.key(), Settings.FUNCTIONS.key(), Settings.GLSL.key(), Settings.VALIDATION.key(),
         Settings.TRANSFERS.key(), Settings.DEVICE_MEMORY_LIMIT.key(), Settings.KERNEL_TIMEOUT_MAX.key(),
         Settings.DEFINE_ENABLED.key(), Settings.COMPILE_TIMEOUT.key(), Settings.CACHE_DEVICE_MEMORY.key()), VkConf.STATIC);
@@ -294,7 +294,7 @@ final class VkConfTest {
     assertEquals(new VkConf(true, "", 1 << 20, 2, DeviceOptions.defaultCacheDir().toString(), true,
         List.of(), false, TransferMode.AUTO, 0, Duration.ofSeconds(60), MetricsLevel.ESSENTIAL,
         VerifySettings.OFF, true, true, Duration.ofSeconds(60), 128L << 20,
-        PlacementMode.ADAPTIVE, false, false, null, new Setting.Share.Amount(0, 0.25), List.of(), 8),
+        PlacementMode.ADAPTIVE, false, false, null, new Setting.Share.Amount(0, 0.25), List.of()),
         d, "the defaults as before");
     assertTrue(with(Settings.FAST_MATH.key(), "true").fastMath());
     assertTrue(with(Settings.VERIFY.key(), "off").verifySet(), "set, even to its default");
