@@ -201,9 +201,10 @@ final class DeviceCopier implements VulkanDevice.Child {
   }
 
   /**
-   * Records {@code cb} (the pool lock held): {@code copies} between barriers, timed with
+   * Records {@code cb} (the pool lock held): {@code copies} after a barrier, timed with
    * {@code queries} (none: the null handle); with {@code copier}, before a recording (whole words
-   * as a shader); without, after one, into host-read memory (a few rows: transfers).
+   * as a shader), which orders its reads after them with the barrier it begins with; without, after
+   * one, into host-read memory (a few rows: transfers), then a barrier for the host's reads.
    */
   static void recordCommands(VkCommandBuffer cb, List<BufferCopy> copies, DeviceCopier copier, Sets sets, long queries,
                              MemoryStack stack) {
@@ -226,9 +227,10 @@ final class DeviceCopier implements VulkanDevice.Child {
     if (queries != VK_NULL_HANDLE) {
       vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, 1);
     }
-    VulkanDispatch.barrier(cb, stack, copyStages, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-        copier == null ? VK_PIPELINE_STAGE_HOST_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        copier == null ? VK_ACCESS_HOST_READ_BIT : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
+    if (copier == null) {
+      VulkanDispatch.barrier(cb, stack, copyStages, VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+          VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    } // before a recording, none: the recording, next in the same submission, begins with an all-commands barrier
     Vk.check(vkEndCommandBuffer(cb), "vkEndCommandBuffer"); // a failed recording is reset by the next begin
   }
 

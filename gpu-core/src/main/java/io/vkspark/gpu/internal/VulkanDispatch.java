@@ -150,7 +150,8 @@ final class VulkanDispatch implements PrerecordedDispatch, VulkanDevice.Child {
   private static void recordCommands(VulkanDevice device, VkCommandBuffer cb, long queryPool, List<DispatchStep> steps,
                                      List<List<Bindings.Bound>> boundSteps, Set<VulkanBuffer> all, MemoryStack stack) {
     Vk.check(vkBeginCommandBuffer(cb, VkCommandBufferBeginInfo.calloc(stack).sType$Default()), "vkBeginCommandBuffer");
-    // Order this replay after everything the previous one did (write-after-read on inputs, etc.).
+    // Order this replay after everything the previous one did (write-after-read on inputs, etc.), and
+    // after the device copies submitted ahead of it (DeviceCopier), which end with no barrier of their own.
     barrier(cb, stack, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_WRITE_BIT,
         VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT);
     if (queryPool != VK_NULL_HANDLE) {
