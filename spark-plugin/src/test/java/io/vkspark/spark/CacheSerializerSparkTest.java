@@ -402,4 +402,42 @@ final class CacheSerializerSparkTest {
       spark.unpersist(true);
     }
   }
+
+  /**
+   * Where neither the session nor the application sets {@code spark.sql.inMemoryColumnarStorage.batchSize},
+   * a cached batch holds one GPU dispatch's worth: {@code spark.vkspark.batchRows} rows, fewer where
+   * {@code spark.vkspark.batchBytes} is reached first; set, it holds that many rows, as in Spark's cache.
+   */
+  @Test
+  @Order(8)
+  void cachedBatches_holdBatchRowsWithinBatchBytes_unlessSparksBatchSizeIsSet() {
+    assertFalse(s.conf().contains("spark.sql.inMemoryColumnarStorage.batchSize"), "unset in this session");
+    assertEquals(List.of(7000, 7000, 6000), cachedBatchRows(Settings.BATCH_ROWS.key(), "7000"));
+    assertEquals(Collections.nCopies(8, 2500), cachedBatchRows(Settings.BATCH_ROWS.key(), "7000",
+        "spark.sql.inMemoryColumnarStorage.batchSize", "2500"));
+    // a bigint and a double, each with its validity bit: 130 bits a row, so 16,384 bytes are full at 1,009 rows
+    List<Integer> expected = new ArrayList<>(Collections.nCopies(19, 1009));
+    expected.add(20_000 - 19 * 1009);
+    assertEquals(expected, cachedBatchRows(Settings.BATCH_ROWS.key(), "7000", Settings.BATCH_BYTES.key(), "16k"));
+  }
+
+  /** The rows of each batch of a one-partition table of 20,000 rows cached with {@code conf} set in the session. */
+  private static List<Integer> cachedBatchRows(String... conf) {
+    for (int i = 0; i < conf.length; i += 2) {
+      s.conf().set(conf[i], conf[i + 1]);
+    }
+    Dataset<Row> cached = s.range(0, 20_000, 1, 1).selectExpr("id", "id * 0.5D AS x").cache();
+    try {
+      assertEquals(20_000L, cached.count());
+      var relation = (org.apache.spark.sql.execution.columnar.InMemoryRelation) cached.queryExecution().withCachedData();
+      assertEquals(VkCacheSerializer.class, relation.cacheBuilder().serializer().getClass());
+      return relation.cacheBuilder().cachedColumnBuffers().toJavaRDD()
+          .map(org.apache.spark.sql.columnar.CachedBatch::numRows).collect();
+    } finally {
+      cached.unpersist(true);
+      for (int i = 0; i < conf.length; i += 2) {
+        s.conf().unset(conf[i]);
+      }
+    }
+  }
 }

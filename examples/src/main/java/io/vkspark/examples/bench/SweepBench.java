@@ -56,6 +56,8 @@ import org.apache.spark.sql.internal.SQLConf;
  * ... GROUP BY bucket}; for the GPU variants also the device path's floor, the same grouping over the cheapest
  * GPU UDF, {@code sum(sweep_floor(s))}, with where its time went as {@code floor_device_path_breakdown}), the GPU node's metrics of the last sweep summed over its queries, and
  * where each query's time went ({@link QueryParts}: the median of each part over the last sweep's queries).
+ * {@code --cache-batch R} sets {@code spark.sql.inMemoryColumnarStorage.batchSize}; unset, each cache
+ * builds its default batches (vkspark's: {@code spark.vkspark.batchRows} rows; Spark's: 10,000).
  *
  * <pre>
  * SweepBench [--rows N] [--runs K] [--queries Q] [--buckets B] [--sweeps bs,iv] [--iv-rows N] [--iv-queries Q]
@@ -228,7 +230,7 @@ public final class SweepBench {
       Map<String, Object> common = new LinkedHashMap<>();
       common.put("partitions", partitions);
       common.put("cores", cores);
-      common.put("cache_batch", Long.parseLong(a.getOrDefault("cache-batch", "1000000")));
+      common.put("cache_batch", a.containsKey("cache-batch") ? Long.parseLong(a.get("cache-batch")) : "default");
       common.put("buckets", buckets);
       common.put("fuse_aggregates", fuse);
       common.put("placement", a.getOrDefault("placement", "default"));
@@ -308,13 +310,15 @@ public final class SweepBench {
         .config(Settings.METRICS_LEVEL.key(), "debug")
         .config("spark.sql.cache.serializer", VkCacheSerializer.class.getName())
         .config(CACHE_DEVICE, a.getOrDefault("device-conf", "true"))
-        .config("spark.sql.inMemoryColumnarStorage.batchSize", a.getOrDefault("cache-batch", "1000000"))
         .config("spark.sql.shuffle.partitions", String.valueOf(partitions))
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1");
     if (a.containsKey("device-memory")) {
       b.config(CACHE_DEVICE_MEMORY, a.get("device-memory"));
+    }
+    if (a.containsKey("cache-batch")) { // unset: each cache's default (vkspark's: spark.vkspark.batchRows; Spark's: 10,000)
+      b.config("spark.sql.inMemoryColumnarStorage.batchSize", a.get("cache-batch"));
     }
     if (a.containsKey("placement")) { // unset: the plugin's default (adaptive)
       b.config(Settings.PLACEMENT.key(), a.get("placement"));

@@ -8,14 +8,21 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Gathers rows or column batches into growing native scratch buffers in Arrow layout, then copies
- * them into one exactly sized {@link ArrowCachedBatch}. One builder serves a whole partition; its
- * scratch space is reused from batch to batch and freed by {@link #close}.
+ * them into one exactly sized {@link ArrowCachedBatch}. A batch is full at {@code maxRows} rows or
+ * {@code maxBytes} bytes, whichever comes first (the bytes measured: values, validity, and text).
+ * One builder serves a whole partition; its scratch space is reused from batch to batch and freed by
+ * {@link #close}.
  */
 public final class BatchBuilder implements AutoCloseable {
   private static final int INITIAL_ROWS = 4096;
 
   private final CachedType[] types;
   private final int maxRows;
+  private final long maxBytes;
+  /** Bits a row takes outside the string columns' text: its values (offsets for strings) and validity. */
+  private final long rowBits;
+  /** Bytes of text in the string columns so far. */
+  private long text;
   private final long[] validity;
   private final long[] values;
   private final long[] data;
@@ -25,9 +32,19 @@ public final class BatchBuilder implements AutoCloseable {
   private int capacity;
   private int rows;
 
-  BatchBuilder(CachedType[] types, int maxRows) {
+  BatchBuilder(CachedType[] types, int maxRows, long maxBytes) {
     this.types = types;
     this.maxRows = maxRows;
+    this.maxBytes = maxBytes;
+    long bits = 0;
+    for (CachedType t : types) {
+      bits += 1 + switch (t) {
+        case BOOLEAN -> 1;
+        case STRING -> 32;
+        default -> 8L * t.width();
+      };
+    }
+    this.rowBits = Math.max(1, bits);
     int n = types.length;
     validity = new long[n];
     values = new long[n];
@@ -59,13 +76,20 @@ public final class BatchBuilder implements AutoCloseable {
     return rows;
   }
 
-  boolean full() {
-    return rows >= maxRows;
+  /** Bytes the batch takes so far. */
+  long bytes() {
+    return (rows * rowBits + 7) / 8 + text;
   }
 
-  /** Room left in this batch. */
+  boolean full() {
+    return rows >= maxRows || (rows > 0 && bytes() >= maxBytes);
+  }
+
+  /** Room left in this batch (at least one row while it is not {@link #full}; text may take more bytes). */
   int room() {
-    return maxRows - rows;
+    long left = maxBytes - bytes();
+    long byBytes = left > Long.MAX_VALUE / 8 ? Long.MAX_VALUE : Math.max(1, left * 8 / rowBits);
+    return (int) Math.min(maxRows - rows, byBytes);
   }
 
   private void ensureRows(int needed) {
@@ -130,6 +154,7 @@ public final class BatchBuilder implements AutoCloseable {
       ensureData(c, s.numBytes());
       s.writeToMemory(null, data[c] + dataUsed[c]);
       dataUsed[c] += s.numBytes();
+      text += s.numBytes();
     }
     Platform.putInt(null, values[c] + 4L * (r + 1), (int) dataUsed[c]);
   }
@@ -209,6 +234,7 @@ public final class BatchBuilder implements AutoCloseable {
       dataUsed[c] = 0;
     }
     rows = 0;
+    text = 0;
     out.bound();
     return out;
   }

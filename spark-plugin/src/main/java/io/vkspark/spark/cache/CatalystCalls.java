@@ -1,5 +1,6 @@
 package io.vkspark.spark.cache;
 
+import java.util.OptionalInt;
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.internal.SQLConf;
 
@@ -15,9 +16,10 @@ public final class CatalystCalls {
     return new UnsafeRowWriter(fields);
   }
 
-  /** Rows per cached batch: {@code spark.sql.inMemoryColumnarStorage.batchSize}. */
-  static int batchRows(SQLConf conf) {
-    return Math.max(1, conf.columnBatchSize());
+  /** {@code spark.sql.inMemoryColumnarStorage.batchSize}, or empty where neither the session nor the application sets it. */
+  static OptionalInt batchSizeSet(SQLConf conf) {
+    return conf.contains(SQLConf.COLUMN_BATCH_SIZE().key())
+        ? OptionalInt.of(Math.max(1, conf.columnBatchSize())) : OptionalInt.empty();
   }
 
   /** A setting of the active session's SQL conf (the executing query's on the driver). */

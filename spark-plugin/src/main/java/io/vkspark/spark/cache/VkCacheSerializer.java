@@ -9,6 +9,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.function.Function;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -79,8 +81,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   @Override
   RDD<CachedBatch> fromRows(RDD<InternalRow> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
-    int batchRows = CatalystCalls.batchRows(conf);
-    Partitions.Function<InternalRow, CachedBatch> build = rows -> new Batches<>(rows, types, batchRows,
+    BatchSize size = BatchSize.of(conf);
+    Partitions.Function<InternalRow, CachedBatch> build = rows -> new Batches<>(rows, types, size,
         (builder, it) -> {
           while (!builder.full() && it.hasNext()) {
             builder.add(it.next());
@@ -92,8 +94,8 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   @Override
   RDD<CachedBatch> fromBatches(RDD<ColumnarBatch> input, Seq<Attribute> schema, SQLConf conf) {
     CachedType[] types = layout(schema).orElseThrow();
-    int batchRows = CatalystCalls.batchRows(conf);
-    Partitions.Function<ColumnarBatch, CachedBatch> build = batches -> new Batches<>(batches, types, batchRows,
+    BatchSize size = BatchSize.of(conf);
+    Partitions.Function<ColumnarBatch, CachedBatch> build = batches -> new Batches<>(batches, types, size,
         new ColumnarFill());
     return Partitions.map(input, build);
   }
@@ -169,6 +171,25 @@ public final class VkCacheSerializer extends CacheSerializerShim {
   }
 
   /** Moves some input into a builder until it is full or the input ends. */
+  /**
+   * Rows and bytes per cached batch: where the session or the application sets
+   * {@code spark.sql.inMemoryColumnarStorage.batchSize}, that many rows, as in Spark's own cache;
+   * where neither does, one GPU dispatch's worth, {@code spark.vkspark.batchRows} rows within
+   * {@code spark.vkspark.batchBytes}. Why: a fused aggregate grouped by a key reduces each cached
+   * batch in a dispatch of its own, and Spark's default of 10,000 rows made 5,000 dispatches of 50 M
+   * rows, each with its fixed cost on the GPU (about 0.1 ms on an H200).
+   */
+  record BatchSize(int rows, long bytes) implements Serializable {
+    static BatchSize of(SQLConf conf) {
+      OptionalInt set = CatalystCalls.batchSizeSet(conf);
+      if (set.isPresent()) {
+        return new BatchSize(set.getAsInt(), Long.MAX_VALUE);
+      }
+      Function<String, String> lookup = k -> conf.getConfString(k, null);
+      return new BatchSize(Settings.BATCH_ROWS.get(lookup), Settings.BATCH_BYTES.get(lookup));
+    }
+  }
+
   private interface Fill<T> extends Serializable {
     void fill(BatchBuilder builder, Iterator<T> input);
   }
@@ -207,10 +228,10 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     private BatchBuilder builder;
     private ArrowCachedBatch next;
 
-    Batches(Iterator<T> input, CachedType[] types, int batchRows, Fill<T> fill) {
+    Batches(Iterator<T> input, CachedType[] types, BatchSize size, Fill<T> fill) {
       this.input = input;
       this.fill = fill;
-      this.builder = new BatchBuilder(types, batchRows);
+      this.builder = new BatchBuilder(types, size.rows(), size.bytes());
       onTaskEnd(this::close);
     }
 
