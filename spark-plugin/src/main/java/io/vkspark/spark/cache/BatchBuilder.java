@@ -110,7 +110,8 @@ public final class BatchBuilder implements AutoCloseable {
       throw GpuException.of(GpuException.Code.SIZE,
           "A cached batch's string column would hold more than 2 GiB of text (" + needed + " bytes), "
               + "more than Arrow's int32 offsets address.",
-          "lower spark.sql.inMemoryColumnarStorage.batchSize so each cached batch holds fewer rows.");
+          "lower spark.sql.inMemoryColumnarStorage.batchSize so each cached batch holds fewer rows (unset, lower "
+              + "spark.vkspark.batchBytes, which bounds a cached batch's bytes then).");
     }
     if (needed > dataCapacity[c]) {
       long grown = Math.min(Integer.MAX_VALUE, Math.max(needed, 2 * dataCapacity[c]));
