@@ -37,12 +37,8 @@ public final class BatchBuilder implements AutoCloseable {
     this.maxRows = maxRows;
     this.maxBytes = maxBytes;
     long bits = 0;
-    for (CachedType t : types) {
-      bits += 1 + switch (t) {
-        case BOOLEAN -> 1;
-        case STRING -> 32;
-        default -> 8L * t.width();
-      };
+    for (CachedType t : types) { // a row's share of 64 rows' validity and values (a string: its offset's 32 bits)
+      bits += 8 * (CachedType.bitmapBytes(64) + valuesBytes(t, 64)) / 64;
     }
     this.rowBits = Math.max(1, bits);
     int n = types.length;

@@ -170,7 +170,6 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     }
   }
 
-  /** Moves some input into a builder until it is full or the input ends. */
   /**
    * Rows and bytes per cached batch: where the session or the application sets
    * {@code spark.sql.inMemoryColumnarStorage.batchSize}, that many rows, as in Spark's own cache;
@@ -190,6 +189,7 @@ public final class VkCacheSerializer extends CacheSerializerShim {
     }
   }
 
+  /** Moves some input into a builder until it is full or the input ends. */
   private interface Fill<T> extends Serializable {
     void fill(BatchBuilder builder, Iterator<T> input);
   }
